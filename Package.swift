@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+// pushproof: a conformance and load-testing suite for push-notification senders.
+// Layout, bottom to top: C libraries from Debian (thin module maps), pure-Swift model
+// modules, the HTTP/2 server, the mock gateway, the spec validator, the sender, the CLI.
+import PackageDescription
+
+let package = Package(
+    name: "pushproof",
+    products: [
+        .executable(name: "pushproof", targets: ["pushproof"]),
+    ],
+    targets: [
+        // C libraries (Debian packages; see Makefile for the apt-get list).
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2"),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl"),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl"),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),
+        .systemLibrary(name: "CHTTPParser"),
+
+        // Pure Swift, no C.
+        .target(name: "JSON"),
+        .target(name: "HTTPCore"),
+        .target(name: "PushModel", dependencies: ["JSON"]),
+
+        // OpenSSL-backed crypto: JWS (ES256, RS256), keys, self-signed certificates.
+        .target(name: "Crypto", dependencies: ["COpenSSL", "JSON"]),
+
+        // HTTP/2 (libnghttp2) and HTTP/1.1 (http-parser) over TLS (OpenSSL) or cleartext, epoll loops.
+        .target(name: "HTTP2Server", dependencies: ["HTTPCore", "CNGHTTP2", "COpenSSL", "CHTTPParser"]),
+
+        // JSON Schema 2020-12 and the push spec format.
+        .target(name: "SpecValidator", dependencies: ["JSON", "PushModel"]),
+
+        // The mock APNs + FCM + OAuth gateway: validation, auth, tokens, faults, recording, admin API.
+        .target(name: "MockGateway", dependencies: ["HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator"]),
+
+        // The reference sender: seed rules, payloads, libcurl delivery, token cleanup.
+        .target(name: "Sender", dependencies: ["JSON", "Crypto", "PushModel", "CCurl", "CSQLite"]),
+
+        // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
+        .target(name: "PushproofCLI", dependencies: ["JSON", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender"]),
+        .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"]),
+
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON"]),
+        .testTarget(name: "HTTP2ServerTests", dependencies: ["HTTP2Server", "HTTPCore", "CCurl"]),
+        .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "PushModel"]),
+        .testTarget(name: "MockGatewayTests", dependencies: ["MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator"]),
+        .testTarget(name: "SenderTests", dependencies: ["Sender", "JSON", "Crypto", "PushModel"]),
+        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "JSON", "Crypto"]),
+    ]
+)

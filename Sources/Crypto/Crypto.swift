@@ -1,0 +1,1 @@
+// Module Crypto: see Package.swift for its place in the layout.

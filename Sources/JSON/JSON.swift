@@ -1,0 +1,1 @@
+// Module JSON: see Package.swift for its place in the layout.

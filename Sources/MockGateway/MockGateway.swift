@@ -1,0 +1,1 @@
+// Module MockGateway: see Package.swift for its place in the layout.

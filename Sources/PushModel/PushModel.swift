@@ -1,0 +1,1 @@
+// Module PushModel: see Package.swift for its place in the layout.

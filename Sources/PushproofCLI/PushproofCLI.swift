@@ -1,0 +1,1 @@
+// Module PushproofCLI: see Package.swift for its place in the layout.

@@ -1,0 +1,1 @@
+// Module Sender: see Package.swift for its place in the layout.

@@ -1,0 +1,1 @@
+// Module SpecValidator: see Package.swift for its place in the layout.
