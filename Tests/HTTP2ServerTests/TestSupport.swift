@@ -4,17 +4,34 @@ import Foundation
 import Glibc
 import HTTP2Server
 import HTTPCore
+import Synchronization
 import Testing
+
+final class ArrivalCounter: Sendable {
+    let count = Atomic<Int>(0)
+
+    /// Polls until `expected` requests arrived or about 5 s passed.
+    func wait(for expected: Int) -> Bool {
+        for _ in 0..<500 {
+            if count.load(ordering: .relaxed) >= expected { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+}
 
 /// Echoes the request as text. Request headers switch behaviour:
 /// `x-empty` → 200 with no body; `x-status: N`; `x-delay-ms: N`;
 /// `x-action: goaway | reset | close | maxstreams`.
 struct EchoHandler: HTTPHandler {
     var maxConcurrentStreams: UInt32 = 1000
+    /// Counts requests as they reach the handler (before any delay).
+    var arrivals: ArrivalCounter? = nil
 
     func initialMaxConcurrentStreams() -> UInt32 { maxConcurrentStreams }
 
     func handle(_ request: HTTPRequest, on connection: ConnectionContext) -> HTTPResponse {
+        arrivals?.count.add(1, ordering: .relaxed)
         var response = HTTPResponse(status: Int(request.header("x-status") ?? "") ?? 200)
         if let delay = request.header("x-delay-ms").flatMap(UInt64.init) { response.delayNanos = delay * 1_000_000 }
         switch request.header("x-action") {

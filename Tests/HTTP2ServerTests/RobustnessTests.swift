@@ -1,0 +1,149 @@
+import Foundation
+import HTTP2Server
+import HTTPCore
+import Testing
+
+/// Hostile or broken clients: each is followed by proof that a fresh connection is served.
+@Suite struct RobustnessTests {
+    private func expectStillServing(_ port: Int) throws {
+        let fresh = try curl(["--http2-prior-knowledge", "http://127.0.0.1:\(port)/still"])
+        #expect(fresh.output.contains("path=/still"))
+    }
+
+    @Test func garbageAfterThePrefaceGetsGoAwayProtocolError() throws {
+        try withServer { _, port in
+            let client = try RawClient(port: port)
+            client.send(clientPreface + emptySettingsFrame + Array("this is not an HTTP/2 frame at all".utf8))
+            let (bytes, closed) = client.readToEnd()
+            #expect(closed)
+            let goAway = try #require(parseFrames(bytes).first { $0.type == 0x7 })
+            #expect(goAway.payload.count >= 8)
+            let errorCode = goAway.payload[4...7].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            #expect(errorCode == HTTP2ErrorCode.protocolError || errorCode == 0x6 /* FRAME_SIZE_ERROR */)
+            try expectStillServing(port)
+        }
+    }
+
+    @Test func truncatedFrameThenDisconnect() throws {
+        try withServer { server, port in
+            do {
+                let client = try RawClient(port: port)
+                // A HEADERS frame header announcing 100 bytes, followed by only 3.
+                client.send(clientPreface + emptySettingsFrame + [0, 0, 100, 1, 5, 0, 0, 0, 1, 0x82, 0x86, 0x84])
+            }
+            try expectStillServing(port)
+            #expect(server.acceptedConnections == 2)
+        }
+    }
+
+    @Test func disconnectMidBodyAndMidPreface() throws {
+        try withServer { _, port in
+            do {
+                let client = try RawClient(port: port)
+                client.send(Array(clientPreface.prefix(10)))
+            }
+            do {
+                let client = try RawClient(port: port)
+                client.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nonly a little")
+            }
+            try expectStillServing(port)
+        }
+    }
+
+    @Test func idleConnectionIsClosedAfterTheTimeout() throws {
+        var configuration = ServerConfiguration(threads: 1)
+        configuration.idleTimeout = .milliseconds(200)
+        try withServer(configuration: configuration) { server, port in
+            let client = try RawClient(port: port)
+            let (bytes, closed) = client.readToEnd()  // gives up after 5 s
+            #expect(bytes.isEmpty)
+            #expect(closed)
+            try expectStillServing(port)
+        }
+    }
+
+    @Test func streamsBeyondMaxConcurrentStreamsAreRefusedNotFatal() throws {
+        try withServer(handler: EchoHandler(maxConcurrentStreams: 2)) { server, port in
+            let client = try RawClient(port: port)
+            // Five requests at once, before our SETTINGS can be acknowledged. HPACK: GET, http,
+            // "/", then :authority "x" as a literal without indexing.
+            var bytes = clientPreface + emptySettingsFrame
+            for streamID: UInt8 in [1, 3, 5, 7, 9] {
+                bytes += [0, 0, 6, 1, 5, 0, 0, 0, streamID, 0x82, 0x86, 0x84, 0x01, 0x01, UInt8(ascii: "x")]
+            }
+            client.send(bytes)
+            usleep(200_000)
+            client.send([0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0])  // our GOAWAY ends it
+            let frames = parseFrames(client.readToEnd().bytes)
+            let responses = frames.filter { $0.type == 0x1 }.map(\.streamID)
+            let refused = frames.filter { $0.type == 0x3 && $0.payload == [0, 0, 0, 7] }.map(\.streamID)
+            #expect(responses == [1, 3])
+            #expect(refused == [5, 7, 9])
+            #expect(server.requestsServed == 2)
+            try expectStillServing(port)
+        }
+    }
+
+    @Test func thousandsOfConnectionsOpenAndCloseCleanly() throws {
+        try withServer { server, port in
+            let result = try runTool("/usr/bin/h2load", ["-n", "400", "-c", "200", "-m", "1", "-H", "x-empty: 1",
+                                                         "http://127.0.0.1:\(port)/"])
+            #expect(result.output.contains("400 succeeded, 0 failed, 0 errored"), "\(result.output)")
+            #expect(server.acceptedConnections == 200)
+        }
+    }
+}
+
+@Suite struct ShutdownTests {
+    @Test func shutdownLetsAnInFlightDelayedResponseFinish() throws {
+        let arrivals = ArrivalCounter()
+        let server = HTTPServer(listeners: [ListenerConfiguration(host: "127.0.0.1", port: 0, handler: EchoHandler(arrivals: arrivals))],
+                                configuration: ServerConfiguration(threads: 2))
+        let port = try server.start()[0].port
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/nghttp")
+        process.arguments = ["-v", "-H", "x-delay-ms: 400", "http://127.0.0.1:\(port)/inflight"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        // Wait until the request reached the handler (it is then held by the delay).
+        #expect(arrivals.wait(for: 1))
+        #expect(server.requestsServed == 0)
+        server.shutdown(gracePeriod: .seconds(5))
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(text.contains("recv GOAWAY frame"))
+        #expect(text.contains("error_code=NO_ERROR(0x00)"))
+        #expect(text.contains(":status: 200"))
+        #expect(text.contains("path=/inflight"))
+        #expect(server.openConnections == 0)
+        // The port is released: nothing listens any more.
+        #expect(throws: RawClientError.connect) { try RawClient(port: port) }
+    }
+
+    @Test func shutdownGraceCutsOffResponsesThatTakeTooLong() throws {
+        let arrivals = ArrivalCounter()
+        let server = HTTPServer(listeners: [ListenerConfiguration(host: "127.0.0.1", port: 0, handler: EchoHandler(arrivals: arrivals))],
+                                configuration: ServerConfiguration(threads: 1))
+        let port = try server.start()[0].port
+        let client = try RawClient(port: port)
+        client.send("GET / HTTP/1.1\r\nHost: x\r\nX-Delay-Ms: 60000\r\n\r\n")
+        #expect(arrivals.wait(for: 1))
+        server.shutdown(gracePeriod: .milliseconds(100))
+        let (bytes, closed) = client.readToEnd()
+        #expect(bytes.isEmpty)
+        #expect(closed)
+        #expect(server.openConnections == 0)
+    }
+}
+
+@Suite struct StartupTests {
+    @Test func busyPortIsAClearError() throws {
+        let bad = HTTPServer(listeners: [ListenerConfiguration(host: "no.such.host.invalid", port: 0, handler: EchoHandler())])
+        #expect(throws: HTTPServerError.self) { try bad.start() }
+        let badTLS = HTTPServer(listeners: [ListenerConfiguration(
+            host: "127.0.0.1", port: 0, tls: TLSConfiguration(certificateChainPEM: "nope", privateKeyPEM: "nope"),
+            handler: EchoHandler())])
+        #expect(throws: HTTPServerError.self) { try badTLS.start() }
+    }
+}
