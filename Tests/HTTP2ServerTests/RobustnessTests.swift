@@ -73,7 +73,7 @@ import Testing
             }
             client.send(bytes)
             usleep(200_000)
-            client.send([0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0])  // our GOAWAY ends it
+            client.send([0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])  // our GOAWAY ends it
             let frames = parseFrames(client.readToEnd().bytes)
             let responses = frames.filter { $0.type == 0x1 }.map(\.streamID)
             let refused = frames.filter { $0.type == 0x3 && $0.payload == [0, 0, 0, 7] }.map(\.streamID)

@@ -72,10 +72,11 @@ struct ToolResult {
     var status: Int32
     var output: String
     var error: String
+    var outputBytes: [UInt8] = []
 }
 
-/// Runs a command-line client to completion.
-func runTool(_ executable: String, _ arguments: [String]) throws -> ToolResult {
+/// Runs a command-line client to completion, optionally feeding it `input`.
+func runTool(_ executable: String, _ arguments: [String], input: [UInt8]? = nil) throws -> ToolResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -83,13 +84,19 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> ToolResult {
     let error = Pipe()
     process.standardOutput = output
     process.standardError = error
+    let inputPipe = input.map { _ in Pipe() }
+    if let inputPipe { process.standardInput = inputPipe }
     try process.run()
+    if let input, let inputPipe {
+        inputPipe.fileHandleForWriting.write(Data(input))
+        try inputPipe.fileHandleForWriting.close()
+    }
     // Read before waiting so a chatty tool cannot block on a full pipe.
     let outData = output.fileHandleForReading.readDataToEndOfFile()
     let errData = error.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return ToolResult(status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
-                      error: String(decoding: errData, as: UTF8.self))
+                      error: String(decoding: errData, as: UTF8.self), outputBytes: [UInt8](outData))
 }
 
 func curl(_ arguments: [String]) throws -> ToolResult {
