@@ -36,6 +36,10 @@ final class Connection {
     private var outputStart = 0
     private var lastActivity: UInt64
     private var pollingWritable = false
+    /// Reading stops while this much output is unsent, so a client that sends requests but
+    /// never reads the answers cannot make us buffer without bound.
+    private static let outputHighWater = 1 << 20
+    private var readPaused = false
     private(set) var shuttingDown = false
 
     init?(fd: Int32, loop: EventLoop, listener: ListenerRuntime, id: UInt64, peer: String) {
@@ -128,7 +132,13 @@ final class Connection {
     private func readAndProcess() {
         let buffer = loop.readBuffer
         var rounds = 0
-        reading: while rounds < 16 {
+        // A round limit keeps one busy client from starving the others (level-triggered
+        // epoll brings us back); decrypted bytes OpenSSL already holds must be drained now.
+        reading: while rounds < 16 || tls?.hasPendingData == true {
+            if output.count - outputStart >= Connection.outputHighWater {
+                setReadPaused(true)
+                break
+            }
             rounds += 1
             let count: Int
             if let tls {
@@ -318,13 +328,26 @@ final class Connection {
         }
         outputStart = 0
         setWritablePolling(false)
+        if readPaused {
+            setReadPaused(false)  // level-triggered: pending input is reported again
+        }
         return true
     }
 
     private func setWritablePolling(_ enabled: Bool) {
         guard enabled != pollingWritable, !isClosed else { return }
         pollingWritable = enabled
-        loop.modify(fd, events: EPOLLIN.rawValue | (enabled ? EPOLLOUT.rawValue : 0))
+        updateInterest()
+    }
+
+    private func setReadPaused(_ paused: Bool) {
+        guard paused != readPaused, !isClosed else { return }
+        readPaused = paused
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        loop.modify(fd, events: (readPaused ? 0 : EPOLLIN.rawValue) | (pollingWritable ? EPOLLOUT.rawValue : 0))
     }
 
     // MARK: Timers
@@ -377,11 +400,16 @@ final class Connection {
     /// Ends the session, shuts down our write side and reads until the peer closes, so the
     /// last response (or GOAWAY) is not lost to a reset caused by unread input.
     private func beginLinger() {
+        switch phase {
+        case .lingering, .closed: return
+        default: break
+        }
         endSession()
         tls?.sendCloseNotify()
         _ = shutdown(fd, Int32(SHUT_WR))
         phase = .lingering
         setWritablePolling(false)
+        setReadPaused(false)
         loop.schedule(.lingerExpired(self), after: loop.settings.lingerNanos)
     }
 

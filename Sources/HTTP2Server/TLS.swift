@@ -211,6 +211,9 @@ final class TLSStream {
         return classify(rc)
     }
 
+    /// Decrypted or buffered bytes OpenSSL holds that epoll cannot see.
+    var hasPendingData: Bool { SSL_has_pending(ssl) == 1 }
+
     /// Best effort close_notify before the socket is shut down.
     func sendCloseNotify() {
         ERR_clear_error()

@@ -121,4 +121,43 @@ import Testing
             #expect(text.hasSuffix("\r\n\r\n"))
         }
     }
+
+    @Test func h2cUpgradeRequestIsAnsweredAsHTTP1() throws {
+        try withServer { _, port in
+            // curl --http2 on http:// asks to upgrade; we do not upgrade, we answer in HTTP/1.1.
+            let result = try curl(["--http2", "-w", "%{http_version}", "http://127.0.0.1:\(port)/u",
+                                   "http://127.0.0.1:\(port)/v"])
+            #expect(result.status == 0, "\(result.error)")
+            #expect(result.output.contains("path=/u\nversion=http/1.1\n"))
+            #expect(result.output.contains("path=/v\nversion=http/1.1\n"))
+        }
+    }
+
+    @Test func pipelineFloodFromAClientThatReadsLateIsAnsweredCompletely() throws {
+        try withServer { server, port in
+            let client = try RawClient(port: port)
+            let count = 20_000
+            var requests = String(repeating: "GET /p HTTP/1.1\r\nHost: x\r\nX-Empty: 1\r\n\r\n", count: count - 1)
+            requests += "GET /p HTTP/1.1\r\nHost: x\r\nX-Empty: 1\r\nConnection: close\r\n\r\n"
+            let bytes = Array(requests.utf8)
+            let fd = client.fd
+            // The server stops reading while our unread answers pile up, so send from another
+            // thread and read here.
+            let sender = Thread {
+                var offset = 0
+                while offset < bytes.count {
+                    let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    if sent <= 0 { break }
+                    offset += sent
+                }
+            }
+            sender.start()
+            usleep(300_000)  // let the server's output back up before we start reading
+            let (received, closed) = client.readToEnd()
+            let text = String(decoding: received, as: UTF8.self)
+            #expect(closed)
+            #expect(text.components(separatedBy: "HTTP/1.1 200 OK\r\n").count == count + 1)
+            #expect(server.requestsServed == count)
+        }
+    }
 }
