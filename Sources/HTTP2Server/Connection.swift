@@ -320,6 +320,7 @@ final class Connection {
                 return true
             }
             outputStart += written
+            lastActivity = loop.now  // a slow reader that is still reading is not idle
         }
         if output.capacity > 1 << 20 {
             output = []  // don't keep a large response's buffer on an idle connection
@@ -359,6 +360,11 @@ final class Connection {
         }
         let idle = loop.settings.idleTimeoutNanos
         if loop.now &- lastActivity >= idle {
+            // HTTP/2 peers are told why (GOAWAY NO_ERROR, RFC 9113 §6.8) before the close.
+            if case let .http2(session) = phase {
+                session.submitShutdownGoAway()
+                flush()
+            }
             close()
         } else {
             loop.timers.schedule(.idleCheck(self), at: lastActivity &+ idle)

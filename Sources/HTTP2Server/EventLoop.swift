@@ -140,16 +140,21 @@ final class EventLoop {
 
     init(listeners: [ListenerRuntime], wakeFD: Int32, state: ServerState,
          settings: LoopSettings) throws(HTTPServerError) {
+        // Until every property is set, deinit will not run: clean up by hand.
+        func abandon(_ error: HTTPServerError) -> HTTPServerError {
+            for listener in listeners { close(listener.fd) }
+            return error
+        }
         let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard epollFD >= 0 else { throw systemError("epoll_create1") }
+        guard epollFD >= 0 else { throw abandon(systemError("epoll_create1")) }
         guard let callbacks = makeHTTP2Callbacks() else {
             close(epollFD)
-            throw HTTPServerError("nghttp2_session_callbacks_new failed")
+            throw abandon(HTTPServerError("nghttp2_session_callbacks_new failed"))
         }
         guard let options = makeHTTP2Options(settings.http2) else {
             nghttp2_session_callbacks_del(callbacks)
             close(epollFD)
-            throw HTTPServerError("nghttp2_option_new failed")
+            throw abandon(HTTPServerError("nghttp2_option_new failed"))
         }
         self.epollFD = epollFD
         self.wakeFD = wakeFD

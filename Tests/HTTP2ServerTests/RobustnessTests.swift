@@ -62,6 +62,22 @@ import Testing
         }
     }
 
+    @Test func idleHTTP2ConnectionWithAStalledStreamGetsGoAwayAndIsClosed() throws {
+        var configuration = ServerConfiguration(threads: 1)
+        configuration.idleTimeout = .milliseconds(200)
+        try withServer(configuration: configuration) { server, port in
+            let client = try RawClient(port: port)
+            // HEADERS without END_STREAM: a request body that never comes.
+            client.send(clientPreface + emptySettingsFrame
+                + [0, 0, 6, 1, 4, 0, 0, 0, 1, 0x83, 0x86, 0x84, 0x01, 0x01, UInt8(ascii: "x")])
+            let (bytes, closed) = client.readToEnd()
+            #expect(closed)
+            let goAway = try #require(parseFrames(bytes).first { $0.type == 0x7 })
+            #expect(Array(goAway.payload[4...7]) == [0, 0, 0, 0])  // NO_ERROR
+            #expect(server.requestsServed == 0)
+        }
+    }
+
     @Test func streamsBeyondMaxConcurrentStreamsAreRefusedNotFatal() throws {
         try withServer(handler: EchoHandler(maxConcurrentStreams: 2)) { server, port in
             let client = try RawClient(port: port)
