@@ -22,6 +22,7 @@ public final class HTTPServer: Sendable {
         var stopped = false
         var threads: [pthread_t] = []
         var wakeFDs: [Int32] = []
+        var bound: [BoundListener] = []
     }
 
     public init(listeners: [ListenerConfiguration], configuration: ServerConfiguration = ServerConfiguration()) {
@@ -35,6 +36,9 @@ public final class HTTPServer: Sendable {
     public var acceptedConnections: Int { state.acceptedConnections.load(ordering: .relaxed) }
     /// Requests handed to a handler since start.
     public var requestsServed: Int { state.requestsServed.load(ordering: .relaxed) }
+
+    /// What `start()` bound, in listener order (empty before start).
+    public var boundListeners: [BoundListener] { control.withLock { $0.bound } }
 
     /// Binds every listener (port 0 picks a free port, shared by all loops) and starts the
     /// loops. Returns the bound addresses in listener order. Throws on a bad address, a busy
@@ -121,6 +125,7 @@ public final class HTTPServer: Sendable {
             control.started = true
             control.threads = threads
             control.wakeFDs = wakeFDs
+            control.bound = bound
             return bound
         }
     }

@@ -134,6 +134,7 @@ enum TestCertificateError: Error { case openssl(String) }
         #expect(bound.count == 2)
         #expect(bound[0].isTLS && !bound[1].isTLS)
         #expect(bound[0].port != bound[1].port)
+        #expect(server.boundListeners == bound)
         let gateway = try curl(["--http2", "--cacert", certificate.certificatePath, "https://127.0.0.1:\(bound[0].port)/g"])
         #expect(gateway.output.contains("path=/g"))
         let admin = try curl(["--http1.1", "http://127.0.0.1:\(bound[1].port)/admin"])
