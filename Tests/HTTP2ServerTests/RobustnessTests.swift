@@ -50,6 +50,62 @@ import Testing
         }
     }
 
+    /// Deterministic pseudo-random input (a fixed-seed xorshift, so failures reproduce).
+    private struct Garbage {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return state
+        }
+        mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
+        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+    }
+
+    private func frame(type: UInt8, flags: UInt8, stream: UInt8, _ payload: [UInt8]) -> [UInt8] {
+        [0, UInt8(payload.count >> 8), UInt8(payload.count & 0xff), type, flags, 0, 0, 0, stream] + payload
+    }
+
+    @Test func randomFramesAndRandomHTTP1NeverTakeTheServerDown() throws {
+        try withServer { server, port in
+            var garbage = Garbage(state: 0x9e37_79b9_7f4a_7c15)
+            for round in 0..<150 {
+                let client = try RawClient(port: port)
+                var bytes: [UInt8]
+                switch round % 3 {
+                case 0:
+                    bytes = clientPreface + emptySettingsFrame
+                    for _ in 0..<(1 + garbage.below(12)) {
+                        bytes += frame(type: UInt8(garbage.below(12)), flags: UInt8(garbage.below(256)),
+                                       stream: UInt8(garbage.below(8)), garbage.bytes(garbage.below(40)))
+                    }
+                case 1:
+                    // Valid requests interleaved with random DATA and RST_STREAM, cut anywhere.
+                    bytes = clientPreface + emptySettingsFrame
+                    for stream in stride(from: 1, to: 30, by: 2) {
+                        bytes += frame(type: 1, flags: garbage.below(2) == 0 ? 4 : 5, stream: UInt8(stream),
+                                       [0x83, 0x86, 0x84, 0x01, 0x01, UInt8(ascii: "x")])
+                        if garbage.below(2) == 0 {
+                            bytes += frame(type: 0, flags: UInt8(garbage.below(2)), stream: UInt8(stream),
+                                           garbage.bytes(garbage.below(60)))
+                        }
+                        if garbage.below(5) == 0 { bytes += frame(type: 3, flags: 0, stream: UInt8(stream), [0, 0, 0, 8]) }
+                    }
+                    bytes = Array(bytes.prefix(clientPreface.count + garbage.below(bytes.count)))
+                default:
+                    bytes = Array(["GET / HTTP/1.1\r\n", "POST /x HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
+                                   "GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "G"][garbage.below(4)].utf8)
+                        + garbage.bytes(garbage.below(200))
+                }
+                client.send(bytes)
+                if garbage.below(2) == 0 { _ = client.readToEnd(timeoutMicroseconds: 20_000) }
+            }
+            try expectStillServing(port)
+            #expect(server.acceptedConnections == 151)
+        }
+    }
+
     @Test func idleConnectionIsClosedAfterTheTimeout() throws {
         var configuration = ServerConfiguration(threads: 1)
         configuration.idleTimeout = .milliseconds(200)

@@ -145,8 +145,11 @@ final class RawClient {
 
     func send(_ text: String) { send(Array(text.utf8)) }
 
-    /// Reads until the server closes (or 5 s pass). `closedByPeer` tells which.
-    func readToEnd() -> (bytes: [UInt8], closedByPeer: Bool) {
+    /// Reads until the server closes (or `timeoutMicroseconds` of silence, 5 s by default).
+    /// `closedByPeer` tells which.
+    func readToEnd(timeoutMicroseconds: Int = 5_000_000) -> (bytes: [UInt8], closedByPeer: Bool) {
+        var timeout = timeval(tv_sec: timeoutMicroseconds / 1_000_000, tv_usec: timeoutMicroseconds % 1_000_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
