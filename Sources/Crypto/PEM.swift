@@ -27,6 +27,7 @@ enum PEM {
         guard let key = withReadBIO(text, { PEM_read_bio_PrivateKey($0, nil, refusePassphrase, nil) }) else {
             throw .invalidPEM(expected: expected, openSSL: OpenSSLErrorQueue.drain())
         }
+        OpenSSLErrorQueue.clear() // decoders may leave notes from the formats they tried first
         return key
     }
 
@@ -45,6 +46,7 @@ enum PEM {
             key = withReadBIO(text) { PEM_read_bio_PUBKEY($0, nil, refusePassphrase, nil) }
         }
         guard let key else { throw .invalidPEM(expected: expected, openSSL: OpenSSLErrorQueue.drain()) }
+        OpenSSLErrorQueue.clear() // decoders may leave notes from the formats they tried first
         return key
     }
 
@@ -104,6 +106,7 @@ enum KeyHandle {
             return d2i_PUBKEY(nil, &cursor, buffer.count)
         }
         guard let key else { throw .invalidPEM(expected: "DER SubjectPublicKeyInfo", openSSL: OpenSSLErrorQueue.drain()) }
+        OpenSSLErrorQueue.clear()
         return key
     }
 

@@ -70,6 +70,7 @@ public enum SelfSignedCertificate {
 
         guard X509_sign(certificate, signingKey.key, FetchedAlgorithms.sha256) > 0 else { throw failure("X509_sign") }
         let certificatePEM = try PEM.write("certificate") { PEM_write_bio_X509($0, certificate) }
+        OpenSSLErrorQueue.clear()
         return (certificatePEM, try signingKey.pkcs8PEM)
     }
 
