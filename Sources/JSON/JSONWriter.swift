@@ -117,6 +117,13 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Continue an object or array whose opening and first value were written elsewhere
+    /// (e.g. a record line whose sequence number is added later): the next key or value
+    /// gets a leading comma.
+    public mutating func continueAfterValue() {
+        needsComma = true
+    }
+
     /// A newline, for JSON Lines output; resets the comma state.
     public mutating func newline() {
         bytes.append(0x0A)
