@@ -44,12 +44,12 @@ public enum PoolsePayloads {
         callEvent(event: "finished", call: call, reason: reason.rawValue, sentAt: sentAt)
     }
 
-    private static func callEvent(event: StaticString, call: Call, reason: String, sentAt: Int64) -> [UInt8] {
+    private static func callEvent(event: String, call: Call, reason: String, sentAt: Int64) -> [UInt8] {
         var writer = PayloadWriter(capacity: 192)
         writer.beginObject()
         writer.string("cv", payloadVersion)
         writer.string("type", "call_event")
-        writer.string("event", event.description)
+        writer.string("event", event)
         writer.string("call_id", call.id)
         writer.string("conversation_id", call.conversation.id)
         writer.string("reason", reason)
