@@ -90,6 +90,24 @@ struct YamaRulesTests {
         #expect(tokens(pushes) == ["ios-ben-ipad", "ios-cat"])
     }
 
+    @Test("Registering from many tasks at once keeps one record per token")
+    func concurrentRegistration() async {
+        let store = InMemoryDeviceStore()
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for index in 0..<200 {
+                        store.register(Device(userID: "u\(index % 10)", platform: .ios, token: "t\(index)"))
+                        if task == 0 && index % 2 == 0 { store.register(Device(userID: "u\(index % 10)", platform: .ios, token: "t\(index)")) }
+                    }
+                }
+            }
+        }
+        #expect(store.count == 200)
+        #expect(store.allDevices().count == 200)
+        #expect(store.devices(of: "u3").count == 20)
+    }
+
     @Test("A token registered again by another user moves to that user")
     func tokenMovesBetweenUsers() throws {
         let store = YamaSeed.store()
