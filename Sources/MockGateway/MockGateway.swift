@@ -1,1 +1,0 @@
-// Module MockGateway: see Package.swift for its place in the layout.

@@ -1,0 +1,69 @@
+// What a sender hands to a transport: one HTTP request to one gateway for one device.
+
+/// The gateway a push goes through.
+public enum PushTransport: String, Sendable, Codable, CaseIterable {
+    case apns
+    case fcm
+}
+
+public enum DevicePlatform: String, Sendable, Codable, CaseIterable {
+    case ios
+    case android
+}
+
+/// On iOS an app holds two tokens: the PushKit (`voip`) token for incoming calls and the
+/// regular APNs (`alert`) token for everything else (poolse seed, "Overview").
+public enum IOSTokenKind: String, Sendable, Codable, CaseIterable {
+    case voip
+    case alert
+}
+
+/// A registered device: one push token of one user.
+public struct Device: Sendable, Hashable, Codable {
+    public var userID: String
+    public var platform: DevicePlatform
+    /// iOS only; `nil` on Android.
+    public var kind: IOSTokenKind?
+    public var token: String
+
+    public init(userID: String, platform: DevicePlatform, kind: IOSTokenKind? = nil, token: String) {
+        self.userID = userID
+        self.platform = platform
+        self.kind = platform == .ios ? (kind ?? .alert) : nil
+        self.token = token
+    }
+
+    public var transport: PushTransport { platform == .ios ? .apns : .fcm }
+}
+
+/// One push ready to go on the wire.
+/// APNs: `POST /3/device/<device.token>` with `headers` (apns-*) and `body` (the payload).
+/// FCM: `POST /v1/projects/<project>/messages:send` with `body` = `{"message": {...}}`
+/// that already names `device.token`.
+public struct PushRequest: Sendable {
+    public var device: Device
+    /// Which seed push this is, e.g. "poolse.ring", "yama.message", "concierge.reply".
+    public var kind: String
+    /// Lowercase names. APNs: apns-push-type, apns-topic, apns-priority, apns-expiration,
+    /// apns-collapse-id as the rule needs. Transports add authorization and content-type.
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(device: Device, kind: String, headers: [(name: String, value: String)] = [], body: [UInt8]) {
+        self.device = device
+        self.kind = kind
+        self.headers = headers
+        self.body = body
+    }
+
+    public var transport: PushTransport { device.transport }
+}
+
+/// Where devices live. Registering is idempotent; a removed device gets no later push.
+public protocol DeviceStore: Sendable {
+    func register(_ device: Device) throws
+    /// Removes the device with this token; returns whether one was there.
+    @discardableResult func remove(token: String) throws -> Bool
+    func devices(of userID: String) throws -> [Device]
+    func allDevices() throws -> [Device]
+}

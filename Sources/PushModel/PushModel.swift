@@ -1,1 +1,0 @@
-// Module PushModel: see Package.swift for its place in the layout.
