@@ -50,6 +50,15 @@ public struct HTTP2Settings: Sendable, Equatable {
     /// Enforced: a request whose header list (RFC 9113 §6.5.2 size: name + value + 32 per
     /// field) exceeds it is answered 431 (RFC 6585 §5) and the rest of its stream discarded.
     public var maxHeaderListSize: UInt32 = 8000
+    /// Debug data for the GOAWAY sent when a client opens more streams than the
+    /// SETTINGS_MAX_CONCURRENT_STREAMS it has acknowledged (a connection error, RFC 9113
+    /// §5.1.2). nil keeps nghttp2's own text, "request HEADERS: max concurrent streams
+    /// exceeded". APNs has been seen answering "Maximum active streams violated for this
+    /// endpoint." here. (Streams over a limit not yet acknowledged get RST_STREAM
+    /// REFUSED_STREAM instead.)
+    public var streamLimitGoAwayDebugData: [UInt8]? = nil
+    /// Error code of that GOAWAY when `streamLimitGoAwayDebugData` is set.
+    public var streamLimitGoAwayErrorCode: UInt32 = HTTP2ErrorCode.protocolError
 
     public init() {}
 }

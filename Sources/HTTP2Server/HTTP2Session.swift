@@ -38,6 +38,8 @@ final class HTTP2Session {
     private var streams: [Int32: HTTP2Stream] = [:]
     /// A `.closeConnection` action: the connection closes as soon as control leaves nghttp2.
     private(set) var abortRequested = false
+    /// Our own GOAWAY for a stream-limit violation replaced nghttp2's.
+    private var streamLimitGoAwaySubmitted = false
     private let maxBodyBytes: Int
     private let maxHeaderListSize: Int
 
@@ -80,7 +82,9 @@ final class HTTP2Session {
         guard let session, let base = bytes.baseAddress else { return session != nil }
         let consumed = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
         if consumed < 0 {
-            _ = nghttp2_session_terminate_session(session, HTTP2ErrorCode.protocolError)
+            if !streamLimitGoAwaySubmitted {
+                _ = nghttp2_session_terminate_session(session, HTTP2ErrorCode.protocolError)
+            }
             return false
         }
         return true
@@ -179,6 +183,26 @@ final class HTTP2Session {
             dispatch(streamID: streamID, stream: stream)
         }
         return 0
+    }
+
+    /// nghttp2 is about to end the connection over an invalid frame. If the frame is a
+    /// request over the acknowledged stream limit and a custom GOAWAY is configured, send
+    /// that one instead and stop the session (nghttp2 then sends nothing of its own).
+    fileprivate func invalidFrame(_ frame: UnsafePointer<nghttp2_frame>, libraryError: Int32) -> Int32 {
+        let http2 = connection.loop.settings.http2
+        guard let debugData = http2.streamLimitGoAwayDebugData, let session,
+              frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
+              libraryError == NGHTTP2_ERR_PROTO.rawValue,
+              frame.pointee.hd.stream_id > nghttp2_session_get_last_proc_stream_id(session) else { return 0 }
+        let limit = nghttp2_session_get_local_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
+        guard streams.count >= Int(limit) else { return 0 }
+        streamLimitGoAwaySubmitted = true
+        _ = debugData.withUnsafeBufferPointer { debug in
+            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                                  nghttp2_session_get_last_proc_stream_id(session),
+                                  http2.streamLimitGoAwayErrorCode, debug.baseAddress, debug.count)
+        }
+        return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
     }
 
     fileprivate func streamClosed(_ streamID: Int32) {
@@ -364,6 +388,12 @@ private func onFrameSent(_ session: OpaquePointer?, _ frame: UnsafePointer<nghtt
     return owner.frameSent(frame)
 }
 
+private func onInvalidFrame(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?, _ libraryError: Int32,
+                            _ userData: UnsafeMutableRawPointer?) -> Int32 {
+    guard let frame, let owner = owner(userData) else { return 0 }
+    return owner.invalidFrame(frame, libraryError: libraryError)
+}
+
 private func onStreamClose(_ session: OpaquePointer?, _ streamID: Int32, _ errorCode: UInt32,
                            _ userData: UnsafeMutableRawPointer?) -> Int32 {
     owner(userData)?.streamClosed(streamID)
@@ -390,6 +420,7 @@ func makeHTTP2Callbacks() -> OpaquePointer? {
     nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameReceived)
     nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
     nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSent)
+    nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks, onInvalidFrame)
     return callbacks
 }
 

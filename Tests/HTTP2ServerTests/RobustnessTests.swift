@@ -156,6 +156,40 @@ import Testing
         }
     }
 
+    /// Opens two streams (no END_STREAM) after acknowledging a limit of 1; returns the GOAWAY.
+    private func violateStreamLimit(configuration: ServerConfiguration) throws -> [UInt8]? {
+        try withServer(handler: EchoHandler(maxConcurrentStreams: 1), configuration: configuration) { server, port in
+            let client = try RawClient(port: port)
+            client.send(clientPreface + emptySettingsFrame + [0, 0, 0, 4, 1, 0, 0, 0, 0])  // + SETTINGS ACK
+            usleep(100_000)
+            for stream: UInt8 in [1, 3] {
+                client.send([0, 0, 6, 1, 4, 0, 0, 0, stream, 0x83, 0x86, 0x84, 0x01, 0x01, UInt8(ascii: "x")])
+            }
+            let (bytes, closed) = client.readToEnd()
+            #expect(closed)
+            let goAways = parseFrames(bytes).filter { $0.type == 0x7 }
+            #expect(goAways.count == 1)
+            try expectStillServing(port)
+            return goAways.first?.payload
+        }
+    }
+
+    @Test func exceedingAnAcknowledgedStreamLimitIsAConnectionError() throws {
+        let payload = try #require(try violateStreamLimit(configuration: ServerConfiguration(threads: 1)))
+        #expect(Array(payload[0...7]) == [0, 0, 0, 1, 0, 0, 0, 1])  // last stream 1, PROTOCOL_ERROR
+        #expect(String(decoding: payload.dropFirst(8), as: UTF8.self) == "request HEADERS: max concurrent streams exceeded")
+    }
+
+    @Test func streamLimitGoAwayCanSayWhatAPNsSays() throws {
+        var configuration = ServerConfiguration(threads: 1)
+        configuration.http2.streamLimitGoAwayDebugData = Array(#"{"reason":"Maximum active streams violated for this endpoint."}"#.utf8)
+        configuration.http2.streamLimitGoAwayErrorCode = HTTP2ErrorCode.enhanceYourCalm
+        let payload = try #require(try violateStreamLimit(configuration: configuration))
+        #expect(Array(payload[0...7]) == [0, 0, 0, 1, 0, 0, 0, 0x0b])
+        #expect(String(decoding: payload.dropFirst(8), as: UTF8.self)
+            == #"{"reason":"Maximum active streams violated for this endpoint."}"#)
+    }
+
     @Test func thousandsOfConnectionsOpenAndCloseCleanly() throws {
         try withServer { server, port in
             let result = try runTool("/usr/bin/h2load", ["-n", "400", "-c", "200", "-m", "1", "-H", "x-empty: 1",
