@@ -1,0 +1,448 @@
+import HTTPCore
+import JSON
+import PushModel
+
+/// `POST /v1/projects/{project}/messages:send`: FCM HTTP v1 as Google answers it (fcm.md).
+///
+/// Checks, in order: method POST (else 405); path (else 404 NOT_FOUND); `authorization: Bearer`
+/// with an access token this gateway issued and that has not expired (when service accounts are
+/// configured; else any non-empty bearer token) -> 401 UNAUTHENTICATED, and a token without a
+/// messaging scope -> 403 PERMISSION_DENIED; the project in the path (when configured) -> 403
+/// PERMISSION_DENIED; the body: JSON (else 400 "Invalid JSON payload received. …"), only known
+/// fields (snake_case or lowerCamelCase, as Google's JSON mapping accepts) with the right
+/// types (400 with a google.rpc.BadRequest detail, no FcmError: these fail before FCM sees the
+/// message), exactly one target, reserved data keys, `android.ttl` at most 4 weeks, the size
+/// limit (4096 bytes, 2048 for topics) -> 400 INVALID_ARGUMENT with an FcmError detail; then
+/// the token's state: gone -> 404 UNREGISTERED, bad -> 400 INVALID_ARGUMENT with
+/// `fcmInvalidTokenMessage`. `validate_only` answers `projects/{p}/messages/fake_message_id`.
+///
+/// Message texts: "Unknown name … Cannot find field.", "Invalid value at '…' (TYPE_STRING), …",
+/// "Recipient of the message is not set.", "Requested entity was not found." and the
+/// authentication texts are Google's; the texts for reserved keys, ttl range, size and topic
+/// names are this gateway's wording (Google's status and detail shape, not verified wording).
+final class FCMService: Sendable {
+    let configuration: FCMConfiguration
+    let registry: DeviceTokenRegistry
+    let store: AccessTokenStore
+    let identifiers: IdentifierSource
+    let clock: GatewayClock
+    let authEnabled: Bool
+
+    init(configuration: FCMConfiguration, registry: DeviceTokenRegistry, store: AccessTokenStore,
+         identifiers: IdentifierSource, clock: GatewayClock) {
+        self.configuration = configuration
+        self.registry = registry
+        self.store = store
+        self.identifiers = identifiers
+        self.clock = clock
+        self.authEnabled = !configuration.serviceAccounts.isEmpty
+    }
+
+    static let maxTTLSeconds = 2_419_200
+    static let missingCredentialMessage = "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."
+    static let invalidCredentialMessage = "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."
+
+    func handle(_ request: HTTPRequest, connection: GatewayConnectionState) -> ServiceOutcome {
+        var warnings: [String] = []
+        func fail(_ error: GoogleError, authenticated: Bool = false) -> ServiceOutcome {
+            ServiceOutcome(response: error.response, reason: error.reason, warnings: warnings, authenticated: authenticated)
+        }
+        guard let project = Self.project(in: request.path) else {
+            return fail(GoogleError(code: 404, status: "NOT_FOUND", message: "Requested entity was not found."))
+        }
+        guard request.method == "POST" else {
+            return fail(GoogleError(code: 405, status: "METHOD_NOT_ALLOWED", message: "Method \(request.method) is not allowed on \(request.path); use POST."))
+        }
+        if let error = authenticate(request.header("authorization"), connection: connection) { return fail(error) }
+        if let expected = configuration.projectID, project != expected, project != configuration.projectNumber {
+            return fail(GoogleError(code: 403, status: "PERMISSION_DENIED",
+                                    message: "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist)."),
+                        authenticated: true)
+        }
+        if let type = request.header("content-type"), !type.lowercased().hasPrefix("application/json") {
+            warnings.append("content-type is \(type), not application/json")
+        }
+
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(request.body, options: .init(maxDepth: 64))
+        } catch {
+            return fail(.invalidPayload(field: "", "Invalid JSON payload received. \(error.message) at byte \(error.offset)."),
+                        authenticated: true)
+        }
+        var validator = MessageValidator()
+        guard let message = validator.validateRequest(document) else {
+            return fail(validator.error ?? .invalidPayload(field: "", "Invalid JSON payload received."), authenticated: true)
+        }
+        if let error = semanticError(message, validator: validator) { return fail(error, authenticated: true) }
+
+        if validator.validateOnly {
+            return success(project: project, id: "fake_message_id", warnings: warnings)
+        }
+        if let token = message["token"]?.stringValue {
+            switch registry.state(of: token) {
+            case .valid: break
+            case .gone:
+                return fail(GoogleError(.unregistered, message: "Requested entity was not found."), authenticated: true)
+            case .bad:
+                return fail(Self.invalidTokenError(), authenticated: true)
+            }
+        }
+        return success(project: project, id: identifiers.messageID(), warnings: warnings)
+    }
+
+    static func invalidTokenError() -> GoogleError {
+        GoogleError(.invalidArgument, message: fcmInvalidTokenMessage,
+                    fieldViolations: [("message.token", "Invalid registration token")])
+    }
+
+    func success(project: String, id: String, warnings: [String]) -> ServiceOutcome {
+        var w = JSONWriter(capacity: 96)
+        w.beginObject()
+        w.key("name"); w.string("projects/\(project)/messages/\(id)")
+        w.endObject()
+        let response = HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "application/json; charset=UTF-8")], body: w.bytes)
+        return ServiceOutcome(response: response, reason: nil, warnings: warnings, authenticated: true)
+    }
+
+    /// `{project}` of `/v1/projects/{project}/messages:send`, nil for any other path.
+    static func project(in fullPath: String) -> String? {
+        var path = Substring(fullPath)
+        if let query = path.firstIndex(of: "?") { path = path[..<query] }
+        let prefix = "/v1/projects/", suffix = "/messages:send"
+        guard path.hasPrefix(prefix), path.hasSuffix(suffix) else { return nil }
+        let project = path.dropFirst(prefix.utf8.count).dropLast(suffix.utf8.count)
+        guard !project.isEmpty, !project.contains("/") else { return nil }
+        return String(project)
+    }
+
+    /// nil when the bearer token is acceptable.
+    func authenticate(_ authorization: String?, connection: GatewayConnectionState) -> GoogleError? {
+        let unauthenticated = { (message: String, info: String?) -> GoogleError in
+            var error = GoogleError(code: 401, status: "UNAUTHENTICATED", message: message)
+            error.errorInfoReason = info
+            error.extraHeaders = [HTTPHeader("www-authenticate", "Bearer realm=\"https://accounts.google.com/\"")]
+            return error
+        }
+        guard let authorization, !authorization.isEmpty else {
+            return unauthenticated(Self.missingCredentialMessage, "CREDENTIALS_MISSING")
+        }
+        guard hasPrefixIgnoringASCIICase(Substring(authorization).utf8, "bearer ") else {
+            return unauthenticated(Self.invalidCredentialMessage, "ACCESS_TOKEN_TYPE_UNSUPPORTED")
+        }
+        let token = authorization.dropFirst(7).drop { $0 == " " }
+        guard !token.isEmpty else { return unauthenticated(Self.missingCredentialMessage, "CREDENTIALS_MISSING") }
+        guard authEnabled else { return nil }
+
+        let now = clock.nowSeconds
+        let hasScope: Bool
+        if token == connection.lastAccessToken?[...] {
+            guard now < connection.lastAccessTokenExpiresAtSeconds else {
+                return unauthenticated(Self.invalidCredentialMessage, "ACCESS_TOKEN_EXPIRED")
+            }
+            hasScope = connection.lastAccessTokenHasMessagingScope
+        } else {
+            let text = String(token)
+            guard let issued = store.lookup(text) else { return unauthenticated(Self.invalidCredentialMessage, nil) }
+            guard now < issued.expiresAtSeconds else { return unauthenticated(Self.invalidCredentialMessage, "ACCESS_TOKEN_EXPIRED") }
+            connection.lastAccessToken = text
+            connection.lastAccessTokenExpiresAtSeconds = issued.expiresAtSeconds
+            connection.lastAccessTokenHasMessagingScope = issued.hasMessagingScope
+            hasScope = issued.hasMessagingScope
+        }
+        guard hasScope else {
+            var error = GoogleError(code: 403, status: "PERMISSION_DENIED", message: "Request had insufficient authentication scopes.")
+            error.errorInfoReason = "ACCESS_TOKEN_SCOPE_INSUFFICIENT"
+            return error
+        }
+        return nil
+    }
+
+    /// FCM's own checks on a well-typed message: these carry an FcmError detail.
+    func semanticError(_ message: JSONObject, validator: MessageValidator) -> GoogleError? {
+        let targets = ["token", "topic", "condition"].filter { message[$0] != nil }
+        if targets.isEmpty {
+            return GoogleError(.invalidArgument, message: "Recipient of the message is not set.")
+        }
+        if targets.count > 1 {
+            let text = "Invalid value at 'message' (oneof), oneof field 'target' is already set. Cannot set '\(targets[1])'"
+            return .invalidPayload(field: "message", text)
+        }
+        if let token = message["token"]?.stringValue {
+            let wellFormed = !token.isEmpty && token.utf8.count <= 4096 && token.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                    || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ":")
+            }
+            if !wellFormed { return Self.invalidTokenError() }
+        }
+        if let topic = message["topic"]?.stringValue {
+            var name = Substring(topic)
+            if name.hasPrefix("/topics/") { name = name.dropFirst(8) }
+            let valid = !name.isEmpty && name.utf8.count <= 900 && name.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                    || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ".")
+                    || b == UInt8(ascii: "~") || b == UInt8(ascii: "%")
+            }
+            if !valid {
+                return GoogleError(.invalidArgument, message: "Invalid topic name: \"\(topic)\"; topics match [a-zA-Z0-9-_.~%]+",
+                                   fieldViolations: [("message.topic", "Invalid topic name")])
+            }
+        }
+        if let condition = message["condition"]?.stringValue, condition.isEmpty {
+            return GoogleError(.invalidArgument, message: "Invalid condition expression provided.",
+                               fieldViolations: [("message.condition", "Invalid condition expression")])
+        }
+        for (field, key) in validator.dataKeys where Self.isReservedDataKey(key) {
+            return GoogleError(.invalidArgument, message: "Invalid data payload key: \"\(key)\" is reserved (from, message_type, google.*, gcm.*)",
+                               fieldViolations: [(field, "Reserved data key \"\(key)\"")])
+        }
+        if let ttl = validator.ttlSeconds, ttl > Double(Self.maxTTLSeconds) {
+            return GoogleError(.invalidArgument, message: "The ttl of an Android message must not exceed 4 weeks (2419200s).",
+                               fieldViolations: [("message.android.ttl", "TTL exceeds 2419200s")])
+        }
+        let limit = message["topic"] != nil ? 2048 : 4096
+        if validator.payloadBytes > limit {
+            return GoogleError(.invalidArgument, message: "Message is too big: \(validator.payloadBytes) bytes of data and notification, the limit is \(limit).",
+                               fieldViolations: [("message", "Message is too big")])
+        }
+        return nil
+    }
+
+    /// fcm.md: `from`, `message_type`, and keys starting `google.` or `gcm.`.
+    static func isReservedDataKey(_ key: String) -> Bool {
+        key == "from" || key == "message_type" || key.hasPrefix("google.") || key.hasPrefix("gcm.")
+    }
+}
+
+// MARK: - The message schema
+
+/// The FCM v1 `Message` as JSON (the proto3 JSON mapping): which fields exist and their types.
+indirect enum FieldKind: Sendable {
+    case string, bool, int32, number, duration, timestamp
+    case stringMap
+    case freeStruct
+    case list(FieldKind)
+    case enumeration(typeName: String, values: Set<String>, ignoringCase: Bool)
+    case message(typeName: String, fields: [String: FieldKind])
+
+    static let androidPriority = FieldKind.enumeration(
+        typeName: "type.googleapis.com/google.firebase.fcm.v1.AndroidMessagePriority", values: ["NORMAL", "HIGH"], ignoringCase: true)
+
+    static let color = FieldKind.message(typeName: "type.googleapis.com/google.type.Color", fields: [
+        "red": .number, "green": .number, "blue": .number, "alpha": .number,
+    ])
+
+    static let androidNotification = FieldKind.message(typeName: "type.googleapis.com/google.firebase.fcm.v1.AndroidNotification", fields: [
+        "title": .string, "body": .string, "icon": .string, "color": .string, "sound": .string, "tag": .string,
+        "click_action": .string, "body_loc_key": .string, "body_loc_args": .list(.string), "title_loc_key": .string,
+        "title_loc_args": .list(.string), "channel_id": .string, "ticker": .string, "sticky": .bool,
+        "event_time": .timestamp, "local_only": .bool,
+        "notification_priority": .enumeration(typeName: "type.googleapis.com/google.firebase.fcm.v1.AndroidNotification.NotificationPriority",
+                                              values: ["PRIORITY_UNSPECIFIED", "PRIORITY_MIN", "PRIORITY_LOW", "PRIORITY_DEFAULT", "PRIORITY_HIGH", "PRIORITY_MAX"],
+                                              ignoringCase: false),
+        "default_sound": .bool, "default_vibrate_timings": .bool, "default_light_settings": .bool,
+        "vibrate_timings": .list(.duration),
+        "visibility": .enumeration(typeName: "type.googleapis.com/google.firebase.fcm.v1.AndroidNotification.Visibility",
+                                   values: ["VISIBILITY_UNSPECIFIED", "PRIVATE", "PUBLIC", "SECRET"], ignoringCase: false),
+        "notification_count": .int32,
+        "light_settings": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.LightSettings", fields: [
+            "color": color, "light_on_duration": .duration, "light_off_duration": .duration,
+        ]),
+        "image": .string, "bypass_proxy_notification": .bool,
+        "proxy": .enumeration(typeName: "type.googleapis.com/google.firebase.fcm.v1.AndroidNotification.Proxy",
+                              values: ["PROXY_UNSPECIFIED", "ALLOW", "DENY", "IF_PRIORITY_LOWERED"], ignoringCase: false),
+    ])
+
+    static let messageSchema = FieldKind.message(typeName: "type.googleapis.com/google.firebase.fcm.v1.Message", fields: [
+        "name": .string,
+        "data": .stringMap,
+        "notification": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.Notification", fields: [
+            "title": .string, "body": .string, "image": .string,
+        ]),
+        "android": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.AndroidConfig", fields: [
+            "collapse_key": .string, "priority": androidPriority, "ttl": .duration, "restricted_package_name": .string,
+            "data": .stringMap, "notification": androidNotification,
+            "fcm_options": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.AndroidFcmOptions", fields: ["analytics_label": .string]),
+            "direct_boot_ok": .bool, "bandwidth_constrained_ok": .bool, "restricted_satellite_ok": .bool,
+        ]),
+        "webpush": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.WebpushConfig", fields: [
+            "headers": .stringMap, "data": .stringMap, "notification": .freeStruct,
+            "fcm_options": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.WebpushFcmOptions", fields: [
+                "link": .string, "analytics_label": .string,
+            ]),
+        ]),
+        "apns": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.ApnsConfig", fields: [
+            "headers": .stringMap, "payload": .freeStruct, "live_activity_token": .string,
+            "fcm_options": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.ApnsFcmOptions", fields: [
+                "analytics_label": .string, "image": .string,
+            ]),
+        ]),
+        "fcm_options": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.FcmOptions", fields: ["analytics_label": .string]),
+        "token": .string, "topic": .string, "condition": .string,
+    ])
+}
+
+/// Walks a send request against `FieldKind.message`, stopping at the first error, and
+/// collects what FCM's own checks need (data keys, ttl, payload size).
+struct MessageValidator {
+    var error: GoogleError?
+    var validateOnly = false
+    /// (field path, key) of every data entry: `message.data`, `message.android.data`.
+    var dataKeys: [(String, String)] = []
+    var ttlSeconds: Double?
+    /// Bytes of data keys and values and notification texts (fcm.md: "keys and values counted").
+    var payloadBytes = 0
+
+    /// The `message` object, or nil with `error` set.
+    mutating func validateRequest(_ document: JSONValue) -> JSONObject? {
+        guard case .object(let body) = document else {
+            error = .invalidPayload(field: "", "Invalid JSON payload received. Expected an object, found \(document.typeName).")
+            return nil
+        }
+        var message: JSONObject?
+        for (key, value) in body.entries {
+            switch Self.snakeCase(key) {
+            case "validate_only":
+                guard case .bool(let flag) = value else {
+                    fail(field: "validate_only", "Invalid value at 'validate_only' (TYPE_BOOL), \(Self.render(value))")
+                    return nil
+                }
+                validateOnly = flag
+            case "message":
+                guard case .object(let object) = value else {
+                    fail(field: "message", "Invalid value at 'message' (type.googleapis.com/google.firebase.fcm.v1.Message), \(Self.render(value))")
+                    return nil
+                }
+                message = object
+            default:
+                fail(field: "", "Invalid JSON payload received. Unknown name \"\(key)\": Cannot find field.")
+                return nil
+            }
+        }
+        guard let message else {
+            error = GoogleError(.invalidArgument, message: "Request contains an invalid argument.",
+                                fieldViolations: [("message", "Message must be set")])
+            return nil
+        }
+        guard case .message(_, let fields) = FieldKind.messageSchema, check(message, fields: fields, path: "message") else { return nil }
+        return message
+    }
+
+    private mutating func fail(field: String, _ description: String) {
+        error = .invalidPayload(field: field, description)
+    }
+
+    /// Checks an object's members; false (with `error`) at the first problem.
+    private mutating func check(_ object: JSONObject, fields: [String: FieldKind], path: String) -> Bool {
+        for (key, value) in object.entries {
+            let name = Self.snakeCase(key)
+            guard let kind = fields[name] else {
+                fail(field: path, "Invalid JSON payload received. Unknown name \"\(key)\" at '\(path)': Cannot find field.")
+                return false
+            }
+            if value.isNull { continue } // proto3 JSON: null means the default
+            guard check(value, kind: kind, path: "\(path).\(name)") else { return false }
+        }
+        return true
+    }
+
+    private mutating func check(_ value: JSONValue, kind: FieldKind, path: String) -> Bool {
+        func invalid(_ type: String) -> Bool {
+            fail(field: path, "Invalid value at '\(path)' (\(type)), \(Self.render(value))")
+            return false
+        }
+        switch kind {
+        case .string:
+            guard case .string(let s) = value else { return invalid("TYPE_STRING") }
+            if path == "message.notification.title" || path == "message.notification.body" { payloadBytes += s.utf8.count }
+        case .bool:
+            guard case .bool = value else { return invalid("TYPE_BOOL") }
+        case .int32:
+            // proto3 JSON accepts numbers and numeric strings for integers.
+            let number = value.intValue ?? value.stringValue.flatMap { Int($0) }
+            guard let number, number >= Int(Int32.min), number <= Int(Int32.max) else { return invalid("TYPE_INT32") }
+        case .number:
+            guard case .number = value else { return invalid("TYPE_FLOAT") }
+        case .duration:
+            guard case .string(let s) = value, let seconds = Self.durationSeconds(s) else {
+                return invalid("type.googleapis.com/google.protobuf.Duration")
+            }
+            if path == "message.android.ttl" { ttlSeconds = seconds }
+        case .timestamp:
+            guard case .string(let s) = value, s.utf8.count >= 20, s.contains("T") else {
+                return invalid("type.googleapis.com/google.protobuf.Timestamp")
+            }
+        case .stringMap:
+            guard case .object(let map) = value else { return invalid("type.googleapis.com/google.protobuf.Map") }
+            let isData = path.hasSuffix(".data")
+            for (index, entry) in map.entries.enumerated() {
+                guard case .string(let s) = entry.value else {
+                    let field = "\(path)[\(index)].value"
+                    fail(field: field, "Invalid value at '\(field)' (TYPE_STRING), \(Self.render(entry.value))")
+                    return false
+                }
+                if isData {
+                    dataKeys.append(("\(path)[\(index)].key", entry.key))
+                    payloadBytes += entry.key.utf8.count + s.utf8.count
+                }
+            }
+        case .freeStruct:
+            guard case .object = value else { return invalid("type.googleapis.com/google.protobuf.Struct") }
+        case .list(let element):
+            guard case .array(let elements) = value else { return invalid("TYPE_LIST") }
+            for (index, item) in elements.enumerated() {
+                guard check(item, kind: element, path: "\(path)[\(index)]") else { return false }
+            }
+        case .enumeration(let typeName, let values, let ignoringCase):
+            guard case .string(let s) = value, values.contains(ignoringCase ? s.uppercased() : s) else { return invalid(typeName) }
+        case .message(let typeName, let fields):
+            guard case .object(let object) = value else { return invalid(typeName) }
+            return check(object, fields: fields, path: path)
+        }
+        return true
+    }
+
+    /// proto3 JSON Duration: `^-?\d+(\.\d{1,9})?s$` (fcm.md: "60s", "3.5s"); negative is refused.
+    static func durationSeconds(_ text: String) -> Double? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count >= 2, utf8.last == UInt8(ascii: "s") else { return nil }
+        let number = utf8.dropLast()
+        var sawDot = false, integerDigits = 0, fractionDigits = 0
+        for b in number {
+            if b == UInt8(ascii: ".") {
+                guard !sawDot, integerDigits > 0 else { return nil }
+                sawDot = true
+            } else if b >= 0x30 && b <= 0x39 {
+                if sawDot { fractionDigits += 1 } else { integerDigits += 1 }
+            } else {
+                return nil
+            }
+        }
+        guard integerDigits > 0, integerDigits <= 12, !sawDot || (1...9).contains(fractionDigits) else { return nil }
+        return Double(String(decoding: number, as: UTF8.self))
+    }
+
+    /// Google's JSON mapping accepts lowerCamelCase and the proto (snake_case) names.
+    static func snakeCase(_ key: String) -> String {
+        guard key.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return key }
+        var out = ""
+        for c in key {
+            if c.isUppercase, c.isASCII {
+                out.append("_")
+                out.append(contentsOf: c.lowercased())
+            } else {
+                out.append(c)
+            }
+        }
+        return out
+    }
+
+    /// A value as Google quotes it in "Invalid value" messages: numbers bare, strings quoted.
+    static func render(_ value: JSONValue) -> String {
+        switch value {
+        case .object: "{…}"
+        case .array: "[…]"
+        default: value.serialized()
+        }
+    }
+}
