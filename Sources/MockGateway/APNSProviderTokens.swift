@@ -46,6 +46,7 @@ final class APNSProviderTokenAuthority: Sendable {
 
     private let keys: [String: Key]
     private let environment: APNSEnvironment
+    private let acceptDERSignatures: Bool
     private let clock: GatewayClock
     /// Outcome of verifying a token's signature and claims (time-independent parts only).
     private let cache = Mutex<[String: Result<VerifiedProviderToken, TokenRejection>]>([:])
@@ -71,6 +72,7 @@ final class APNSProviderTokenAuthority: Sendable {
         }
         self.keys = keys
         self.environment = configuration.environment
+        self.acceptDERSignatures = configuration.acceptDERSignatures
         self.clock = clock
     }
 
@@ -83,33 +85,38 @@ final class APNSProviderTokenAuthority: Sendable {
         let utf8 = Substring(authorization).utf8
         if utf8.count == 6, hasPrefixIgnoringASCIICase(utf8, "bearer") { return .failure(.init(reason: .missingProviderToken)) }
         guard hasPrefixIgnoringASCIICase(utf8, "bearer ") else { return .failure(.init(reason: .invalidProviderToken)) }
-        let token = String(authorization.dropFirst(7).drop { $0 == " " })
-        guard !token.isEmpty else { return .failure(.init(reason: .missingProviderToken)) }
+        var tokenBytes = utf8.dropFirst(7)
+        while tokenBytes.first == UInt8(ascii: " ") { tokenBytes = tokenBytes.dropFirst() }
+        guard !tokenBytes.isEmpty else { return .failure(.init(reason: .missingProviderToken)) }
 
+        // The common case: the connection's token again. Compared as bytes, nothing allocated.
+        if let last = connection.lastProviderToken, let verified = connection.lastVerifiedToken,
+           tokenBytes.elementsEqual(last.utf8) {
+            if clock.nowSeconds - verified.issuedAtSeconds > Self.tokenLifetimeSeconds {
+                return .failure(.init(reason: .expiredProviderToken))
+            }
+            return .success(verified)
+        }
+
+        let token = String(Substring(tokenBytes))
         let verified: VerifiedProviderToken
-        if token == connection.lastProviderToken, let last = connection.lastVerifiedToken {
-            verified = last
-        } else {
-            switch verify(token) {
-            case .failure(let rejection): return .failure(rejection)
-            case .success(let fresh): verified = fresh
-            }
-            if let bound = connection.boundTeamID, bound != verified.teamID {
-                return .failure(.init(reason: .unrelatedKeyIdInToken))
-            }
+        switch verify(token) {
+        case .failure(let rejection): return .failure(rejection)
+        case .success(let fresh): verified = fresh
+        }
+        if let bound = connection.boundTeamID, bound != verified.teamID {
+            return .failure(.init(reason: .unrelatedKeyIdInToken))
         }
         let now = clock.nowSeconds
         if now - verified.issuedAtSeconds > Self.tokenLifetimeSeconds {
             return .failure(.init(reason: .expiredProviderToken))
         }
-        if token != connection.lastProviderToken {
-            guard admit(token, team: verified.teamID, now: now, replacing: connection.lastProviderToken != nil) else {
-                return .failure(.init(reason: .tooManyProviderTokenUpdates))
-            }
-            connection.lastProviderToken = token
-            connection.lastVerifiedToken = verified
-            connection.boundTeamID = verified.teamID
+        guard admit(token, team: verified.teamID, now: now, replacing: connection.lastProviderToken != nil) else {
+            return .failure(.init(reason: .tooManyProviderTokenUpdates))
         }
+        connection.lastProviderToken = token
+        connection.lastVerifiedToken = verified
+        connection.boundTeamID = verified.teamID
         return .success(verified)
     }
 
@@ -135,7 +142,7 @@ final class APNSProviderTokenAuthority: Sendable {
         if let keyEnvironment = key.environment, keyEnvironment != environment {
             return .failure(.init(reason: .badEnvironmentKeyIdInToken))
         }
-        guard jwt.verifyES256(key: key.publicKey),
+        guard jwt.verifyES256(key: key.publicKey, acceptDERSignature: acceptDERSignatures),
               jwt.claims["iss"]?.stringValue == key.teamID,
               let issuedAt = jwt.claims["iat"]?.intValue
         else { return invalid }

@@ -11,7 +11,7 @@ import PushModel
 /// PERMISSION_DENIED; the body: JSON (else 400 "Invalid JSON payload received. …"), only known
 /// fields (snake_case or lowerCamelCase, as Google's JSON mapping accepts) with the right
 /// types (400 with a google.rpc.BadRequest detail, no FcmError: these fail before FCM sees the
-/// message), exactly one target, reserved data keys, `android.ttl` at most 4 weeks, the size
+/// message), exactly one target (`token`, `topic`, `condition` or the newer `fid`), reserved data keys, `android.ttl` at most 4 weeks, the size
 /// limit (4096 bytes, 2048 for topics) -> 400 INVALID_ARGUMENT with an FcmError detail; then
 /// the token's state: gone -> 404 UNREGISTERED, bad -> 400 INVALID_ARGUMENT with
 /// `fcmInvalidTokenMessage`. `validate_only` answers `projects/{p}/messages/fake_message_id`.
@@ -130,19 +130,20 @@ final class FCMService: Sendable {
         guard hasPrefixIgnoringASCIICase(Substring(authorization).utf8, "bearer ") else {
             return unauthenticated(Self.invalidCredentialMessage, "ACCESS_TOKEN_TYPE_UNSUPPORTED")
         }
-        let token = authorization.dropFirst(7).drop { $0 == " " }
-        guard !token.isEmpty else { return unauthenticated(Self.missingCredentialMessage, "CREDENTIALS_MISSING") }
+        var tokenBytes = Substring(authorization).utf8.dropFirst(7)
+        while tokenBytes.first == UInt8(ascii: " ") { tokenBytes = tokenBytes.dropFirst() }
+        guard !tokenBytes.isEmpty else { return unauthenticated(Self.missingCredentialMessage, "CREDENTIALS_MISSING") }
         guard authEnabled else { return nil }
 
         let now = clock.nowSeconds
         let hasScope: Bool
-        if token == connection.lastAccessToken?[...] {
+        if let last = connection.lastAccessToken, tokenBytes.elementsEqual(last.utf8) {
             guard now < connection.lastAccessTokenExpiresAtSeconds else {
                 return unauthenticated(Self.invalidCredentialMessage, "ACCESS_TOKEN_EXPIRED")
             }
             hasScope = connection.lastAccessTokenHasMessagingScope
         } else {
-            let text = String(token)
+            let text = String(Substring(tokenBytes))
             guard let issued = store.lookup(text) else { return unauthenticated(Self.invalidCredentialMessage, nil) }
             guard now < issued.expiresAtSeconds else { return unauthenticated(Self.invalidCredentialMessage, "ACCESS_TOKEN_EXPIRED") }
             connection.lastAccessToken = text
@@ -160,7 +161,7 @@ final class FCMService: Sendable {
 
     /// FCM's own checks on a well-typed message: these carry an FcmError detail.
     func semanticError(_ message: JSONObject, validator: MessageValidator) -> GoogleError? {
-        let targets = ["token", "topic", "condition"].filter { message[$0] != nil }
+        let targets = ["token", "topic", "condition", "fid"].filter { message[$0] != nil && message[$0]?.isNull == false }
         if targets.isEmpty {
             return GoogleError(.invalidArgument, message: "Recipient of the message is not set.")
         }
@@ -278,7 +279,7 @@ indirect enum FieldKind: Sendable {
             ]),
         ]),
         "fcm_options": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.FcmOptions", fields: ["analytics_label": .string]),
-        "token": .string, "topic": .string, "condition": .string,
+        "token": .string, "topic": .string, "condition": .string, "fid": .string,
     ])
 }
 

@@ -27,9 +27,13 @@ enum InjectedFault: Equatable {
 public final class FaultInjector: Sendable {
     private let plans: Mutex<[GatewayRoute: RouteFaults]>
     private let random: CounterRandomSource
+    /// Whether any route has faults: the request path checks this before taking the lock.
+    private let active: Atomic<Bool>
 
     public init(configuration: FaultConfiguration) {
-        plans = Mutex(configuration.routes.filter { !$0.value.isEmpty })
+        let initial = configuration.routes.filter { !$0.value.isEmpty }
+        plans = Mutex(initial)
+        active = Atomic(!initial.isEmpty)
         random = CounterRandomSource(seed: configuration.seed)
     }
 
@@ -40,16 +44,23 @@ public final class FaultInjector: Sendable {
 
     /// Replaces a route's faults (an empty `RouteFaults` turns them off).
     public func setFaults(_ faults: RouteFaults, for route: GatewayRoute) {
-        plans.withLock { $0[route] = faults.isEmpty ? nil : faults }
+        plans.withLock { plans in
+            plans[route] = faults.isEmpty ? nil : faults
+            active.store(!plans.isEmpty, ordering: .relaxed)
+        }
     }
 
     public func clearAll() {
-        plans.withLock { $0.removeAll() }
+        plans.withLock { plans in
+            plans.removeAll()
+            active.store(false, ordering: .relaxed)
+        }
     }
 
     /// The plan for a request, nil when the route has none (the common, cheap case).
     func plan(for route: GatewayRoute) -> RouteFaults? {
-        plans.withLock { $0[route] }
+        guard active.load(ordering: .relaxed) else { return nil }
+        return plans.withLock { $0[route] }
     }
 
     /// Rolls close, reset, then the error statuses (in ascending status order), one draw each

@@ -35,7 +35,8 @@ public enum APNSEnvironment: String, Sendable {
 ///     "token_hex_length": 64,                 // shortest device token accepted (hex digits)
 ///     "max_token_hex_length": 64,             // longest; raise to accept longer tokens
 ///     "max_concurrent_streams": 1000,         // advertised once a connection is authenticated
-///     "environment": "production"             // or "development"
+///     "environment": "production",            // or "development"
+///     "accept_der_signatures": false          // also accept DER ES256 signatures (lenient clients)
 ///   },
 ///   "fcm": {
 ///     "project_id": "my-project",             // absent = any project in the path
@@ -129,10 +130,14 @@ public struct APNSConfiguration: Sendable {
     public var maxTokenHexLength: Int
     public var maxConcurrentStreams: UInt32
     public var environment: APNSEnvironment
+    /// JWS requires the 64-byte R||S form; some clients send DER. Apple's behaviour with DER is
+    /// not documented, so it is refused (InvalidProviderToken) unless this is on (apns.md).
+    public var acceptDERSignatures: Bool
 
     public init(keys: [SigningKey] = [], bundleIDs: Set<String>? = nil, tokenHexLength: Int = 64,
                 maxTokenHexLength: Int? = nil, maxConcurrentStreams: UInt32 = 1000,
-                environment: APNSEnvironment = .production) {
+                environment: APNSEnvironment = .production, acceptDERSignatures: Bool = false) {
+        self.acceptDERSignatures = acceptDERSignatures
         self.keys = keys
         self.bundleIDs = bundleIDs
         self.tokenHexLength = tokenHexLength
@@ -292,6 +297,12 @@ struct ConfigReader {
         return i
     }
 
+    func bool(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> Bool? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard case .bool(let b) = value else { throw fail(join(path, key), "expected true or false, found \(value.typeName)") }
+        return b
+    }
+
     func number(_ object: JSONObject, _ key: String, _ path: String, range: ClosedRange<Double>) throws(GatewayConfigurationError) -> Double? {
         guard let value = object[key], !value.isNull else { return nil }
         guard let d = value.doubleValue else { throw fail(join(path, key), "expected a number, found \(value.typeName)") }
@@ -343,7 +354,7 @@ struct ConfigReader {
 
     func apnsConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> APNSConfiguration {
         let o = try object(value, path, allowed: ["keys", "bundle_ids", "token_hex_length", "max_token_hex_length",
-                                                  "max_concurrent_streams", "environment"])
+                                                  "max_concurrent_streams", "environment", "accept_der_signatures"])
         var keys: [APNSConfiguration.SigningKey] = []
         for (i, element) in try array(o, "keys", path).enumerated() {
             let keyPath = "\(path).keys[\(i)]"
@@ -370,7 +381,8 @@ struct ConfigReader {
         let streams = try integer(o, "max_concurrent_streams", path, range: 1...Int(Int32.max)) ?? 1000
         return APNSConfiguration(keys: keys, bundleIDs: bundles, tokenHexLength: minLength, maxTokenHexLength: maxLength,
                                  maxConcurrentStreams: UInt32(streams),
-                                 environment: try environment(o, "environment", path) ?? .production)
+                                 environment: try environment(o, "environment", path) ?? .production,
+                                 acceptDERSignatures: try bool(o, "accept_der_signatures", path) ?? false)
     }
 
     func fcmConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> FCMConfiguration {

@@ -328,6 +328,19 @@ import Testing
         #expect(h.push().actions.isEmpty)
     }
 
+    @Test func derSignaturesOnlyWhenConfigured() throws {
+        let h = try Harness(try authConfiguration())
+        let parts = h.providerToken().split(separator: ".")
+        let raw = try #require(Base64URL.decode(parts[2]))
+        let der = try #require(ES256.derSignature(fromRaw: raw))
+        let derToken = parts[0] + "." + parts[1] + "." + Base64URL.encode(der)
+        #expect(reason(h.push(headers: auth(String(derToken)))) == "InvalidProviderToken")
+        var configuration = try authConfiguration()
+        configuration.apns.acceptDERSignatures = true
+        let lenient = try Harness(configuration, clock: h.clock)
+        #expect(lenient.push(headers: auth(String(derToken))).status == 200)
+    }
+
     @Test func repeatedTokenIsVerifiedOnce() throws {
         let h = try Harness(try authConfiguration())
         let token = h.providerToken()

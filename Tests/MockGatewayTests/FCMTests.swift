@@ -17,6 +17,7 @@ extension Harness {
                     version: version)
     }
 
+    @discardableResult
     func fcmMessage(_ message: String) -> HTTPResponse { fcm(#"{"message":"# + message + "}") }
 }
 
@@ -106,6 +107,7 @@ struct GoogleErrorBody {
         Case(name: "ttl over 4 weeks", message: #"{"topic":"a","android":{"ttl":"2419201s"}}"#, fcmErrorCode: "INVALID_ARGUMENT"),
         Case(name: "no target", message: #"{"data":{"a":"b"}}"#, fcmErrorCode: "INVALID_ARGUMENT",
              messageText: "Recipient of the message is not set."),
+        Case(name: "token and fid", message: #"{"token":"\#(fcmToken)","fid":"f1"}"#, field: "message"),
         Case(name: "two targets", message: #"{"token":"\#(fcmToken)","topic":"news"}"#, field: "message"),
         Case(name: "reserved key from", message: #"{"topic":"a","data":{"from":"x"}}"#, fcmErrorCode: "INVALID_ARGUMENT"),
         Case(name: "reserved key message_type", message: #"{"topic":"a","data":{"message_type":"x"}}"#, fcmErrorCode: "INVALID_ARGUMENT"),
@@ -157,6 +159,7 @@ struct GoogleErrorBody {
             #"{"topic":"a","android":{"priority":"NORMAL","ttl":"2419200s"}}"#,
             #"{"topic":"/topics/news","android":{"ttl":"0s"}}"#,
             #"{"condition":"'a' in topics && 'b' in topics"}"#,
+            #"{"fid":"cKq0-installation-id"}"#,
             #"{"token":"\#(fcmToken)","apns":{"headers":{"apns-priority":"10"},"payload":{"aps":{"alert":"x"}}}}"#,
             #"{"token":"\#(fcmToken)","webpush":{"notification":{"title":"x"},"fcm_options":{"link":"https://x"}}}"#,
             #"{"token":"\#(fcmToken)","fcmOptions":{"analyticsLabel":"x"},"android":{"notification":{"channelId":"c","notificationCount":3}}}"#,
