@@ -91,7 +91,7 @@ final class APNSProviderTokenAuthority: Sendable {
 
         // The common case: the connection's token again. Compared as bytes, nothing allocated.
         if let last = connection.lastProviderToken, let verified = connection.lastVerifiedToken,
-           tokenBytes.elementsEqual(last.utf8) {
+           utf8Equal(tokenBytes, last) {
             if clock.nowSeconds - verified.issuedAtSeconds > Self.tokenLifetimeSeconds {
                 return .failure(.init(reason: .expiredProviderToken))
             }

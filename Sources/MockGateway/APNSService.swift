@@ -159,7 +159,7 @@ final class APNSService: Sendable {
             return reject(.payloadEmpty, authenticated: authenticated)
         }
 
-        switch registry.state(of: token) {
+        switch registry.state(ofNormalized: token) {
         case .valid: break
         case .bad: return reject(.badDeviceToken, authenticated: authenticated)
         case .gone(let since): return reject(.unregistered, timestamp: since, authenticated: authenticated)
@@ -194,20 +194,29 @@ final class APNSService: Sendable {
     }
 
     func deviceToken(in fullPath: String) -> PathToken {
-        var path = Substring(fullPath)
-        if let query = path.firstIndex(of: "?") { path = path[..<query] }
-        let prefix = "/3/device"
-        guard path.hasPrefix(prefix) else { return .rejected(.badPath) }
-        var rest = path.dropFirst(prefix.utf8.count)
+        var path = Substring(fullPath).utf8
+        if let query = path.firstIndex(of: UInt8(ascii: "?")) { path = path[..<query] }
+        let prefix = "/3/device".utf8
+        guard path.starts(with: prefix) else { return .rejected(.badPath) }
+        var rest = path.dropFirst(prefix.count)
         if rest.isEmpty { return .rejected(.missingDeviceToken) }
-        guard rest.first == "/" else { return .rejected(.badPath) }
+        guard rest.first == UInt8(ascii: "/") else { return .rejected(.badPath) }
         rest = rest.dropFirst()
         if rest.isEmpty { return .rejected(.missingDeviceToken) }
-        if rest.contains("/") { return .rejected(.badPath) }
-        let length = rest.utf8.count
+        if rest.contains(UInt8(ascii: "/")) { return .rejected(.badPath) }
+        let length = rest.count
         guard length >= configuration.tokenHexLength, length <= configuration.maxTokenHexLength,
-              rest.utf8.allSatisfy(isHexDigit) else { return .rejected(.badDeviceToken) }
-        return .token(DeviceTokenRegistry.key(String(rest)))
+              rest.allSatisfy(isHexDigit) else { return .rejected(.badDeviceToken) }
+        // Lowercased in one pass: the registry's key for hex tokens.
+        let token = String(unsafeUninitializedCapacity: length) { out in
+            var i = 0
+            for b in rest {
+                out[i] = b >= 0x41 && b <= 0x46 ? b + 0x20 : b
+                i += 1
+            }
+            return length
+        }
+        return .token(token)
     }
 
     private static let suffixes: [(suffix: String, type: APNSPushType)] = APNSPushType.allCases
@@ -220,18 +229,21 @@ final class APNSService: Sendable {
         guard topic.utf8.allSatisfy({ b in
             (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
                 || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "_")
-        }), topic.first != ".", topic.last != "." else { return .badTopic }
+        }), topic.utf8.first != UInt8(ascii: "."), topic.utf8.last != UInt8(ascii: ".") else { return .badTopic }
         if pushType == .mdm { return nil }
         let bundle: Substring
         if let required = pushType.requiredTopicSuffix {
-            guard topic.hasSuffix(required) else { return .deviceTokenNotForTopic }
-            bundle = topic.dropLast(required.count)
+            guard utf8HasSuffix(Substring(topic).utf8, required) else { return .deviceTokenNotForTopic }
+            bundle = Substring(Substring(topic).utf8.dropLast(required.utf8.count))
             if bundle.isEmpty { return .badTopic }
         } else {
             // alert/background go to the bare bundle; a topic carrying a PushKit suffix names
             // a different topic than the one the device registered for.
             if let bundleIDs = configuration.bundleIDs, !bundleIDs.contains(topic),
-               Self.suffixes.contains(where: { topic.hasSuffix($0.suffix) && bundleIDs.contains(String(topic.dropLast($0.suffix.count))) }) {
+               Self.suffixes.contains(where: { entry in
+                   utf8HasSuffix(Substring(topic).utf8, entry.suffix)
+                       && bundleIDs.contains(String(Substring(Substring(topic).utf8.dropLast(entry.suffix.utf8.count))))
+               }) {
                 return .deviceTokenNotForTopic
             }
             bundle = Substring(topic)

@@ -51,6 +51,13 @@ public final class DeviceTokenRegistry: Sendable {
         }
     }
 
+    /// Like `state(of:)` for a token already in key form (lowercase hex), skipping normalisation.
+    func state(ofNormalized key: String) -> DeviceTokenState {
+        state.withLock { state in
+            state.tokens[key] ?? (state.unknownTokens == .accept ? .valid : .bad)
+        }
+    }
+
     /// The recorded state, nil when the token is unknown (the policy not applied).
     public func recordedState(of token: String) -> DeviceTokenState? {
         let key = Self.key(token)

@@ -59,7 +59,7 @@ final class FCMService: Sendable {
                                     message: "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist)."),
                         authenticated: true)
         }
-        if let type = request.header("content-type"), !type.lowercased().hasPrefix("application/json") {
+        if let type = request.header("content-type"), !hasPrefixIgnoringASCIICase(Substring(type).utf8, "application/json") {
             warnings.append("content-type is \(type), not application/json")
         }
 
@@ -107,13 +107,13 @@ final class FCMService: Sendable {
 
     /// `{project}` of `/v1/projects/{project}/messages:send`, nil for any other path.
     static func project(in fullPath: String) -> String? {
-        var path = Substring(fullPath)
-        if let query = path.firstIndex(of: "?") { path = path[..<query] }
+        var path = Substring(fullPath).utf8
+        if let query = path.firstIndex(of: UInt8(ascii: "?")) { path = path[..<query] }
         let prefix = "/v1/projects/", suffix = "/messages:send"
-        guard path.hasPrefix(prefix), path.hasSuffix(suffix) else { return nil }
+        guard path.starts(with: prefix.utf8), utf8HasSuffix(path, suffix) else { return nil }
         let project = path.dropFirst(prefix.utf8.count).dropLast(suffix.utf8.count)
-        guard !project.isEmpty, !project.contains("/") else { return nil }
-        return String(project)
+        guard !project.isEmpty, !project.contains(UInt8(ascii: "/")) else { return nil }
+        return String(Substring(project))
     }
 
     /// nil when the bearer token is acceptable.
@@ -137,7 +137,7 @@ final class FCMService: Sendable {
 
         let now = clock.nowSeconds
         let hasScope: Bool
-        if let last = connection.lastAccessToken, tokenBytes.elementsEqual(last.utf8) {
+        if let last = connection.lastAccessToken, utf8Equal(tokenBytes, last) {
             guard now < connection.lastAccessTokenExpiresAtSeconds else {
                 return unauthenticated(Self.invalidCredentialMessage, "ACCESS_TOKEN_EXPIRED")
             }
@@ -193,7 +193,7 @@ final class FCMService: Sendable {
             return GoogleError(.invalidArgument, message: "Invalid condition expression provided.",
                                fieldViolations: [("message.condition", "Invalid condition expression")])
         }
-        for (field, key) in validator.dataKeys where Self.isReservedDataKey(key) {
+        if let (field, key) = validator.reservedDataKeys.first {
             return GoogleError(.invalidArgument, message: "Invalid data payload key: \"\(key)\" is reserved (from, message_type, google.*, gcm.*)",
                                fieldViolations: [(field, "Reserved data key \"\(key)\"")])
         }
@@ -211,7 +211,7 @@ final class FCMService: Sendable {
 
     /// fcm.md: `from`, `message_type`, and keys starting `google.` or `gcm.`.
     static func isReservedDataKey(_ key: String) -> Bool {
-        key == "from" || key == "message_type" || key.hasPrefix("google.") || key.hasPrefix("gcm.")
+        key == "from" || key == "message_type" || key.utf8.starts(with: "google.".utf8) || key.utf8.starts(with: "gcm.".utf8)
     }
 }
 
@@ -220,7 +220,13 @@ final class FCMService: Sendable {
 /// The FCM v1 `Message` as JSON (the proto3 JSON mapping): which fields exist and their types.
 indirect enum FieldKind: Sendable {
     case string, bool, int32, number, duration, timestamp
+    /// `android.ttl`: a duration FCM also range-checks.
+    case ttl
+    /// A notification text that counts toward the size limit.
+    case countedString
     case stringMap
+    /// `data` maps: string values, reserved keys, counted toward the size limit.
+    case dataMap
     case freeStruct
     case list(FieldKind)
     case enumeration(typeName: String, values: Set<String>, ignoringCase: Bool)
@@ -256,13 +262,13 @@ indirect enum FieldKind: Sendable {
 
     static let messageSchema = FieldKind.message(typeName: "type.googleapis.com/google.firebase.fcm.v1.Message", fields: [
         "name": .string,
-        "data": .stringMap,
+        "data": .dataMap,
         "notification": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.Notification", fields: [
-            "title": .string, "body": .string, "image": .string,
+            "title": .countedString, "body": .countedString, "image": .string,
         ]),
         "android": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.AndroidConfig", fields: [
-            "collapse_key": .string, "priority": androidPriority, "ttl": .duration, "restricted_package_name": .string,
-            "data": .stringMap, "notification": androidNotification,
+            "collapse_key": .string, "priority": androidPriority, "ttl": .ttl, "restricted_package_name": .string,
+            "data": .dataMap, "notification": androidNotification,
             "fcm_options": .message(typeName: "type.googleapis.com/google.firebase.fcm.v1.AndroidFcmOptions", fields: ["analytics_label": .string]),
             "direct_boot_ok": .bool, "bandwidth_constrained_ok": .bool, "restricted_satellite_ok": .bool,
         ]),
@@ -283,16 +289,18 @@ indirect enum FieldKind: Sendable {
     ])
 }
 
-/// Walks a send request against `FieldKind.message`, stopping at the first error, and
-/// collects what FCM's own checks need (data keys, ttl, payload size).
+/// Walks a send request against `FieldKind.messageSchema`, stopping at the first error, and
+/// collects what FCM's own checks need (data keys, ttl, payload size). Field paths for error
+/// messages are kept as a stack of names and joined only when an error is reported.
 struct MessageValidator {
     var error: GoogleError?
     var validateOnly = false
-    /// (field path, key) of every data entry: `message.data`, `message.android.data`.
-    var dataKeys: [(String, String)] = []
+    /// (field path, key) of data entries with reserved keys (`message.data`, `message.android.data`).
+    var reservedDataKeys: [(String, String)] = []
     var ttlSeconds: Double?
     /// Bytes of data keys and values and notification texts (fcm.md: "keys and values counted").
     var payloadBytes = 0
+    private var path: [String] = []
 
     /// The `message` object, or nil with `error` set.
     mutating func validateRequest(_ document: JSONValue) -> JSONObject? {
@@ -325,37 +333,46 @@ struct MessageValidator {
                                 fieldViolations: [("message", "Message must be set")])
             return nil
         }
-        guard case .message(_, let fields) = FieldKind.messageSchema, check(message, fields: fields, path: "message") else { return nil }
+        path = ["message"]
+        guard case .message(_, let fields) = FieldKind.messageSchema, check(message, fields: fields) else { return nil }
         return message
     }
+
+    private var currentPath: String { path.joined(separator: ".") }
 
     private mutating func fail(field: String, _ description: String) {
         error = .invalidPayload(field: field, description)
     }
 
     /// Checks an object's members; false (with `error`) at the first problem.
-    private mutating func check(_ object: JSONObject, fields: [String: FieldKind], path: String) -> Bool {
+    private mutating func check(_ object: JSONObject, fields: [String: FieldKind]) -> Bool {
         for (key, value) in object.entries {
             let name = Self.snakeCase(key)
             guard let kind = fields[name] else {
-                fail(field: path, "Invalid JSON payload received. Unknown name \"\(key)\" at '\(path)': Cannot find field.")
+                let here = currentPath
+                fail(field: here, "Invalid JSON payload received. Unknown name \"\(key)\" at '\(here)': Cannot find field.")
                 return false
             }
             if value.isNull { continue } // proto3 JSON: null means the default
-            guard check(value, kind: kind, path: "\(path).\(name)") else { return false }
+            path.append(name)
+            defer { path.removeLast() }
+            guard check(value, kind: kind) else { return false }
         }
         return true
     }
 
-    private mutating func check(_ value: JSONValue, kind: FieldKind, path: String) -> Bool {
+    private mutating func check(_ value: JSONValue, kind: FieldKind) -> Bool {
         func invalid(_ type: String) -> Bool {
-            fail(field: path, "Invalid value at '\(path)' (\(type)), \(Self.render(value))")
+            let here = currentPath
+            fail(field: here, "Invalid value at '\(here)' (\(type)), \(Self.render(value))")
             return false
         }
         switch kind {
         case .string:
+            guard case .string = value else { return invalid("TYPE_STRING") }
+        case .countedString:
             guard case .string(let s) = value else { return invalid("TYPE_STRING") }
-            if path == "message.notification.title" || path == "message.notification.body" { payloadBytes += s.utf8.count }
+            payloadBytes += s.utf8.count
         case .bool:
             guard case .bool = value else { return invalid("TYPE_BOOL") }
         case .int32:
@@ -364,26 +381,25 @@ struct MessageValidator {
             guard let number, number >= Int(Int32.min), number <= Int(Int32.max) else { return invalid("TYPE_INT32") }
         case .number:
             guard case .number = value else { return invalid("TYPE_FLOAT") }
-        case .duration:
+        case .duration, .ttl:
             guard case .string(let s) = value, let seconds = Self.durationSeconds(s) else {
                 return invalid("type.googleapis.com/google.protobuf.Duration")
             }
-            if path == "message.android.ttl" { ttlSeconds = seconds }
+            if case .ttl = kind { ttlSeconds = seconds }
         case .timestamp:
-            guard case .string(let s) = value, s.utf8.count >= 20, s.contains("T") else {
+            guard case .string(let s) = value, s.utf8.count >= 20, s.utf8.contains(UInt8(ascii: "T")) else {
                 return invalid("type.googleapis.com/google.protobuf.Timestamp")
             }
-        case .stringMap:
+        case .stringMap, .dataMap:
             guard case .object(let map) = value else { return invalid("type.googleapis.com/google.protobuf.Map") }
-            let isData = path.hasSuffix(".data")
             for (index, entry) in map.entries.enumerated() {
                 guard case .string(let s) = entry.value else {
-                    let field = "\(path)[\(index)].value"
+                    let field = "\(currentPath)[\(index)].value"
                     fail(field: field, "Invalid value at '\(field)' (TYPE_STRING), \(Self.render(entry.value))")
                     return false
                 }
-                if isData {
-                    dataKeys.append(("\(path)[\(index)].key", entry.key))
+                if case .dataMap = kind {
+                    if FCMService.isReservedDataKey(entry.key) { reservedDataKeys.append(("\(currentPath)[\(index)].key", entry.key)) }
                     payloadBytes += entry.key.utf8.count + s.utf8.count
                 }
             }
@@ -392,20 +408,24 @@ struct MessageValidator {
         case .list(let element):
             guard case .array(let elements) = value else { return invalid("TYPE_LIST") }
             for (index, item) in elements.enumerated() {
-                guard check(item, kind: element, path: "\(path)[\(index)]") else { return false }
+                let name = path.removeLast()
+                path.append("\(name)[\(index)]")
+                let ok = check(item, kind: element)
+                path[path.count - 1] = name
+                guard ok else { return false }
             }
         case .enumeration(let typeName, let values, let ignoringCase):
             guard case .string(let s) = value, values.contains(ignoringCase ? s.uppercased() : s) else { return invalid(typeName) }
         case .message(let typeName, let fields):
             guard case .object(let object) = value else { return invalid(typeName) }
-            return check(object, fields: fields, path: path)
+            return check(object, fields: fields)
         }
         return true
     }
 
-    /// proto3 JSON Duration: `^-?\d+(\.\d{1,9})?s$` (fcm.md: "60s", "3.5s"); negative is refused.
+    /// proto3 JSON Duration as FCM takes it: `^\d+(\.\d{1,9})?s$` (fcm.md: "60s", "3.5s").
     static func durationSeconds(_ text: String) -> Double? {
-        let utf8 = Array(text.utf8)
+        let utf8 = Substring(text).utf8
         guard utf8.count >= 2, utf8.last == UInt8(ascii: "s") else { return nil }
         let number = utf8.dropLast()
         var sawDot = false, integerDigits = 0, fractionDigits = 0
@@ -420,22 +440,23 @@ struct MessageValidator {
             }
         }
         guard integerDigits > 0, integerDigits <= 12, !sawDot || (1...9).contains(fractionDigits) else { return nil }
-        return Double(String(decoding: number, as: UTF8.self))
+        return Double(Substring(number))
     }
 
     /// Google's JSON mapping accepts lowerCamelCase and the proto (snake_case) names.
     static func snakeCase(_ key: String) -> String {
         guard key.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return key }
-        var out = ""
-        for c in key {
-            if c.isUppercase, c.isASCII {
-                out.append("_")
-                out.append(contentsOf: c.lowercased())
+        var out = [UInt8]()
+        out.reserveCapacity(key.utf8.count + 4)
+        for b in key.utf8 {
+            if b >= 0x41 && b <= 0x5A {
+                out.append(UInt8(ascii: "_"))
+                out.append(b + 0x20)
             } else {
-                out.append(c)
+                out.append(b)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A value as Google quotes it in "Invalid value" messages: numbers bare, strings quoted.

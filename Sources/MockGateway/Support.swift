@@ -87,22 +87,20 @@ final class IdentifierSource: Sendable {
 
     /// A canonical lowercase version-4 UUID ("8-4-4-4-12"), the form APNs uses for `apns-id`.
     func uuid() -> String {
-        let high = random.next()
-        let low = random.next()
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for i in 0..<8 {
-            bytes[i] = UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64(i)))
-            bytes[8 + i] = UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64(i)))
-        }
-        bytes[6] = bytes[6] & 0x0F | 0x40
-        bytes[8] = bytes[8] & 0x3F | 0x80
+        // Version 4 and the RFC 4122 variant, set in the random bits.
+        let high = random.next() & 0xFFFF_FFFF_FFFF_0FFF | 0x0000_0000_0000_4000
+        let low = random.next() & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000
         return String(unsafeUninitializedCapacity: 36) { out in
             var w = 0
-            for (i, byte) in bytes.enumerated() {
-                if i == 4 || i == 6 || i == 8 || i == 10 { out[w] = UInt8(ascii: "-"); w += 1 }
-                out[w] = hexDigit(byte >> 4)
-                out[w + 1] = hexDigit(byte & 0xF)
-                w += 2
+            for nibbleIndex in 0..<32 {
+                if nibbleIndex == 8 || nibbleIndex == 12 || nibbleIndex == 16 || nibbleIndex == 20 {
+                    out[w] = UInt8(ascii: "-")
+                    w += 1
+                }
+                let word = nibbleIndex < 16 ? high : low
+                let shift = UInt64(60 - 4 * (nibbleIndex % 16))
+                out[w] = hexDigit(UInt8(truncatingIfNeeded: (word >> shift) & 0xF))
+                w += 1
             }
             return w
         }
@@ -148,6 +146,25 @@ func isCanonicalUUID(_ text: String) -> Bool {
         }
     }
     return true
+}
+
+/// Byte equality of a slice and a string, by `memcmp` when both are contiguous.
+func utf8Equal(_ bytes: Substring.UTF8View, _ text: String) -> Bool {
+    guard bytes.count == text.utf8.count else { return false }
+    let fast: Bool? = bytes.withContiguousStorageIfAvailable { a in
+        text.utf8.withContiguousStorageIfAvailable { b in
+            guard let pa = a.baseAddress, let pb = b.baseAddress else { return a.count == b.count }
+            return memcmp(pa, pb, a.count) == 0
+        }
+    } ?? nil
+    return fast ?? bytes.elementsEqual(text.utf8)
+}
+
+/// Byte suffix test (String.hasSuffix compares Characters, which costs grapheme breaking).
+func utf8HasSuffix(_ text: Substring.UTF8View, _ suffix: String) -> Bool {
+    let count = suffix.utf8.count
+    guard text.count >= count else { return false }
+    return utf8Equal(text.suffix(count), suffix)
 }
 
 /// Case-insensitive ASCII prefix test without allocating.
