@@ -95,7 +95,8 @@ final class APNSService: Sendable {
 
     func handle(_ request: HTTPRequest, connection: GatewayConnectionState) -> ServiceOutcome {
         let headers = Headers(request.headers)
-        let apnsID = headers.id.flatMap { isCanonicalUUID($0) ? $0 : nil } ?? identifiers.uuid()
+        let givenIDIsValid = headers.id.map(isCanonicalUUID) ?? true
+        let apnsID = givenIDIsValid ? headers.id ?? identifiers.uuid() : identifiers.uuid()
         var warnings: [String] = []
         if request.version == .http1_1 { warnings.append("APNs speaks HTTP/2 only; this request came over HTTP/1.1") }
 
@@ -113,7 +114,7 @@ final class APNSService: Sendable {
         case .token(let t): token = t
         }
 
-        if headers.id != nil, headers.id.map(isCanonicalUUID) != true { return reject(.badMessageId) }
+        if !givenIDIsValid { return reject(.badMessageId) }
 
         let pushType: APNSPushType
         if let raw = headers.pushType {
@@ -194,29 +195,45 @@ final class APNSService: Sendable {
     }
 
     func deviceToken(in fullPath: String) -> PathToken {
-        var path = Substring(fullPath).utf8
-        if let query = path.firstIndex(of: UInt8(ascii: "?")) { path = path[..<query] }
-        let prefix = "/3/device".utf8
-        guard path.starts(with: prefix) else { return .rejected(.badPath) }
-        var rest = path.dropFirst(prefix.count)
-        if rest.isEmpty { return .rejected(.missingDeviceToken) }
-        guard rest.first == UInt8(ascii: "/") else { return .rejected(.badPath) }
-        rest = rest.dropFirst()
-        if rest.isEmpty { return .rejected(.missingDeviceToken) }
-        if rest.contains(UInt8(ascii: "/")) { return .rejected(.badPath) }
-        let length = rest.count
-        guard length >= configuration.tokenHexLength, length <= configuration.maxTokenHexLength,
-              rest.allSatisfy(isHexDigit) else { return .rejected(.badDeviceToken) }
-        // Lowercased in one pass: the registry's key for hex tokens.
-        let token = String(unsafeUninitializedCapacity: length) { out in
-            var i = 0
-            for b in rest {
+        if let parsed = fullPath.utf8.withContiguousStorageIfAvailable({ deviceToken(inPath: $0) }) { return parsed }
+        return Array(fullPath.utf8).withUnsafeBufferPointer { deviceToken(inPath: $0) }
+    }
+
+    private static let devicePrefix: [UInt8] = Array("/3/device".utf8)
+
+    /// One pass over the path bytes: prefix, separator, hex digits, lowercased copy.
+    private func deviceToken(inPath bytes: UnsafeBufferPointer<UInt8>) -> PathToken {
+        var end = bytes.count
+        for i in 0..<bytes.count where bytes[i] == UInt8(ascii: "?") {
+            end = i
+            break
+        }
+        let prefix = Self.devicePrefix
+        guard end >= prefix.count else { return .rejected(.badPath) }
+        for i in 0..<prefix.count where bytes[i] != prefix[i] { return .rejected(.badPath) }
+        var start = prefix.count
+        if start == end { return .rejected(.missingDeviceToken) }
+        guard bytes[start] == UInt8(ascii: "/") else { return .rejected(.badPath) }
+        start += 1
+        if start == end { return .rejected(.missingDeviceToken) }
+        var allHex = true
+        for i in start..<end {
+            let b = bytes[i]
+            if b == UInt8(ascii: "/") { return .rejected(.badPath) }
+            if !isHexDigit(b) { allHex = false }
+        }
+        let length = end - start
+        guard allHex, length >= configuration.tokenHexLength, length <= configuration.maxTokenHexLength else {
+            return .rejected(.badDeviceToken)
+        }
+        // Lowercased as it is copied: the registry's key for hex tokens.
+        return .token(String(unsafeUninitializedCapacity: length) { out in
+            for i in 0..<length {
+                let b = bytes[start + i]
                 out[i] = b >= 0x41 && b <= 0x46 ? b + 0x20 : b
-                i += 1
             }
             return length
-        }
-        return .token(token)
+        })
     }
 
     private static let suffixes: [(suffix: String, type: APNSPushType)] = APNSPushType.allCases

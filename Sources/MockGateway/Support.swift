@@ -138,14 +138,19 @@ func isHexDigit(_ byte: UInt8) -> Bool {
 /// (APNs: "a canonical UUID", else BadMessageId). Either case is accepted.
 func isCanonicalUUID(_ text: String) -> Bool {
     guard text.utf8.count == 36 else { return false }
-    for (i, b) in text.utf8.enumerated() {
-        if i == 8 || i == 13 || i == 18 || i == 23 {
-            if b != UInt8(ascii: "-") { return false }
-        } else if !isHexDigit(b) {
-            return false
+    func check(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for i in 0..<36 {
+            let b = bytes[i]
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                if b != UInt8(ascii: "-") { return false }
+            } else if !isHexDigit(b) {
+                return false
+            }
         }
+        return true
     }
-    return true
+    if let result = text.utf8.withContiguousStorageIfAvailable(check) { return result }
+    return Array(text.utf8).withUnsafeBufferPointer(check)
 }
 
 /// Byte equality of a slice and a string, by `memcmp` when both are contiguous.
