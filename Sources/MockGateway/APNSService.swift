@@ -33,7 +33,10 @@ struct ServiceOutcome {
 /// 9. `apns-collapse-id` over 64 bytes: 400 BadCollapseId
 /// 10. provider token (when keys are configured): 403 MissingProviderToken,
 ///     InvalidProviderToken, BadEnvironmentKeyIdInToken, UnrelatedKeyIdInToken,
-///     ExpiredProviderToken; 429 TooManyProviderTokenUpdates
+///     ExpiredProviderToken; 429 TooManyProviderTokenUpdates. With no keys configured (the
+///     zero-config default) any `bearer <token>` passes and so does no header at all (what a
+///     certificate-authenticated sender sends); a header that is not a bearer token is still
+///     403 InvalidProviderToken, an empty one 403 MissingProviderToken.
 /// 11. payload: empty 400 PayloadEmpty; over 4096 bytes (5120 VoIP) 413 PayloadTooLarge; not a
 ///     JSON object with an `aps` object: 400 PayloadEmpty (Apple documents no reason for a
 ///     malformed payload; "nothing deliverable" is the closest, and a warning names the cause)

@@ -13,7 +13,13 @@ import Synchronization
 ///
 /// Faults (per route, `FaultInjector`) are rolled before validation: an overloaded gateway
 /// fails valid and invalid requests alike. Every answer, faults included, is reported to the
-/// observers as a `GatewayExchange`.
+/// observers as a `GatewayExchange`: `reason` is the APNs reason, the FCM errorCode (or the
+/// canonical status when there is no FcmError detail) or the OAuth error; `fault` names the
+/// injected fault ("status:503", "reset", "close", "latency", "goaway"); an injected reset or
+/// close has no answer, so its response has status 0 and the action only. Things a real gateway
+/// accepts but a conformance run should see (a background push with an alert, a missing
+/// content-type) are reported as `verdict = {"gateway_warnings": [...]}`; the spec validator's
+/// verdict should keep that key when it fills in its own.
 ///
 /// Stream limit (apns.md, Transport): with APNs token auth on, a new connection allows one
 /// stream; the answer to its first request with a valid provider token raises

@@ -280,3 +280,72 @@ import Testing
         #expect(registry.state(of: "abc:xyz") == .valid)
     }
 }
+
+@Suite struct RoutingAndRobustnessTests {
+    @Test func routes() {
+        func route(_ path: String, _ headers: [HTTPHeader] = [], _ version: HTTPVersion = .http2) -> GatewayRoute {
+            MockGateway.route(of: HTTPRequest(method: "POST", path: path, headers: headers, version: version))
+        }
+        #expect(route("/3/device/abc") == .apns)
+        #expect(route("/v1/projects/p/messages:send") == .fcm)
+        #expect(route("/token") == .oauth)
+        #expect(route("/token?x=1") == .oauth)
+        #expect(route("/metrics") == .unknown)
+        #expect(route("/metrics", [HTTPHeader("apns-topic", "x")]) == .apns)
+        #expect(route("/metrics", [HTTPHeader("apns-topic", "x")], .http1_1) == .unknown)
+    }
+
+    @Test func unknownPathOnAPNSLookingRequestIsBadPath() throws {
+        let h = try Harness()
+        let response = h.send(path: "/4/device/x", headers: [HTTPHeader("apns-topic", "com.example.app")], body: [])
+        #expect(response.status == 404)
+        #expect(reason(response) == "BadPath")
+    }
+
+    @Test func injectedAPNsErrorsEchoTheApnsID() throws {
+        let h = try FaultTests.harness(RouteFaults(errorRates: [503: 1]))
+        let response = h.push(headers: ["apns-id": validAPNSID])
+        #expect(response.status == 503)
+        #expect(header(response, "apns-id") == validAPNSID)
+        #expect(reason(response) == "ServiceUnavailable")
+    }
+
+    @Test func fcmWarnsAboutMissingJSONContentType() throws {
+        let h = try Harness()
+        let response = h.send(path: "/v1/projects/p/messages:send",
+                              headers: [HTTPHeader("authorization", "Bearer x"), HTTPHeader("content-type", "text/plain")],
+                              body: Array(#"{"message":{"topic":"a"}}"#.utf8))
+        #expect(response.status == 200)
+        let warnings = h.observer.last?.verdict?["gateway_warnings"]?.arrayValue ?? []
+        #expect(warnings.count == 1)
+    }
+
+    /// Random JSON documents in every FCM and APNs field position never crash the gateway and
+    /// always get a well-formed answer.
+    @Test func randomStructuredBodiesNeverCrash() throws {
+        let h = try Harness()
+        var seed: UInt64 = 12345
+        func next(_ n: UInt64) -> Int { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Int((seed >> 33) % n) }
+        let keys = ["message", "token", "topic", "data", "android", "ttl", "priority", "notification", "title", "apns",
+                    "payload", "aps", "validate_only", "fcm_options", "light_settings", "color", "vibrate_timings", "x"]
+        func value(_ depth: Int) -> JSONValue {
+            switch next(depth > 3 ? 5 : 7) {
+            case 0: return .null
+            case 1: return .bool(next(2) == 0)
+            case 2: return .number(Double(next(1000)) - 500)
+            case 3: return .string(["", "high", "60s", "a", "2419200s", "/topics/x"][next(6)])
+            case 4: return .string(String(repeating: "z", count: next(50)))
+            case 5: return .array((0..<next(3)).map { _ in value(depth + 1) })
+            default: return .object(JSONObject((0..<next(4)).map { _ in (key: keys[next(UInt64(keys.count))], value: value(depth + 1)) }))
+            }
+        }
+        for i in 0..<500 {
+            let body = value(0).bytes()
+            let response = i % 2 == 0
+                ? h.send(path: "/v1/projects/p/messages:send", headers: [HTTPHeader("authorization", "Bearer x")], body: body)
+                : h.send(path: "/3/device/\(deviceToken)", headers: [HTTPHeader("apns-topic", "com.example.app")], body: body)
+            #expect([200, 400, 404, 413].contains(response.status))
+            if response.status != 200 { #expect(json(response) != nil) }
+        }
+    }
+}
