@@ -129,6 +129,7 @@ struct SchemaCompiler {
         var ifNode: Int?
         var thenNode: Int?
         var elseNode: Int?
+        var compiledMembers = false
 
         for (name, value) in object.entries {
             let at = pointer.appending(name)
@@ -155,25 +156,24 @@ struct SchemaCompiler {
                 keywords.append(.enumeration(options))
             case "required":
                 keywords.append(.required(try stringArray(value, at)))
-            case "properties":
-                guard case .object(let properties) = value else { throw wrongType(pointer, name, "an object", value) }
-                var compiled: [(name: String, node: Int)] = []
-                for (property, schema) in properties.entries {
-                    compiled.append((property, try compile(schema, at: at.appending(property), base: base)))
-                }
-                keywords.append(.properties(compiled))
-            case "patternProperties":
-                keywords.append(.patternProperties(try patternSchemas(value, at, base: base)))
-            case "additionalProperties":
-                let node = try compile(value, at: at, base: base)
-                let known = object["properties"]?.objectValue?.keys ?? []
-                var patterns: [CompiledPattern] = []
-                if let patternObject = object["patternProperties"]?.objectValue {
-                    for source in patternObject.keys {
-                        patterns.append(try compilePattern(source, pointer.appending("patternProperties").appending(source)))
+            case "properties", "patternProperties", "additionalProperties":
+                // Compiled together, at the first of the three.
+                guard !compiledMembers else { continue }
+                compiledMembers = true
+                var named: [(name: String, node: Int)] = []
+                if let properties = object["properties"] {
+                    guard case .object(let members) = properties else { throw wrongType(pointer, "properties", "an object", properties) }
+                    for (property, schema) in members.entries {
+                        named.append((property, try compile(schema, at: pointer.appending("properties").appending(property), base: base)))
                     }
                 }
-                keywords.append(.additionalProperties(node: node, known: known, patterns: patterns))
+                let patterns = try object["patternProperties"].map { value throws(SchemaError) in
+                    try patternSchemas(value, pointer.appending("patternProperties"), base: base)
+                } ?? []
+                let additional = try object["additionalProperties"].map { value throws(SchemaError) in
+                    try compile(value, at: pointer.appending("additionalProperties"), base: base)
+                }
+                keywords.append(.objectMembers(MemberRules(named: named, patterns: patterns, additional: additional)))
             case "propertyNames":
                 keywords.append(.propertyNames(try compile(value, at: at, base: base)))
             case "pattern":

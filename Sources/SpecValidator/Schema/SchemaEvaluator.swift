@@ -21,7 +21,7 @@ struct EvaluatedLocations {
         if !allItems { itemIndices += other.itemIndices }
     }
 
-    func covers(property name: String) -> Bool { allProperties || properties.contains(name) }
+    func covers(property name: String) -> Bool { allProperties || properties.contains(where: { sameCodePoints($0, name) }) }
     func covers(item index: Int) -> Bool { allItems || index < itemPrefix || itemIndices.contains(index) }
 }
 
@@ -184,50 +184,42 @@ struct SchemaEvaluator {
         case .required(let names):
             guard case .object(let object) = instance else { return true }
             var valid = true
-            for name in names where object.index(forKey: name) == nil {
+            for name in names where object.member(name) == nil {
                 valid = false
                 guard collecting else { return false }
                 fail("required", "missing required property \"\(name)\"")
             }
             return valid
 
-        case .properties(let properties):
-            guard case .object(let object) = instance else { return true }
-            var valid = true
-            for (name, node) in properties {
-                guard let value = object[name] else { continue }
-                if tracking { evaluated.properties.append(name) }
-                if !descendInto(node, value, keyword: "properties", member: .key(name), at: .key(name)) {
-                    valid = false
-                    if !collecting { return false }
-                }
-            }
-            return valid
-
-        case .patternProperties(let patterns):
+        case .objectMembers(let rules):
             guard case .object(let object) = instance else { return true }
             var valid = true
             for (name, value) in object.entries {
-                for (pattern, node) in patterns where pattern.matches(name) {
-                    if tracking { evaluated.properties.append(name) }
+                var matched = false
+                if let node = rules.namedNode(for: name) {
+                    matched = true
+                    if !descendInto(node, value, keyword: "properties", member: .key(name), at: .key(name)) {
+                        valid = false
+                        if !collecting { return false }
+                    }
+                }
+                for (pattern, node) in rules.patterns where pattern.matches(name) {
+                    matched = true
                     if !descendInto(node, value, keyword: "patternProperties", member: .key(pattern.source), at: .key(name)) {
                         valid = false
                         if !collecting { return false }
                     }
                 }
-            }
-            return valid
-
-        case .additionalProperties(let node, let known, let patterns):
-            guard case .object(let object) = instance else { return true }
-            var valid = true
-            for (name, value) in object.entries where !known.contains(name) && !patterns.contains(where: { $0.matches(name) }) {
-                if !descendInto(node, value, keyword: "additionalProperties", at: .key(name)) {
-                    valid = false
-                    if !collecting { return false }
+                if matched {
+                    if tracking { evaluated.properties.append(name) }
+                } else if let node = rules.additional {
+                    if !descendInto(node, value, keyword: "additionalProperties", at: .key(name)) {
+                        valid = false
+                        if !collecting { return false }
+                    }
                 }
             }
-            if tracking { evaluated.allProperties = true }
+            if tracking && rules.additional != nil { evaluated.allProperties = true }
             return valid
 
         case .propertyNames(let node):
@@ -369,8 +361,8 @@ struct SchemaEvaluator {
         case .dependentRequired(let dependencies):
             guard case .object(let object) = instance else { return true }
             var valid = true
-            for (name, required) in dependencies where object.index(forKey: name) != nil {
-                for other in required where object.index(forKey: other) == nil {
+            for (name, required) in dependencies where object.member(name) != nil {
+                for other in required where object.member(other) == nil {
                     valid = false
                     guard collecting else { return false }
                     fail("dependentRequired", "property \"\(name)\" requires property \"\(other)\"")
@@ -381,7 +373,7 @@ struct SchemaEvaluator {
         case .dependentSchemas(let dependencies):
             guard case .object(let object) = instance else { return true }
             var valid = true
-            for (name, node) in dependencies where object.index(forKey: name) != nil {
+            for (name, node) in dependencies where object.member(name) != nil {
                 if !descendInPlace(node, instance, keyword: "dependentSchemas", member: .key(name), &evaluated, tracking: tracking) {
                     valid = false
                     if !collecting { return false }
@@ -501,7 +493,7 @@ func schemaEqual(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
     case (.null, .null): return true
     case (.bool(let a), .bool(let b)): return a == b
     case (.number(let a), .number(let b)): return a == b
-    case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+    case (.string(let a), .string(let b)): return sameCodePoints(a, b)
     case (.array(let a), .array(let b)):
         guard a.count == b.count else { return false }
         for i in a.indices where !schemaEqual(a[i], b[i]) { return false }
@@ -509,8 +501,7 @@ func schemaEqual(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
     case (.object(let a), .object(let b)):
         guard a.count == b.count else { return false }
         for (key, value) in a.entries {
-            guard let match = b.entries.first(where: { $0.key.utf8.elementsEqual(key.utf8) }),
-                  schemaEqual(value, match.value) else { return false }
+            guard let other = b.member(key), schemaEqual(value, other) else { return false }
         }
         return true
     default: return false

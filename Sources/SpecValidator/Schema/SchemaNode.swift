@@ -59,35 +59,6 @@ struct TypeSet: OptionSet, Sendable {
     }
 }
 
-/// An ECMA-262 `pattern`, compiled once. Matching is an unanchored search over Unicode scalars
-/// (ECMA-262 with the `u` flag), with `\d` and `\w` ASCII-only as in ECMA-262.
-///
-/// Engine choice: Swift `Regex` rather than POSIX `regcomp`. POSIX ERE lacks `\d`, `\p{Letter}`,
-/// lazy quantifiers and lookahead, all of which ECMA-262 patterns use; the suite's own
-/// `\p{Letter}` cases would fail. Swift `Regex` costs roughly a microsecond per short match
-/// (measured in release, see the lead's benchmark), so schemas on hot paths should keep
-/// patterns to the few fields that need them.
-struct CompiledPattern: @unchecked Sendable {
-    // @unchecked: `Regex<AnyRegexOutput>` is an immutable value (copy-on-write program
-    // storage, never mutated after compilation) but is not declared Sendable because its
-    // output type is existential. We only ever read it.
-    let source: String
-    let regex: Regex<AnyRegexOutput>
-
-    init(_ source: String) throws {
-        self.source = source
-        regex = try Regex(source)
-            .matchingSemantics(.unicodeScalar)
-            .asciiOnlyDigits()
-            .asciiOnlyWordCharacters()
-    }
-
-    @inline(__always)
-    func matches(_ string: String) -> Bool {
-        (try? regex.firstMatch(in: string)) != nil
-    }
-}
-
 /// A keyword ready to evaluate. Subschemas are node indices.
 enum CompiledKeyword: Sendable {
     case falseSchema
@@ -95,10 +66,9 @@ enum CompiledKeyword: Sendable {
     case const(JSONValue)
     case enumeration([JSONValue])
     case required([String])
-    case properties([(name: String, node: Int)])
-    case patternProperties([(pattern: CompiledPattern, node: Int)])
-    /// Applies to properties matched by neither sibling `properties` nor `patternProperties`.
-    case additionalProperties(node: Int, known: [String], patterns: [CompiledPattern])
+    /// `properties`, `patternProperties` and `additionalProperties` of one schema, applied in
+    /// one pass over the instance's members.
+    case objectMembers(MemberRules)
     case propertyNames(Int)
     case pattern(CompiledPattern)
     case minLength(Int)
@@ -129,4 +99,46 @@ enum CompiledKeyword: Sendable {
     case ref(Int)
     case unevaluatedProperties(Int)
     case unevaluatedItems(Int)
+}
+
+/// The member keywords of one object schema. A class so the keyword enum stays small.
+final class MemberRules: Sendable {
+    let named: [(name: String, node: Int)]
+    let patterns: [(pattern: CompiledPattern, node: Int)]
+    /// `additionalProperties`: members matched by neither `named` nor `patterns`.
+    let additional: Int?
+
+    init(named: [(name: String, node: Int)], patterns: [(pattern: CompiledPattern, node: Int)], additional: Int?) {
+        self.named = named
+        self.patterns = patterns
+        self.additional = additional
+    }
+
+    @inline(__always)
+    func namedNode(for key: String) -> Int? {
+        for entry in named where sameCodePoints(entry.name, key) { return entry.node }
+        return nil
+    }
+}
+
+/// Code-point equality of two strings. JSON Schema compares property names and string values
+/// by code points; Swift's `==` uses canonical equivalence ("é" == "e\u{301}").
+@inline(__always)
+func sameCodePoints(_ a: String, _ b: String) -> Bool {
+    let count = a.utf8.count
+    guard count == b.utf8.count else { return false }
+    let fast = a.utf8.withContiguousStorageIfAvailable { left in
+        b.utf8.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
+    }
+    if let fast, let result = fast { return result }
+    return a.utf8.elementsEqual(b.utf8)
+}
+
+extension JSONObject {
+    /// The member named `key` by code points (see `sameCodePoints`).
+    @inline(__always)
+    func member(_ key: String) -> JSONValue? {
+        for entry in entries where sameCodePoints(entry.key, key) { return entry.value }
+        return nil
+    }
 }
