@@ -40,7 +40,56 @@ struct SchemaCompiler {
             try link(pendingRefs[next])
             next += 1
         }
+        try rejectInPlaceCycles()
         return root
+    }
+
+    /// A loop of `$ref`s (through allOf, anyOf, not, if...) that never moves into the instance,
+    /// such as `{"$ref": "#"}`, would recurse forever on every instance: reject it here.
+    private func rejectInPlaceCycles() throws(SchemaError) {
+        enum Mark { case unvisited, inProgress, done }
+        var marks = [Mark](repeating: .unvisited, count: nodes.count)
+        func inPlaceChildren(_ node: Int) -> [Int] {
+            var children: [Int] = []
+            for keyword in nodes[node].keywords {
+                switch keyword {
+                case .ref(let target): children.append(target)
+                case .allOf(let branches), .anyOf(let branches), .oneOf(let branches): children += branches
+                case .not(let child): children.append(child)
+                case .conditional(let condition, let then, let otherwise):
+                    children.append(condition)
+                    if let then { children.append(then) }
+                    if let otherwise { children.append(otherwise) }
+                case .dependentSchemas(let dependencies): children += dependencies.map(\.node)
+                default: break
+                }
+            }
+            return children
+        }
+        // Iterative depth-first search: (node, next child to visit).
+        for start in nodes.indices where marks[start] == .unvisited {
+            var stack: [(node: Int, children: [Int], next: Int)] = [(start, inPlaceChildren(start), 0)]
+            marks[start] = .inProgress
+            while let top = stack.last {
+                if top.next == top.children.count {
+                    marks[top.node] = .done
+                    stack.removeLast()
+                    continue
+                }
+                stack[stack.count - 1].next += 1
+                let child = top.children[top.next]
+                switch marks[child] {
+                case .inProgress:
+                    let location = nodeAtPointer.first { $0.value == child }.flatMap { JSONPointer($0.key) } ?? JSONPointer()
+                    throw SchemaError(pointer: location, message: "this schema refers back to itself through $ref without descending into the instance, which would never terminate")
+                case .unvisited:
+                    marks[child] = .inProgress
+                    stack.append((child, inPlaceChildren(child), 0))
+                case .done:
+                    break
+                }
+            }
+        }
     }
 
     // MARK: - Linking

@@ -34,6 +34,8 @@ struct SchemaEvaluator {
     var violations: [SchemaViolation] = []
     private var instancePath: [String] = []
     private var keywordPath: [String] = []
+    /// The applicator that led to the current subschema, naming violations of `false` schemas.
+    private var applicator = "false"
 
     init(nodes: [SchemaNode], collecting: Bool) {
         self.nodes = nodes
@@ -75,6 +77,9 @@ struct SchemaEvaluator {
                                   at step: InstanceStep = .same, _ evaluated: inout EvaluatedLocations, tracking: Bool) -> Bool {
         guard collecting else { return evaluate(node, value, &evaluated, tracking: tracking) }
         keywordPath.append(keyword)
+        let outerApplicator = applicator
+        applicator = keyword
+        defer { applicator = outerApplicator }
         switch member {
         case .same: break
         case .key(let k): keywordPath.append(k)
@@ -136,6 +141,10 @@ struct SchemaEvaluator {
     @inline(__always)
     private mutating func fail(_ keyword: String, at step: InstanceStep = .same, _ message: @autoclosure () -> String) {
         guard collecting else { return }
+        record(keyword, keywordLocation: JSONPointer(tokens: keywordPath + [keyword]), at: step, message())
+    }
+
+    private mutating func record(_ keyword: String, keywordLocation: JSONPointer, at step: InstanceStep, _ message: String) {
         var instance = instancePath
         switch step {
         case .same: break
@@ -144,9 +153,9 @@ struct SchemaEvaluator {
         }
         violations.append(SchemaViolation(
             instanceLocation: JSONPointer(tokens: instance),
-            keywordLocation: JSONPointer(tokens: keywordPath + (keyword == "false" ? [] : [keyword])),
+            keywordLocation: keywordLocation,
             keyword: keyword,
-            message: message()))
+            message: message))
     }
 
     // MARK: - Keywords
@@ -155,8 +164,8 @@ struct SchemaEvaluator {
         switch keyword {
         case .falseSchema:
             if collecting {
-                let message = falseSchemaMessage(instance)
-                fail("false", message)
+                // The `false` schema is the keyword's value: locate it at the keyword itself.
+                record(applicator, keywordLocation: JSONPointer(tokens: keywordPath), at: .same, falseSchemaMessage(instance))
             }
             return false
 
@@ -402,15 +411,19 @@ struct SchemaEvaluator {
             return matched
 
         case .oneOf(let branches):
-            var matchedIndices: [Int] = []
-            for (i, node) in branches.enumerated() where silentInPlace(node, instance, &evaluated, tracking: tracking) {
-                matchedIndices.append(i)
-                if matchedIndices.count > 1 && !collecting { return false }
+            var matches = 0
+            for node in branches where silentInPlace(node, instance, &evaluated, tracking: tracking) {
+                matches += 1
+                if matches > 1 { break }   // already invalid; annotations of a failing oneOf are dropped
             }
-            guard matchedIndices.count == 1 else {
-                fail("oneOf", matchedIndices.isEmpty
-                     ? "expected a value matching exactly one of \(branches.count) schemas, found none matching: \(describe(instance))"
-                     : "expected a value matching exactly one of \(branches.count) schemas, found it matching schemas \(matchedIndices)")
+            guard matches == 1 else {
+                if collecting {
+                    // Which branches matched, recomputed only to explain the failure.
+                    let matching = branches.indices.filter { silentCheck(branches[$0], instance) }
+                    fail("oneOf", matching.isEmpty
+                         ? "expected a value matching exactly one of \(branches.count) schemas, found none matching: \(describe(instance))"
+                         : "expected a value matching exactly one of \(branches.count) schemas, found it matching schemas \(matching)")
+                }
                 return false
             }
             return true
@@ -472,10 +485,11 @@ struct SchemaEvaluator {
     }
 
     /// 2020-12 validation §6.2.1 asks for a mathematical multiple; with doubles, a quotient
-    /// within a few ulps of an integer counts (0.0075 / 0.0001 = 75.00000000000001), and an
-    /// overflowing quotient does not (1e308 / 0.123456789).
+    /// within a few ulps of an integer counts (0.0075 / 0.0001 = 75.00000000000001, since
+    /// 0.0001 has no exact binary form), and an overflowing quotient does not (1e308 / 0.123456789).
     static func isMultiple(_ value: Double, of divisor: Double) -> Bool {
-        if value.rounded(.towardZero) == value && divisor.rounded(.towardZero) == divisor && abs(value) < 9e15 && divisor < 9e15 {
+        if divisor.rounded(.towardZero) == divisor {
+            // Integral divisor: the remainder of two doubles is exact, at any magnitude.
             return value.truncatingRemainder(dividingBy: divisor) == 0
         }
         let quotient = value / divisor

@@ -1,4 +1,7 @@
 import JSON
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One compiled (sub)schema. Nodes live in one array and refer to each other by index, so
 /// recursive `$ref`s are plain integers and the whole graph is an immutable, Sendable value.
@@ -127,8 +130,12 @@ final class MemberRules: Sendable {
 func sameCodePoints(_ a: String, _ b: String) -> Bool {
     let count = a.utf8.count
     guard count == b.utf8.count else { return false }
+    guard count > 0 else { return true }
     let fast = a.utf8.withContiguousStorageIfAvailable { left in
-        b.utf8.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
+        b.utf8.withContiguousStorageIfAvailable { right in
+            guard let l = left.baseAddress, let r = right.baseAddress else { return false }
+            return memcmp(l, r, count) == 0
+        }
     }
     if let fast, let result = fast { return result }
     return a.utf8.elementsEqual(b.utf8)
