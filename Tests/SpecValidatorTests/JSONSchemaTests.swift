@@ -80,6 +80,16 @@ struct JSONSchemaViolationTests {
         #expect(not.validate("x").map(\.keyword) == ["not"])
     }
 
+    @Test func failedAnyOfExplainsTheClosestBranch() throws {
+        let s = try schema(##"{"properties": {"alert": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {"title": {"type": "string"}}}]}}}"##)
+        let violations = s.validate(try instance(##"{"alert": {"title": 3}}"##))
+        #expect(violations.count == 1)
+        let violation = try #require(violations.first)
+        #expect(violation.keywordLocation.description == "/properties/alert/anyOf")
+        #expect(violation.instanceLocation.description == "/alert")
+        #expect(violation.message.contains("closest: /alert/title: expected string, found number 3 [/properties/alert/anyOf/1/properties/title/type]"))
+    }
+
     @Test func lengthsCountCodePointsNotBytesOrGraphemes() throws {
         let one = try schema(##"{"maxLength": 1, "minLength": 1}"##)
         #expect(one.isValid("😀"))                    // 4 UTF-8 bytes, 1 code point
@@ -208,6 +218,7 @@ struct JSONSchemaPatternTests {
         "^[0-9a-f]{64}$", "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
         "a+", "^a*$", "^(ab|cd)+?$", "^\\d{3}\\.\\d+$", "\\w+@\\w+\\.com", "^[^@]+@[^@]+$", "^.{2,4}$",
         "x[-_]y", "^[\\]a-]$", "(?:foo|bar)baz", "^\\$\\{[a-z]+\\}$", "[^\\d]", "^https?://", "^[\\w.-]+$",
+        "^(?:[a-z0-9-]+\\.)+[a-z]{2,}$", "^[A-Z][a-z]*( [A-Z][a-z]*)*$", "^-?(0|[1-9][0-9]*)(\\.[0-9]+)?$",
     ]
     static let untranslatable: [String] = [
         "^\\p{Letter}+$", "(?=a)a", "(a)\\1", "\\s", "\\bword\\b", "é+", "a{,3}", "\\u0041",
@@ -216,7 +227,7 @@ struct JSONSchemaPatternTests {
         "", "a", "aaa", "abcd", "ab", "abab", "abcdcd", "123.45", "12.", "me@host.com", "a@b", "a@@b",
         "π", "ππ", "aπ", "xπy", "x-y", "x_y", "]", "-", "a", "foobaz", "barbaz", "${abc}", "${ABC}", "7",
         "https://x", "http:", "a.b-c_d", "a b", "aaa\n", "\n", String(repeating: "ab", count: 32),
-        "123e4567-e89b-12d3-a456-426614174000", "a\u{0}b",
+        "123e4567-e89b-12d3-a456-426614174000", "a\u{0}b", "api.push.apple.com", "Hello World", "hello", "-0.5", "01", "3.",
     ]
 
     @Test(arguments: translatable)

@@ -405,8 +405,9 @@ struct SchemaEvaluator {
                 // Annotations from every passing branch count, so keep going only when tracking.
                 if !tracking { break }
             }
-            if !matched {
-                fail("anyOf", "expected a value matching at least one of \(branches.count) schemas, found \(describe(instance))")
+            if !matched && collecting {
+                let closest = closestBranch(branches, keyword: "anyOf", instance)
+                fail("anyOf", "expected a value matching at least one of \(branches.count) schemas, found \(describe(instance))\(closest)")
             }
             return matched
 
@@ -420,8 +421,9 @@ struct SchemaEvaluator {
                 if collecting {
                     // Which branches matched, recomputed only to explain the failure.
                     let matching = branches.indices.filter { silentCheck(branches[$0], instance) }
+                    let closest = matching.isEmpty ? closestBranch(branches, keyword: "oneOf", instance) : ""
                     fail("oneOf", matching.isEmpty
-                         ? "expected a value matching exactly one of \(branches.count) schemas, found none matching: \(describe(instance))"
+                         ? "expected a value matching exactly one of \(branches.count) schemas, found none matching: \(describe(instance))\(closest)"
                          : "expected a value matching exactly one of \(branches.count) schemas, found it matching schemas \(matching)")
                 }
                 return false
@@ -471,6 +473,30 @@ struct SchemaEvaluator {
             evaluated.allItems = true
             return valid
         }
+    }
+
+    /// When no branch of anyOf/oneOf matches, the failures of the branch that got furthest
+    /// (deepest instance location, then fewest failures) explain more than "matched none":
+    /// an APNs `alert` object with a numeric `title` fails the string branch at the root and
+    /// the object branch at `/title`; the second is what the sender got wrong.
+    private mutating func closestBranch(_ branches: [Int], keyword: String, _ instance: JSONValue) -> String {
+        var best: [SchemaViolation] = []
+        var bestDepth = -1
+        for (i, node) in branches.enumerated() {
+            let before = violations.count
+            var scratch = EvaluatedLocations()
+            _ = descend(node, instance, keyword: keyword, member: .index(i), &scratch, tracking: false)
+            let found = Array(violations[before...])
+            violations.removeSubrange(before...)
+            let depth = found.map(\.instanceLocation.tokens.count).max() ?? 0
+            if depth > bestDepth || (depth == bestDepth && found.count < best.count) {
+                best = found
+                bestDepth = depth
+            }
+        }
+        guard !best.isEmpty else { return "" }
+        let shown = best.prefix(3).map(\.description).joined(separator: "; ")
+        return "; closest: \(shown)\(best.count > 3 ? "; ..." : "")"
     }
 
     private func falseSchemaMessage(_ instance: JSONValue) -> String {

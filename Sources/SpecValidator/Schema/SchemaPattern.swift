@@ -36,6 +36,7 @@ final class CompiledPattern: @unchecked Sendable {
             .matchingSemantics(.unicodeScalar)
             .asciiOnlyDigits()
             .asciiOnlyWordCharacters()
+            .wordBoundaryKind(.simple)   // ECMA-262 \b: between \w and \W, not UAX #29 words
         #if canImport(Glibc)
         if let translation = PosixTranslation(ecma: source) {
             let compiled = UnsafeMutablePointer<regex_t>.allocate(capacity: 1)
