@@ -201,8 +201,9 @@ struct JSONSchemaCompileErrorTests {
         #expect(try compileError(##"{"properties": {"next": {"$ref": "#"}}}"##) == nil)
     }
 
-    @Test func dynamicRefIsRefusedRatherThanIgnored() throws {
-        #expect(try compileError(##"{"$dynamicRef": "#meta"}"##)?.pointer.description == "/$dynamicRef")
+    @Test func draft2019RecursiveRefIsRefusedRatherThanIgnored() throws {
+        #expect(try compileError(##"{"items": {"$recursiveRef": "#"}}"##)?.pointer.description == "/items/$recursiveRef")
+        #expect(try compileError(##"{"$dynamicRef": "#/$defs/missing"}"##)?.pointer.description == "/$dynamicRef")
     }
 
     @Test func errorDescriptionCarriesPointerAndReason() throws {

@@ -6,7 +6,7 @@ import JSON
 /// document), so validation is a walk over an immutable array of nodes.
 ///
 /// What is not supported, and fails loudly at compile time rather than validating wrongly:
-/// `$dynamicRef` (throws), `$ref`s to other documents (throws "unresolvable").
+/// `$ref`s to other documents (throws "unresolvable"), draft 2019-09 `$recursiveRef`.
 /// `format`, `content*`, `title`, `default`... are annotations only, as 2020-12 specifies
 /// for the default vocabularies.
 public struct JSONSchema: Sendable {
@@ -27,17 +27,21 @@ public struct JSONSchema: Sendable {
 
     let nodes: [SchemaNode]
     let rootNode: Int
+    let dynamicAnchors: [[String: Int]]
+    let usesDynamicScope: Bool
 
     /// Compiles `schema`; throws the JSON pointer of the first bad keyword and why.
     public init(_ schema: JSONValue, options: JSONSchema.Options = .init()) throws(SchemaError) {
         var compiler = SchemaCompiler(document: schema, options: options)
         rootNode = try compiler.compileDocument()
         nodes = compiler.nodes
+        dynamicAnchors = compiler.dynamicAnchors
+        usesDynamicScope = compiler.usesDynamicScope
     }
 
     /// Every violation of `instance`, in schema order; empty when valid.
     public func validate(_ instance: JSONValue) -> [SchemaViolation] {
-        var evaluator = SchemaEvaluator(nodes: nodes, collecting: true)
+        var evaluator = SchemaEvaluator(schema: self, collecting: true)
         var scratch = EvaluatedLocations()
         _ = evaluator.evaluate(rootNode, instance, &scratch, tracking: false)
         return evaluator.violations
@@ -45,7 +49,7 @@ public struct JSONSchema: Sendable {
 
     /// Whether `instance` is valid; stops at the first failure and builds no violation.
     public func isValid(_ instance: JSONValue) -> Bool {
-        var evaluator = SchemaEvaluator(nodes: nodes, collecting: false)
+        var evaluator = SchemaEvaluator(schema: self, collecting: false)
         var scratch = EvaluatedLocations()
         return evaluator.evaluate(rootNode, instance, &scratch, tracking: false)
     }

@@ -17,12 +17,21 @@ struct SchemaCompiler {
     /// `uri#anchor` → node.
     private var anchors: [String: Int] = [:]
     private var pendingRefs: [PendingRef] = []
+    /// Schema resources (document root and each `$id`) numbered for the dynamic scope.
+    private var resourceNumbers: [String: Int] = [:]
+    /// Per resource number: its `$dynamicAnchor`s, name → node.
+    private(set) var dynamicAnchors: [[String: Int]] = []
+    /// The `$dynamicAnchor` a node declares, for the "bookending" check of `$dynamicRef`.
+    private var dynamicAnchorOfNode: [Int: String] = [:]
+    /// Whether any `$dynamicRef` exists: only then does evaluation track the dynamic scope.
+    private(set) var usesDynamicScope = false
 
     private struct PendingRef {
         var node: Int
         var keywordIndex: Int
         var target: SchemaURI
         var location: JSONPointer
+        var dynamic: Bool
     }
 
     init(document: JSONValue, options: JSONSchema.Options) {
@@ -54,6 +63,10 @@ struct SchemaCompiler {
             for keyword in nodes[node].keywords {
                 switch keyword {
                 case .ref(let target): children.append(target)
+                case .dynamicRef(let initial, let anchor):
+                    children.append(initial)
+                    // Any same-named dynamic anchor may be chosen at run time.
+                    if let anchor { children += dynamicAnchors.compactMap { $0[anchor] } }
                 case .allOf(let branches), .anyOf(let branches), .oneOf(let branches): children += branches
                 case .not(let child): children.append(child)
                 case .conditional(let condition, let then, let otherwise):
@@ -97,13 +110,14 @@ struct SchemaCompiler {
     private mutating func link(_ ref: PendingRef) throws(SchemaError) {
         let resourceKey = ref.target.withoutFragment.text
         let fragment = ref.target.fragment ?? ""
+        let keywordName = ref.dynamic ? "$dynamicRef" : "$ref"
         let target: Int
         if fragment.isEmpty || fragment.hasPrefix("/") {
             guard let resourcePointer = resources[resourceKey] else {
-                throw SchemaError(pointer: ref.location, message: "unresolvable $ref \"\(ref.target.text)\": no schema with that URI in this document (remote references are not fetched)")
+                throw SchemaError(pointer: ref.location, message: "unresolvable \(keywordName) \"\(ref.target.text)\": no schema with that URI in this document (remote references are not fetched)")
             }
             guard let decoded = percentDecoded(fragment), let fragmentPointer = JSONPointer(decoded) else {
-                throw SchemaError(pointer: ref.location, message: "$ref fragment \"\(fragment)\" is not a JSON pointer")
+                throw SchemaError(pointer: ref.location, message: "\(keywordName) fragment \"\(fragment)\" is not a JSON pointer")
             }
             let full = JSONPointer(tokens: resourcePointer + fragmentPointer.tokens)
             if let existing = nodeAtPointer[full.description] {
@@ -111,16 +125,32 @@ struct SchemaCompiler {
             } else if let value = full.resolve(in: document) {
                 target = try compile(value, at: full, base: SchemaURI(parsing: resourceKey))
             } else {
-                throw SchemaError(pointer: ref.location, message: "unresolvable $ref \"\(ref.target.text)\": nothing at \(full)")
+                throw SchemaError(pointer: ref.location, message: "unresolvable \(keywordName) \"\(ref.target.text)\": nothing at \(full)")
             }
         } else {
             let anchor = percentDecoded(fragment) ?? fragment
             guard let node = anchors[resourceKey + "#" + anchor] else {
-                throw SchemaError(pointer: ref.location, message: "unresolvable $ref \"\(ref.target.text)\": no $anchor \"\(anchor)\" in that resource")
+                throw SchemaError(pointer: ref.location, message: "unresolvable \(keywordName) \"\(ref.target.text)\": no $anchor \"\(anchor)\" in that resource")
             }
             target = node
         }
-        nodes[ref.node].keywords[ref.keywordIndex] = .ref(target)
+        guard ref.dynamic else {
+            nodes[ref.node].keywords[ref.keywordIndex] = .ref(target)
+            return
+        }
+        // 2020-12 core §8.2.3.2: dynamic resolution applies only when the initial target is
+        // a $dynamicAnchor of the same name; otherwise $dynamicRef behaves like $ref.
+        let anchor = percentDecoded(fragment) ?? fragment
+        let dynamicName = dynamicAnchorOfNode[target] == anchor && !anchor.isEmpty ? anchor : nil
+        nodes[ref.node].keywords[ref.keywordIndex] = .dynamicRef(initial: target, anchor: dynamicName)
+    }
+
+    private mutating func resourceNumber(_ base: SchemaURI) -> Int {
+        let key = base.text
+        if let number = resourceNumbers[key] { return number }
+        resourceNumbers[key] = dynamicAnchors.count
+        dynamicAnchors.append([:])
+        return dynamicAnchors.count - 1
     }
 
     // MARK: - Compiling
@@ -130,7 +160,7 @@ struct SchemaCompiler {
         if let existing = nodeAtPointer[key] { return existing }
         switch value {
         case .bool(let accepts):
-            nodes.append(SchemaNode(keywords: accepts ? [] : [.falseSchema]))
+            nodes.append(SchemaNode(keywords: accepts ? [] : [.falseSchema], resource: resourceNumber(base)))
             nodeAtPointer[key] = nodes.count - 1
             return nodes.count - 1
         case .object(let object):
@@ -165,12 +195,17 @@ struct SchemaCompiler {
             base = resolved.withoutFragment
             resources[base.text] = pointer.tokens
         }
+        let resource = resourceNumber(base)
         for anchorKeyword in ["$anchor", "$dynamicAnchor"] {
             guard let anchor = object[anchorKeyword] else { continue }
             guard let name = anchor.stringValue, Self.isValidAnchor(name) else {
                 throw SchemaError(pointer: pointer.appending(anchorKeyword), message: "must be a string matching ^[A-Za-z_][-A-Za-z0-9._]*$, found \(describe(anchor))")
             }
             anchors[base.text + "#" + name] = index
+            if anchorKeyword == "$dynamicAnchor" {
+                dynamicAnchors[resource][name] = index
+                dynamicAnchorOfNode[index] = name
+            }
         }
 
         var keywords: [CompiledKeyword] = []
@@ -192,9 +227,14 @@ struct SchemaCompiler {
                 }
             case "$ref":
                 guard let reference = value.stringValue else { throw wrongType(pointer, name, "a string", value) }
-                pendingRefs.append(PendingRef(node: index, keywordIndex: keywords.count, target: base.resolving(reference), location: at))
+                pendingRefs.append(PendingRef(node: index, keywordIndex: keywords.count, target: base.resolving(reference), location: at, dynamic: false))
                 keywords.append(.ref(-1))
-            case "$dynamicRef", "$recursiveRef":
+            case "$dynamicRef":
+                guard let reference = value.stringValue else { throw wrongType(pointer, name, "a string", value) }
+                pendingRefs.append(PendingRef(node: index, keywordIndex: keywords.count, target: base.resolving(reference), location: at, dynamic: true))
+                keywords.append(.dynamicRef(initial: -1, anchor: nil))
+                usesDynamicScope = true
+            case "$recursiveRef":
                 throw SchemaError(pointer: at, message: "\(name) is not supported by this validator")
             case "type":
                 keywords.append(.type(try typeSet(value, at)))
@@ -288,7 +328,7 @@ struct SchemaCompiler {
         if let ifNode {
             keywords.append(.conditional(if: ifNode, then: thenNode, else: elseNode))
         }
-        return SchemaNode(keywords: keywords + late, needsEvaluatedLocations: !late.isEmpty)
+        return SchemaNode(keywords: keywords + late, needsEvaluatedLocations: !late.isEmpty, resource: resource)
     }
 
     // MARK: - Keyword shapes

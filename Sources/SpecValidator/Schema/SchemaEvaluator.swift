@@ -30,6 +30,11 @@ struct EvaluatedLocations {
 /// failure, and locations are never built.
 struct SchemaEvaluator {
     let nodes: [SchemaNode]
+    let dynamicAnchors: [[String: Int]]
+    let tracksDynamicScope: Bool
+    /// Resources entered on the way to the current node, outermost first (only when the
+    /// schema has a `$dynamicRef`).
+    private var dynamicScope: [Int] = []
     var collecting: Bool
     var violations: [SchemaViolation] = []
     private var instancePath: [String] = []
@@ -37,8 +42,10 @@ struct SchemaEvaluator {
     /// The applicator that led to the current subschema, naming violations of `false` schemas.
     private var applicator = "false"
 
-    init(nodes: [SchemaNode], collecting: Bool) {
-        self.nodes = nodes
+    init(schema: JSONSchema, collecting: Bool) {
+        nodes = schema.nodes
+        dynamicAnchors = schema.dynamicAnchors
+        tracksDynamicScope = schema.usesDynamicScope
         self.collecting = collecting
     }
 
@@ -51,6 +58,16 @@ struct SchemaEvaluator {
 
     mutating func evaluate(_ index: Int, _ instance: JSONValue, _ evaluated: inout EvaluatedLocations, tracking: Bool) -> Bool {
         let node = nodes[index]
+        if tracksDynamicScope && dynamicScope.last != node.resource {
+            dynamicScope.append(node.resource)
+            defer { dynamicScope.removeLast() }
+            return evaluateNode(node, instance, &evaluated, tracking: tracking)
+        }
+        return evaluateNode(node, instance, &evaluated, tracking: tracking)
+    }
+
+    @inline(__always)
+    private mutating func evaluateNode(_ node: SchemaNode, _ instance: JSONValue, _ evaluated: inout EvaluatedLocations, tracking: Bool) -> Bool {
         if node.needsEvaluatedLocations && !tracking {
             // This node reads annotations; start its own record so siblings' don't leak in.
             var own = EvaluatedLocations()
@@ -448,6 +465,18 @@ struct SchemaEvaluator {
 
         case .ref(let target):
             return descendInPlace(target, instance, keyword: "$ref", &evaluated, tracking: tracking)
+
+        case .dynamicRef(let initial, let anchor):
+            var target = initial
+            if let anchor {
+                for resource in dynamicScope {
+                    if let node = dynamicAnchors[resource][anchor] {
+                        target = node
+                        break
+                    }
+                }
+            }
+            return descendInPlace(target, instance, keyword: "$dynamicRef", &evaluated, tracking: tracking)
 
         case .unevaluatedProperties(let node):
             guard case .object(let object) = instance else { return true }

@@ -12,6 +12,8 @@ struct SchemaNode: Sendable {
     /// The node has `unevaluatedProperties`/`unevaluatedItems`, so its in-place applicators
     /// must report which properties and items they evaluated.
     var needsEvaluatedLocations = false
+    /// The schema resource (document root or nearest `$id`) the node belongs to.
+    var resource = 0
 }
 
 /// JSON Schema primitive types as a bit set; `integer` is a refinement of `number`.
@@ -100,6 +102,9 @@ enum CompiledKeyword: Sendable {
     case conditional(if: Int, then: Int?, else: Int?)
     /// Target node, linked after the whole document is compiled (-1 until then).
     case ref(Int)
+    /// `$dynamicRef`: `initial` as for `$ref`; with `anchor`, the outermost resource in the
+    /// dynamic scope declaring that `$dynamicAnchor` wins (2020-12 core §8.2.3.2).
+    case dynamicRef(initial: Int, anchor: String?)
     case unevaluatedProperties(Int)
     case unevaluatedItems(Int)
 }
