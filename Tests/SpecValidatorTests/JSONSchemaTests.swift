@@ -170,6 +170,14 @@ struct JSONSchemaCompileErrorTests {
         #expect(try compileError(text, options: .init(strict: true))?.pointer.description == "/x-derived")
     }
 
+    @Test func strictModeRejectsOtherDrafts() throws {
+        let draft7 = ##"{"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}"##
+        #expect(try compileError(draft7, options: .init(strict: true))?.pointer.description == "/$schema")
+        #expect(try compileError(draft7) == nil)
+        let current = ##"{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"}"##
+        #expect(try compileError(current, options: .init(strict: true)) == nil)
+    }
+
     @Test func wrongKeywordTypesAreNamed() throws {
         #expect(try compileError(##"{"minLength": "3"}"##)?.pointer.description == "/minLength")
         #expect(try compileError(##"{"maxItems": -1}"##)?.pointer.description == "/maxItems")

@@ -13,7 +13,8 @@ public struct JSONSchema: Sendable {
     /// How strictly a schema document is read.
     public struct Options: Sendable {
         /// Reject keywords that are neither 2020-12 keywords nor in `extensionKeywords`
-        /// (`pushproof specs lint` uses this to catch typos such as `"requried"`).
+        /// (`pushproof specs lint` uses this to catch typos such as `"requried"`), and a
+        /// `$schema` naming another draft.
         public var strict: Bool
         /// Keywords the schema may carry in strict mode that this validator ignores
         /// (the spec engine registers its own, e.g. `x-derived`).

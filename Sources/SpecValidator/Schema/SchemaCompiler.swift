@@ -219,7 +219,11 @@ struct SchemaCompiler {
             let at = pointer.appending(name)
             switch name {
             case _ where Self.annotationKeywords.contains(name):
-                if (name == "minContains" || name == "maxContains") { _ = try nonNegativeInteger(value, at) }
+                if name == "minContains" || name == "maxContains" { _ = try nonNegativeInteger(value, at) }
+                if name == "$schema" && options.strict && !Self.isDraft202012(value) {
+                    // Another draft's keywords mean other things (`items` as an array, `dependencies`...).
+                    throw SchemaError(pointer: at, message: "only draft 2020-12 is supported (\"https://json-schema.org/draft/2020-12/schema\"), found \(describe(value))")
+                }
             case "$defs":
                 guard case .object(let definitions) = value else { throw wrongType(pointer, name, "an object", value) }
                 for (defName, definition) in definitions.entries {
@@ -332,6 +336,10 @@ struct SchemaCompiler {
     }
 
     // MARK: - Keyword shapes
+
+    private static func isDraft202012(_ value: JSONValue) -> Bool {
+        value == "https://json-schema.org/draft/2020-12/schema" || value == "https://json-schema.org/draft/2020-12/schema#"
+    }
 
     private static func isValidAnchor(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, first.isASCII,
