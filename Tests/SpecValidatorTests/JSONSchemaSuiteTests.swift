@@ -126,6 +126,10 @@ struct JSONSchemaSuiteTests {
                         isValid=\(fast), violations=\(violations.map(\.description))
                         """)
                 }
+                // Every violation must point at a real keyword of the schema document.
+                for violation in violations where violation.schemaLocation.resolve(in: group.schema) == nil {
+                    Issue.record("\(file) › \(group.description) › \(test.description): schemaLocation \(violation.schemaLocation) does not resolve")
+                }
             }
         }
         #expect(ran > 0, "\(file): no case ran")

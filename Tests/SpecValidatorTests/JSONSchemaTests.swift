@@ -35,6 +35,7 @@ struct JSONSchemaViolationTests {
         let violations = s.validate(try instance(##"{"badge": "3"}"##))
         #expect(violations.count == 1)
         #expect(violations.first?.keywordLocation.description == "/properties/badge/$ref/type")
+        #expect(violations.first?.schemaLocation.description == "/$defs/count/type")
         #expect(violations.first?.instanceLocation.description == "/badge")
         #expect(violations.first?.keyword == "type")
     }
@@ -56,6 +57,7 @@ struct JSONSchemaViolationTests {
         #expect(violations.count == 1)
         #expect(violations.first?.instanceLocation.description == "/extra")
         #expect(violations.first?.keywordLocation.description == "/additionalProperties")
+        #expect(violations.first?.schemaLocation.description == "/additionalProperties")
         #expect(violations.first?.keyword == "additionalProperties")
         #expect(violations.first?.message == ##"property "extra" is not allowed"##)
     }
@@ -136,6 +138,7 @@ struct JSONSchemaViolationTests {
         #expect(violations.map(\.instanceLocation.description) == ["/children/0/children/0/name"])
         #expect(violations.first?.keywordLocation.description
                 == "/properties/children/items/$ref/properties/children/items/$ref/properties/name/type")
+        #expect(violations.first?.schemaLocation.description == "/properties/name/type")
     }
 
     @Test func validationAgreesWithIsValidAcrossThreads() async throws {

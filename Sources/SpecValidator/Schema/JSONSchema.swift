@@ -28,6 +28,7 @@ public struct JSONSchema: Sendable {
 
     let nodes: [SchemaNode]
     let rootNode: Int
+    let nodeLocations: [JSONPointer]
     let dynamicAnchors: [[String: Int]]
     let usesDynamicScope: Bool
 
@@ -36,6 +37,7 @@ public struct JSONSchema: Sendable {
         var compiler = SchemaCompiler(document: schema, options: options)
         rootNode = try compiler.compileDocument()
         nodes = compiler.nodes
+        nodeLocations = compiler.nodeLocations
         dynamicAnchors = compiler.dynamicAnchors
         usesDynamicScope = compiler.usesDynamicScope
     }
@@ -61,16 +63,23 @@ public struct JSONSchema: Sendable {
 public struct SchemaViolation: Sendable, Equatable, CustomStringConvertible {
     /// Where in the instance, e.g. `/aps/alert`.
     public var instanceLocation: JSONPointer
-    /// The evaluation path to the failing keyword, through `$ref`s, e.g. `/properties/cv/const`.
+    /// The evaluation path to the failing keyword, through `$ref`s, e.g.
+    /// `/properties/badge/$ref/type` (2020-12 output "keywordLocation").
     public var keywordLocation: JSONPointer
+    /// The failing keyword's place in the schema document, `$ref`s followed, e.g.
+    /// `/$defs/count/type`: resolvable in the document, unlike `keywordLocation` once a
+    /// `$ref` is on the path (2020-12 output "absoluteKeywordLocation", as a pointer).
+    public var schemaLocation: JSONPointer
     /// The failing keyword, e.g. `const`.
     public var keyword: String
     /// Expected versus found, e.g. `expected "1", found 1`.
     public var message: String
 
-    public init(instanceLocation: JSONPointer, keywordLocation: JSONPointer, keyword: String, message: String) {
+    public init(instanceLocation: JSONPointer, keywordLocation: JSONPointer, schemaLocation: JSONPointer? = nil,
+                keyword: String, message: String) {
         self.instanceLocation = instanceLocation
         self.keywordLocation = keywordLocation
+        self.schemaLocation = schemaLocation ?? keywordLocation
         self.keyword = keyword
         self.message = message
     }

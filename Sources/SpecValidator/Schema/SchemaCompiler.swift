@@ -10,6 +10,8 @@ struct SchemaCompiler {
     let document: JSONValue
     let options: JSONSchema.Options
     private(set) var nodes: [SchemaNode] = []
+    /// Where each node sits in the document, for `SchemaViolation.schemaLocation`.
+    private(set) var nodeLocations: [JSONPointer] = []
     /// Document pointer (RFC 6901 text) of each compiled subschema → node.
     private var nodeAtPointer: [String: Int] = [:]
     /// Absolute URI (no fragment) of each schema resource → its document pointer.
@@ -161,11 +163,13 @@ struct SchemaCompiler {
         switch value {
         case .bool(let accepts):
             nodes.append(SchemaNode(keywords: accepts ? [] : [.falseSchema], resource: resourceNumber(base)))
+            nodeLocations.append(pointer)
             nodeAtPointer[key] = nodes.count - 1
             return nodes.count - 1
         case .object(let object):
             let index = nodes.count
             nodes.append(SchemaNode())
+            nodeLocations.append(pointer)
             nodeAtPointer[key] = index
             nodes[index] = try compileObject(object, index: index, at: pointer, base: base)
             return index

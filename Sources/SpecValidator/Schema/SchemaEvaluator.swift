@@ -30,8 +30,11 @@ struct EvaluatedLocations {
 /// failure, and locations are never built.
 struct SchemaEvaluator {
     let nodes: [SchemaNode]
+    let nodeLocations: [JSONPointer]
     let dynamicAnchors: [[String: Int]]
     let tracksDynamicScope: Bool
+    /// The node being evaluated (maintained while collecting), for `schemaLocation`.
+    private var currentNode = 0
     /// Resources entered on the way to the current node, outermost first (only when the
     /// schema has a `$dynamicRef`).
     private var dynamicScope: [Int] = []
@@ -44,6 +47,7 @@ struct SchemaEvaluator {
 
     init(schema: JSONSchema, collecting: Bool) {
         nodes = schema.nodes
+        nodeLocations = schema.nodeLocations
         dynamicAnchors = schema.dynamicAnchors
         tracksDynamicScope = schema.usesDynamicScope
         self.collecting = collecting
@@ -57,6 +61,15 @@ struct SchemaEvaluator {
     }
 
     mutating func evaluate(_ index: Int, _ instance: JSONValue, _ evaluated: inout EvaluatedLocations, tracking: Bool) -> Bool {
+        guard collecting else { return evaluateInScope(index, instance, &evaluated, tracking: tracking) }
+        let outerNode = currentNode
+        currentNode = index
+        defer { currentNode = outerNode }
+        return evaluateInScope(index, instance, &evaluated, tracking: tracking)
+    }
+
+    @inline(__always)
+    private mutating func evaluateInScope(_ index: Int, _ instance: JSONValue, _ evaluated: inout EvaluatedLocations, tracking: Bool) -> Bool {
         let node = nodes[index]
         if tracksDynamicScope && dynamicScope.last != node.resource {
             dynamicScope.append(node.resource)
@@ -158,10 +171,12 @@ struct SchemaEvaluator {
     @inline(__always)
     private mutating func fail(_ keyword: String, at step: InstanceStep = .same, _ message: @autoclosure () -> String) {
         guard collecting else { return }
-        record(keyword, keywordLocation: JSONPointer(tokens: keywordPath + [keyword]), at: step, message())
+        record(keyword, keywordLocation: JSONPointer(tokens: keywordPath + [keyword]),
+               schemaLocation: nodeLocations[currentNode].appending(keyword), at: step, message())
     }
 
-    private mutating func record(_ keyword: String, keywordLocation: JSONPointer, at step: InstanceStep, _ message: String) {
+    private mutating func record(_ keyword: String, keywordLocation: JSONPointer, schemaLocation: JSONPointer,
+                                 at step: InstanceStep, _ message: String) {
         var instance = instancePath
         switch step {
         case .same: break
@@ -171,6 +186,7 @@ struct SchemaEvaluator {
         violations.append(SchemaViolation(
             instanceLocation: JSONPointer(tokens: instance),
             keywordLocation: keywordLocation,
+            schemaLocation: schemaLocation,
             keyword: keyword,
             message: message))
     }
@@ -182,7 +198,8 @@ struct SchemaEvaluator {
         case .falseSchema:
             if collecting {
                 // The `false` schema is the keyword's value: locate it at the keyword itself.
-                record(applicator, keywordLocation: JSONPointer(tokens: keywordPath), at: .same, falseSchemaMessage(instance))
+                record(applicator, keywordLocation: JSONPointer(tokens: keywordPath), schemaLocation: nodeLocations[currentNode],
+                       at: .same, falseSchemaMessage(instance))
             }
             return false
 
