@@ -100,6 +100,15 @@ struct JSONSchemaViolationTests {
         #expect(!one.isValid(""))
     }
 
+    @Test func propertyNamesSharingLongPrefixesAreTellApart() throws {
+        let s = try schema(##"{"properties": {"apns-collapse-id": {"type": "string"}, "apns-collapse-ix": {"type": "integer"}, "\u00e9": {"const": 1}}}"##)
+        #expect(s.isValid(try instance(##"{"apns-collapse-id": "a", "apns-collapse-ix": 2}"##)))
+        #expect(s.validate(try instance(##"{"apns-collapse-id": 1}"##)).map(\.keywordLocation.description) == ["/properties/apns-collapse-id/type"])
+        #expect(s.validate(try instance(##"{"apns-collapse-ix": "a"}"##)).map(\.keywordLocation.description) == ["/properties/apns-collapse-ix/type"])
+        #expect(!s.isValid(.object(["\u{e9}": 2])))
+        #expect(s.isValid(.object(["e\u{301}": 2])))   // a different name by code points
+    }
+
     @Test func stringEqualityIsByCodePoints() throws {
         let s = try schema(##"{"enum": ["\u00e9"]}"##)
         #expect(s.isValid("\u{e9}"))

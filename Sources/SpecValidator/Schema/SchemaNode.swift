@@ -112,20 +112,52 @@ enum CompiledKeyword: Sendable {
 /// The member keywords of one object schema. A class so the keyword enum stays small.
 final class MemberRules: Sendable {
     let named: [(name: String, node: Int)]
+    /// `named[i]`'s length and first bytes, so most non-matching names are rejected by one
+    /// integer comparison (this lookup runs for every member of every object validated).
+    private let namedKeys: [NameKey]
     let patterns: [(pattern: CompiledPattern, node: Int)]
     /// `additionalProperties`: members matched by neither `named` nor `patterns`.
     let additional: Int?
 
     init(named: [(name: String, node: Int)], patterns: [(pattern: CompiledPattern, node: Int)], additional: Int?) {
         self.named = named
+        namedKeys = named.map { NameKey($0.name) }
         self.patterns = patterns
         self.additional = additional
     }
 
     @inline(__always)
     func namedNode(for key: String) -> Int? {
-        for entry in named where sameCodePoints(entry.name, key) { return entry.node }
+        let probe = NameKey(key)
+        for i in namedKeys.indices where namedKeys[i] == probe {
+            if probe.length <= 8 || sameCodePoints(named[i].name, key) { return named[i].node }
+        }
         return nil
+    }
+}
+
+/// A string's UTF-8 length and first eight bytes: equal keys for strings of up to eight
+/// bytes mean equal strings, and most different names differ here.
+struct NameKey: Equatable, Sendable {
+    let length: Int
+    let prefix: UInt64
+
+    @inline(__always)
+    init(_ string: String) {
+        let utf8 = string.utf8
+        length = utf8.count
+        let packed = utf8.withContiguousStorageIfAvailable { bytes -> UInt64 in
+            var value: UInt64 = 0
+            for i in 0..<min(8, bytes.count) { value |= UInt64(bytes[i]) << (8 * UInt64(i)) }
+            return value
+        }
+        if let packed {
+            prefix = packed
+        } else {
+            var value: UInt64 = 0
+            for (i, byte) in utf8.prefix(8).enumerated() { value |= UInt64(byte) << (8 * UInt64(i)) }
+            prefix = value
+        }
     }
 }
 
