@@ -37,6 +37,7 @@ struct CommandEntry: Sendable {
 
 public enum PushproofCommand {
     static let subcommands: [CommandEntry] = [
+        CommandEntry(ServeCommand.self),
         CommandEntry(TokenCommand.self),
     ]
 
