@@ -12,13 +12,18 @@ enum Format {
         return text
     }
 
-    /// Three significant digits: 0.0123, 1.23, 123, 12300.
+    /// Three significant digits, trailing zeros dropped: 0.0123, 1.2, 123, 12346.
     static func significant(_ value: Double) -> String {
         guard value.isFinite else { return number(value) }
         if value == 0 { return "0" }
         let magnitude = Int(floor(log10(abs(value))))
         let decimals = Swift.max(0, 2 - magnitude)
-        return String(format: "%.\(decimals)f", value)
+        var text = String(format: "%.\(decimals)f", value)
+        if decimals > 0 {
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+        }
+        return text
     }
 
     /// Nanoseconds as milliseconds to 3 significant digits: "0.0521", "12.3", "250".
