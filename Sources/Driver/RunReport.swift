@@ -59,10 +59,12 @@ public struct RunReport: Sendable, Equatable {
         if let violations = s.violations { lines.append("conformance violations: \(violations)") }
         if !s.outcomes.isEmpty {
             lines.append("outcomes:")
-            let width = s.outcomes.map { Self.outcomeLabel($0).count }.max() ?? 0
+            let labelWidth = s.outcomes.map { Self.outcomeLabel($0).count }.max() ?? 0
+            let countWidth = s.outcomes.map { String($0.count).count }.max() ?? 0
             for outcome in s.outcomes {
                 let label = Self.outcomeLabel(outcome)
-                lines.append("  " + label + String(repeating: " ", count: width - label.count + 2) + String(outcome.count))
+                let count = String(outcome.count)
+                lines.append("  " + label + String(repeating: " ", count: labelWidth - label.count + 2 + countWidth - count.count) + count)
             }
         }
         if let thresholds {
