@@ -61,7 +61,8 @@ public enum HTMLReport {
         out += "</table>\n"
 
         out += "<table>\n<tr><th>latency (ms)</th><th>n</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th></tr>\n"
-        var latencyRows = [("from intended send (corrected)", s.latency), ("from actual send", s.serviceTime)]
+        var latencyRows = [("from intended send (corrected)", s.latency), ("from actual send", s.serviceTime),
+                           ("send lag behind schedule", s.sendLag)]
         if s.timeToRingAll.count > 0 { latencyRows.append(("time to ring all (per fan-out)", s.timeToRingAll)) }
         for (name, l) in latencyRows {
             out += "<tr><td>\(name)</td><td>\(l.count)</td><td>\(Format.milliseconds(l.min))</td><td>\(Format.milliseconds(l.p50))</td>"
@@ -128,7 +129,7 @@ public enum HTMLReport {
     static func niceCeiling(_ value: Double) -> Double {
         guard value > 0, value.isFinite else { return 1 }
         let power = pow(10, floor(log10(value)))
-        for step in [1.0, 2, 5, 10] where step * power >= value { return step * power }
+        for step in [1.0, 1.5, 2, 3, 4, 5, 6, 8, 10] where step * power >= value { return step * power }
         return 10 * power
     }
 

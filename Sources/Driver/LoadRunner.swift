@@ -156,6 +156,8 @@ struct FanOutProgress {
 struct ShardStats {
     var corrected = HDRHistogram()
     var uncorrected = HDRHistogram()
+    /// Actual minus intended send time: the driver's own lateness (scheduling, full worker pool).
+    var sendLag = HDRHistogram()
     var outcomes: [PushOutcomeKind: Int] = [:]
     var completed = 0
     var delivered = 0
@@ -237,7 +239,7 @@ final class RunState: Sendable {
             if job.intended > now() {
                 let due = start.advanced(by: .nanoseconds(Int64(clamping: job.intended)))
                 do {
-                    try await Task.sleep(until: due, clock: .continuous)
+                    try await Task.sleep(until: due, tolerance: .zero, clock: .continuous)
                 } catch {
                     // Cancelled while waiting: the push was never sent.
                     return
@@ -337,6 +339,7 @@ final class RunState: Sendable {
             }
             stats.corrected.record(doneAt &- Swift.min(job.intended, doneAt))
             stats.uncorrected.record(doneAt &- Swift.min(sentAt, doneAt))
+            stats.sendLag.record(sentAt &- Swift.min(job.intended, sentAt))
             if job.firstOfIteration, sentAt > job.intended &+ lateAfter { stats.lateIterations += 1 }
             stats.outcomes[outcome, default: 0] += 1
             stats.completed += 1
@@ -386,6 +389,7 @@ final class RunState: Sendable {
             shard.stats.withLock { stats in
                 merged.corrected.merge(stats.corrected)
                 merged.uncorrected.merge(stats.uncorrected)
+                merged.sendLag.merge(stats.sendLag)
                 for (kind, count) in stats.outcomes { merged.outcomes[kind, default: 0] += count }
                 merged.completed += stats.completed
                 merged.delivered += stats.delivered
@@ -439,11 +443,12 @@ final class RunState: Sendable {
         let summary = RunSummary(
             plan: plan, environment: environment, counts: counts, outcomes: outcomes,
             elapsedSeconds: Double(elapsed) / 1e9, measuredSeconds: Double(measuredNanos) / 1e9,
-            latency: merged.corrected, serviceTime: merged.uncorrected, timeToRingAll: cursor.ringAll,
+            latency: merged.corrected, serviceTime: merged.uncorrected, sendLag: merged.sendLag,
+            timeToRingAll: cursor.ringAll,
             completedPerSecond: merged.completedPerSecond, deliveredPerSecond: merged.deliveredPerSecond,
             timedOut: timedOut)
         return RunResult(summary: summary, latency: merged.corrected, serviceTime: merged.uncorrected,
-                         timeToRingAll: cursor.ringAll)
+                         sendLag: merged.sendLag, timeToRingAll: cursor.ringAll)
     }
 
     private static func add(_ series: [Int], into total: inout [Int]) {
@@ -459,6 +464,8 @@ public struct RunResult: Sendable {
     public var latency: HDRHistogram
     /// Latency from each push's actual send time (what a closed-loop tool would report).
     public var serviceTime: HDRHistogram
+    /// How late each push went out after its intended time.
+    public var sendLag: HDRHistogram
     /// Per fan-out: first intended send to last delivered push.
     public var timeToRingAll: HDRHistogram
 }

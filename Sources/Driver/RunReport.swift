@@ -52,6 +52,7 @@ public struct RunReport: Sendable, Equatable {
                      + " over \(Format.significant(s.measuredSeconds)) s; error rate \(Format.percent(s.errorRate))")
         lines.append("latency from intended send (ms): " + Self.latencyLine(s.latency))
         lines.append("latency from actual send (ms):   " + Self.latencyLine(s.serviceTime))
+        lines.append("send lag behind schedule (ms):   " + Self.latencyLine(s.sendLag))
         if c.fanOuts > 0 || c.fanOutsIncomplete > 0 {
             lines.append("fan-outs: \(c.fanOuts) complete (\(c.fanOutsFullyDelivered) fully delivered, \(c.fanOutsIncomplete) incomplete)")
             lines.append("time to ring all (ms):           " + Self.latencyLine(s.timeToRingAll))

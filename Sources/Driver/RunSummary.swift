@@ -100,6 +100,9 @@ public struct RunSummary: Sendable, Equatable {
     public var latency: LatencySummary
     /// From actual send time.
     public var serviceTime: LatencySummary
+    /// Actual minus intended send time: the driver's own lateness. With a target that answers at
+    /// once, this is the floor under the corrected latency (timer wake-ups, a full worker pool).
+    public var sendLag: LatencySummary
     /// Per fan-out: first intended send to last delivered push.
     public var timeToRingAll: LatencySummary
     public var latencyTable: [PercentilePoint]
@@ -119,7 +122,7 @@ public struct RunSummary: Sendable, Equatable {
                 concurrency: Int?, plannedCount: Int?, warmUpSeconds: Double, environment: RunEnvironment,
                 counts: RunCounts, outcomes: [OutcomeCount], elapsedSeconds: Double, measuredSeconds: Double,
                 throughput: Double, deliveredThroughput: Double, errorRate: Double,
-                latency: LatencySummary, serviceTime: LatencySummary, timeToRingAll: LatencySummary,
+                latency: LatencySummary, serviceTime: LatencySummary, sendLag: LatencySummary, timeToRingAll: LatencySummary,
                 latencyTable: [PercentilePoint], serviceTimeTable: [PercentilePoint],
                 completedPerSecond: [Int], deliveredPerSecond: [Int], violations: Int?, timedOut: Bool, notes: [String]) {
         self.scenario = scenario
@@ -140,6 +143,7 @@ public struct RunSummary: Sendable, Equatable {
         self.errorRate = errorRate
         self.latency = latency
         self.serviceTime = serviceTime
+        self.sendLag = sendLag
         self.timeToRingAll = timeToRingAll
         self.latencyTable = latencyTable
         self.serviceTimeTable = serviceTimeTable
@@ -153,7 +157,7 @@ public struct RunSummary: Sendable, Equatable {
     /// Derives the figures of a finished run.
     init(plan: LoadPlan, environment: RunEnvironment, counts: RunCounts, outcomes: [OutcomeCount],
          elapsedSeconds: Double, measuredSeconds: Double, latency: HDRHistogram, serviceTime: HDRHistogram,
-         timeToRingAll: HDRHistogram, completedPerSecond: [Int], deliveredPerSecond: [Int], timedOut: Bool) {
+         sendLag: HDRHistogram, timeToRingAll: HDRHistogram, completedPerSecond: [Int], deliveredPerSecond: [Int], timedOut: Bool) {
         var targetRate: Double?, plannedSeconds: Double?, concurrency: Int?, plannedCount: Int?
         switch plan.model {
         case .open(let rate, let duration):
@@ -180,7 +184,8 @@ public struct RunSummary: Sendable, Equatable {
                   elapsedSeconds: elapsedSeconds, measuredSeconds: measuredSeconds,
                   throughput: throughput, deliveredThroughput: delivered,
                   errorRate: counts.completed > 0 ? Double(counts.failed) / Double(counts.completed) : 0,
-                  latency: latency.summary, serviceTime: serviceTime.summary, timeToRingAll: timeToRingAll.summary,
+                  latency: latency.summary, serviceTime: serviceTime.summary, sendLag: sendLag.summary,
+                  timeToRingAll: timeToRingAll.summary,
                   latencyTable: latency.percentileTable(), serviceTimeTable: serviceTime.percentileTable(),
                   completedPerSecond: completedPerSecond, deliveredPerSecond: deliveredPerSecond,
                   violations: nil, timedOut: timedOut, notes: notes)
@@ -217,6 +222,7 @@ extension RunSummary {
             "error_rate": .number(errorRate),
             "latency_ns": latency.json,
             "service_time_ns": serviceTime.json,
+            "send_lag_ns": sendLag.json,
             "time_to_ring_all_ns": timeToRingAll.json,
             "latency_percentiles": Self.tableJSON(latencyTable),
             "service_time_percentiles": Self.tableJSON(serviceTimeTable),
@@ -259,6 +265,7 @@ extension RunSummary {
             errorRate: try root.double("error_rate"),
             latency: try LatencySummary(json: root.object("latency_ns")),
             serviceTime: try LatencySummary(json: root.object("service_time_ns")),
+            sendLag: try LatencySummary(json: root.object("send_lag_ns")),
             timeToRingAll: try LatencySummary(json: root.object("time_to_ring_all_ns")),
             latencyTable: try Self.table(root, "latency_percentiles"),
             serviceTimeTable: try Self.table(root, "service_time_percentiles"),
