@@ -164,7 +164,6 @@ struct ShardStats {
     var failed = 0
     var tokensRemoved = 0
     var lateIterations = 0
-    var warmUpPushes = 0
     /// Measured completions per second since the end of warm-up.
     var completedPerSecond: [Int] = []
     var deliveredPerSecond: [Int] = []
@@ -183,7 +182,12 @@ final class RunState: Sendable {
     let start: ContinuousClock.Instant
     let cursor = Mutex(Cursor())
     let shards: [Shard]
-    let sent = Atomic<Int>(0)
+    /// Measured and warm-up pushes handed to the target, counted at the send so pushes still in
+    /// flight when the run returns are known.
+    let sentMeasured = Atomic<Int>(0)
+    let sentWarmUp = Atomic<Int>(0)
+    /// Measured pushes taken from the cursor whose worker was cancelled before sending them.
+    let cancelledBeforeSend = Atomic<Int>(0)
     let warmUpEnd: UInt64
     let timeLimit: UInt64
     let lateAfter: UInt64
@@ -242,11 +246,16 @@ final class RunState: Sendable {
                     try await Task.sleep(until: due, tolerance: .zero, clock: .continuous)
                 } catch {
                     // Cancelled while waiting: the push was never sent.
+                    if job.measured { cancelledBeforeSend.add(1, ordering: .relaxed) }
                     return
                 }
             }
             let sentAt = now()
-            sent.add(1, ordering: .relaxed)
+            if job.measured {
+                sentMeasured.add(1, ordering: .relaxed)
+            } else {
+                sentWarmUp.add(1, ordering: .relaxed)
+            }
             let outcome = await target.send(job.push)
             let doneAt = now()
             record(job: job, outcome: outcome, sentAt: sentAt, doneAt: doneAt, in: shard)
@@ -332,11 +341,8 @@ final class RunState: Sendable {
 
     func record(job: Job, outcome: PushOutcomeKind, sentAt: UInt64, doneAt: UInt64, in shard: Shard) {
         let measureFrom = warmUpEnd
+        guard job.measured else { return }
         shard.stats.withLock { stats in
-            guard job.measured else {
-                stats.warmUpPushes += 1
-                return
-            }
             stats.corrected.record(doneAt &- Swift.min(job.intended, doneAt))
             stats.uncorrected.record(doneAt &- Swift.min(sentAt, doneAt))
             stats.sendLag.record(sentAt &- Swift.min(job.intended, sentAt))
@@ -396,7 +402,6 @@ final class RunState: Sendable {
                 merged.failed += stats.failed
                 merged.tokensRemoved += stats.tokensRemoved
                 merged.lateIterations += stats.lateIterations
-                merged.warmUpPushes += stats.warmUpPushes
                 merged.lastCompletion = Swift.max(merged.lastCompletion, stats.lastCompletion)
                 Self.add(stats.completedPerSecond, into: &merged.completedPerSecond)
                 Self.add(stats.deliveredPerSecond, into: &merged.deliveredPerSecond)
@@ -404,7 +409,7 @@ final class RunState: Sendable {
         }
         let cursor = self.cursor.withLock { $0 }
         let elapsed = HDRHistogram.nanoseconds(end - start)
-        let sentTotal = sent.load(ordering: .relaxed)
+        let sent = sentMeasured.load(ordering: .relaxed)
 
         var counts = RunCounts()
         counts.iterations = cursor.iterations
@@ -422,16 +427,14 @@ final class RunState: Sendable {
                 counts.droppedIterations += Swift.max(0, count - cursor.measuredStarted)
             }
         }
-        counts.unsentPushes = cursor.pending.count - cursor.pendingNext
-        counts.sent = Swift.max(0, sentTotal - merged.warmUpPushes)
+        counts.unsentPushes = cursor.pending.count - cursor.pendingNext + cancelledBeforeSend.load(ordering: .relaxed)
+        counts.sent = sent
         counts.completed = merged.completed
         counts.delivered = merged.delivered
         counts.failed = merged.failed
         counts.tokensRemoved = merged.tokensRemoved
-        counts.warmUpPushes = merged.warmUpPushes
-        // Sent but never answered before the run returned (warm-up pushes included, as their
-        // completions are not told apart once abandoned).
-        counts.abandoned = Swift.max(0, sentTotal - merged.completed - merged.warmUpPushes)
+        counts.warmUpPushes = sentWarmUp.load(ordering: .relaxed)
+        counts.abandoned = Swift.max(0, sent - merged.completed)
         counts.fanOuts = cursor.fanOutsCompleted
         counts.fanOutsFullyDelivered = cursor.fanOutsFullyDelivered
         counts.fanOutsIncomplete = cursor.fanOuts.values.filter(\.measured).count

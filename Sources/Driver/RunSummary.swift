@@ -17,10 +17,12 @@ public struct RunCounts: Sendable, Equatable {
     public var delivered = 0
     public var failed = 0
     public var tokensRemoved = 0
+    /// Warm-up pushes handed to the target.
     public var warmUpPushes = 0
-    /// Pushes sent whose outcome never came back before the run returned.
+    /// Measured pushes sent whose outcome never came back before the run returned.
     public var abandoned = 0
-    /// Pushes of a started fan-out left unsent when the run stopped.
+    /// Measured pushes of started iterations left unsent when the run stopped (the rest of a
+    /// fan-out, or a push whose worker was cancelled while waiting for its send time).
     public var unsentPushes = 0
     /// Measured fan-outs whose every push has an outcome.
     public var fanOuts = 0

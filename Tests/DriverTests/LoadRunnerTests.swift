@@ -156,6 +156,21 @@ import PushModel
         if c.sent > 0 { #expect(result.summary.timedOut) }
     }
 
+    @Test func cancellingARunKeepsTheAccountingWhole() async throws {
+        // 40 iterations over 2 s; the run is cancelled part-way. Whenever that lands, each
+        // iteration is sent, taken but left unsent, or never reached (dropped).
+        let plan = LoadPlan(scenario: "cancel", model: .open(ratePerSecond: 20, duration: .seconds(2)), maxInFlight: 8)
+        let run = Task {
+            try await LoadRunner(plan: plan, target: ScriptedTarget()).run(source: { .push(push(token: "ok-\($0)")) })
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        run.cancel()
+        let c = try await run.value.summary.counts
+        #expect(c.sent == c.completed)
+        #expect(c.sent + c.unsentPushes + c.droppedIterations == 40)
+        #expect(c.iterations == c.sent + c.unsentPushes)
+    }
+
     @Test(arguments: [
         LoadPlan(scenario: "", model: .closed(concurrency: 1, count: 1)),
         LoadPlan(scenario: "x", model: .closed(concurrency: 0, count: 1)),
