@@ -187,3 +187,25 @@ import PushModel
         }
     }
 }
+
+@Suite struct LoadSourceTests {
+    @Test func cyclingRepeatsThePushesUpToTheLimit() {
+        let source = LoadSources.cycling([push(token: "a"), push(token: "b")], limit: 3)
+        let tokens = (0..<5).map { iteration -> String? in
+            guard case .push(let p)? = source(iteration) else { return nil }
+            return p.device.token
+        }
+        #expect(tokens == ["a", "b", "a", nil, nil])
+        #expect(LoadSources.cycling([])(0).map { _ in true } == nil)
+    }
+
+    @Test func fanOutRingsEveryMemberEachIteration() async throws {
+        let members = (0..<100).map { push(token: "ok-\($0)", kind: "poolse.ring") }
+        let plan = LoadPlan(scenario: "ring", model: .closed(concurrency: 16, count: 10))
+        let result = try await LoadRunner(plan: plan, target: ScriptedTarget())
+            .run(source: LoadSources.fanOut(members, limit: 2))
+        #expect(result.summary.counts.iterations == 2)
+        #expect(result.summary.counts.sent == 200)
+        #expect(result.summary.counts.fanOutsFullyDelivered == 2)
+    }
+}
