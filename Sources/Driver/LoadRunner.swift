@@ -194,7 +194,9 @@ final class RunState: Sendable {
     let dropAfter: UInt64?
     /// Open model: nanoseconds between iterations, as a Double to keep fractional rates exact.
     let interval: Double
-    /// Open model: iterations due before this offset are in the run.
+    /// Open model: iterations due before this offset are in the plan...
+    let plannedEnd: UInt64
+    /// ...and those due before this one (the plan cut at the time limit) are started.
     let scheduleEnd: UInt64
 
     init(plan: LoadPlan, source: @escaping LoadSource, start: ContinuousClock.Instant) {
@@ -208,9 +210,11 @@ final class RunState: Sendable {
         switch plan.model {
         case .open(let rate, let duration):
             interval = 1e9 / rate
-            scheduleEnd = Swift.min(warmUpEnd &+ HDRHistogram.nanoseconds(duration), timeLimit)
+            plannedEnd = warmUpEnd &+ HDRHistogram.nanoseconds(duration)
+            scheduleEnd = Swift.min(plannedEnd, timeLimit)
         case .closed:
             interval = 0
+            plannedEnd = timeLimit
             scheduleEnd = timeLimit
         }
         let shardCount = 8
@@ -420,7 +424,7 @@ final class RunState: Sendable {
             // Measured iterations the plan called for that never started: the time limit came first.
             switch plan.model {
             case .open:
-                let due = iterationsDue(before: scheduleEnd)
+                let due = iterationsDue(before: plannedEnd)
                 let firstMeasured = iterationsDue(before: warmUpEnd)
                 counts.droppedIterations += Swift.max(0, due - Swift.max(cursor.nextIteration, firstMeasured))
             case .closed(_, let count):

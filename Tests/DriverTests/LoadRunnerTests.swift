@@ -156,6 +156,17 @@ import PushModel
         if c.sent > 0 { #expect(result.summary.timedOut) }
     }
 
+    @Test func iterationsPastTheTimeLimitCountAsDropped() async throws {
+        // 10/s for 10 s plans 100 iterations; a 300 ms limit lets at most the first 3 start.
+        let plan = LoadPlan(scenario: "cut", model: .open(ratePerSecond: 10, duration: .seconds(10)),
+                            timeLimit: .milliseconds(300), drainTimeout: .milliseconds(100))
+        let result = try await LoadRunner(plan: plan, target: ScriptedTarget())
+            .run(source: { .push(push(token: "ok-\($0)")) })
+        let c = result.summary.counts
+        #expect(c.sent <= 3)
+        #expect(c.sent + c.unsentPushes + c.droppedIterations == 100)
+    }
+
     @Test func cancellingARunKeepsTheAccountingWhole() async throws {
         // 40 iterations over 2 s; the run is cancelled part-way. Whenever that lands, each
         // iteration is sent, taken but left unsent, or never reached (dropped).
