@@ -228,6 +228,7 @@ final class Connection {
 
     private func startHTTP2() {
         let context = ConnectionContext(id: id, version: .http2, isTLS: isTLS, peer: peer)
+        context.clientCertificateDER = tls?.peerCertificateDER()
         self.context = context
         listener.handler.connectionOpened(context)
         guard let session = HTTP2Session(connection: self, context: context) else {
@@ -240,6 +241,7 @@ final class Connection {
 
     private func startHTTP1() {
         let context = ConnectionContext(id: id, version: .http1_1, isTLS: isTLS, peer: peer)
+        context.clientCertificateDER = tls?.peerCertificateDER()
         self.context = context
         listener.handler.connectionOpened(context)
         let session = HTTP1Session(connection: self, context: context)

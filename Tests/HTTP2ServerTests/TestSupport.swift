@@ -48,6 +48,9 @@ struct EchoHandler: HTTPHandler {
         }
         var text = "method=\(request.method)\npath=\(request.path)\nversion=\(request.version.rawValue)\n"
         text += "tls=\(request.isTLS)\nstream=\(request.streamID)\nauthority=\(request.authority ?? "")\n"
+        if let certificate = connection.clientCertificateDER {
+            text += "clientcert=\(certificate.map { String($0, radix: 16) }.joined(separator: ":"))\n"
+        }
         for header in request.headers { text += "h:\(header.name)=\(header.value)\n" }
         text += "body=\(String(decoding: request.body, as: UTF8.self))\n"
         response.headers = [HTTPHeader("content-type", "text/plain")]
