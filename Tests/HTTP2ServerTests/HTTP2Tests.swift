@@ -133,6 +133,15 @@ import Testing
         }
     }
 
+    @Test func largeResponseRespectsFlowControl() throws {
+        try withServer { _, port in
+            // nghttp's default window is 64 KiB per stream, so this needs many WINDOW_UPDATEs.
+            let result = try runTool("/usr/bin/nghttp", ["-H", "x-response-bytes: 2000000", "http://127.0.0.1:\(port)/big"])
+            #expect(result.status == 0)
+            #expect(result.outputBytes == patternBytes(2_000_000))
+        }
+    }
+
     @Test func bodyOverTheLimitIsAnswered413() throws {
         var configuration = ServerConfiguration(threads: 1)
         configuration.maxRequestBodyBytes = 1000

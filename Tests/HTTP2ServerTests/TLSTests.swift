@@ -144,6 +144,21 @@ enum TestCertificateError: Error { case openssl(String) }
         }
     }
 
+    @Test(arguments: ["--http2", "--http1.1"])
+    func largeResponsesArriveIntactOverTLS(flag: String) throws {
+        let certificate = try TestCertificate()
+        defer { certificate.remove() }
+        try withServer(tls: certificate.fileConfiguration) { _, port in
+            let size = 3_000_000
+            let result = try runTool("/usr/bin/curl", ["-sS", "--max-time", "10", flag, "--cacert", certificate.certificatePath,
+                                                       "-H", "x-response-bytes: \(size)",
+                                                       "https://127.0.0.1:\(port)/big", "https://127.0.0.1:\(port)/big"])
+            #expect(result.status == 0, "\(result.error)")
+            let expected = patternBytes(size)
+            #expect(result.outputBytes == expected + expected)
+        }
+    }
+
     @Test func gatewayAndAdminListenersWithDifferentHandlers() throws {
         let certificate = try TestCertificate()
         defer { certificate.remove() }
