@@ -65,10 +65,6 @@ final class Connection {
         return false
     }
 
-    func didOpen() {
-        loop.schedule(.idleCheck(self), after: loop.settings.idleTimeoutNanos)
-    }
-
     // MARK: Events
 
     @inline(__always)
@@ -368,8 +364,6 @@ final class Connection {
                 flush()
             }
             close()
-        } else {
-            loop.timers.schedule(.idleCheck(self), at: lastActivity &+ idle)
         }
     }
 
