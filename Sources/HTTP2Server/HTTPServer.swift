@@ -30,6 +30,9 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
     }
 
+    /// A server dropped without `shutdown` stops at once rather than leaking its threads.
+    deinit { shutdown(gracePeriod: .zero) }
+
     /// Connections currently open (TLS handshakes included).
     public var openConnections: Int { state.openConnections.load(ordering: .relaxed) }
     /// Connections accepted since start.
