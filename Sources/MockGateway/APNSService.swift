@@ -40,7 +40,9 @@ struct ServiceOutcome {
 /// 11. payload: empty 400 PayloadEmpty; over 4096 bytes (5120 VoIP) 413 PayloadTooLarge; not a
 ///     JSON object with an `aps` object: 400 PayloadEmpty (Apple documents no reason for a
 ///     malformed payload; "nothing deliverable" is the closest, and a warning names the cause)
-/// 12. the token's state: gone 410 Unregistered with `timestamp`; bad 400 BadDeviceToken
+/// 12. pushes to one device token over `device_rate_limit` (when configured): 429 TooManyRequests
+/// 13. the token's state: gone 410 Unregistered, expired 410 ExpiredToken (both with
+///     `timestamp`); bad 400 BadDeviceToken
 ///
 /// A background push whose `aps` holds anything but `content-available` is not rejected by
 /// Apple (it is delivered or silently dropped), so it is accepted with a warning.
@@ -50,9 +52,11 @@ final class APNSService: Sendable {
     let registry: DeviceTokenRegistry
     let identifiers: IdentifierSource
     let clock: GatewayClock
+    let deviceRateLimiter: RateLimiter?
 
     init(configuration: APNSConfiguration, authority: APNSProviderTokenAuthority, registry: DeviceTokenRegistry,
          identifiers: IdentifierSource, clock: GatewayClock) {
+        self.deviceRateLimiter = configuration.deviceRateLimit.map(RateLimiter.init)
         self.configuration = configuration
         self.authority = authority
         self.registry = registry
@@ -163,10 +167,15 @@ final class APNSService: Sendable {
             return reject(.payloadEmpty, authenticated: authenticated)
         }
 
-        switch registry.state(ofNormalized: token) {
+        let state = registry.state(ofNormalized: token)
+        if state == .valid, let limiter = deviceRateLimiter, limiter.take(token, nowNanos: clock.nowNanos) != nil {
+            return reject(.tooManyRequests, authenticated: authenticated)
+        }
+        switch state {
         case .valid: break
         case .bad: return reject(.badDeviceToken, authenticated: authenticated)
         case .gone(let since): return reject(.unregistered, timestamp: since, authenticated: authenticated)
+        case .expired(let since): return reject(.expiredToken, timestamp: since, authenticated: authenticated)
         }
 
         var responseHeaders = [HTTPHeader("apns-id", apnsID)]
