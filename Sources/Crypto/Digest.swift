@@ -4,7 +4,7 @@ import COpenSSL
 /// operation that is given `EVP_sha256()` ("Performance" in OpenSSL's crypto(7)). A fetched
 /// `EVP_MD` is immutable and may be shared between threads.
 enum FetchedAlgorithms {
-    nonisolated(unsafe) static let sha256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
+    nonisolated(unsafe) static let sha256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil) ?? EVP_sha256()
 }
 
 /// SHA-256 (FIPS 180-4), the digest of ES256 and RS256 (RFC 7518 §3.1).

@@ -47,9 +47,10 @@ public struct DecodedJWT: Sendable {
     /// accepted: not valid JWS, but what some lenient clients send.
     public func verifyES256(key: ECP256PublicKey, acceptDERSignature: Bool = false) -> Bool {
         guard algorithm == "ES256" else { return false }
-        if signature.count == ES256.signatureLength {
-            return ES256.verify(signature: signature, message: signingInput, key: key)
+        if signature.count == ES256.signatureLength, ES256.verify(signature: signature, message: signingInput, key: key) {
+            return true
         }
+        // A DER signature can (rarely) be 64 bytes long too, so the fallback does not look at length.
         return acceptDERSignature && ES256.verifyDER(signature: signature, message: signingInput, key: key)
     }
 

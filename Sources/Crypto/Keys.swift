@@ -17,8 +17,8 @@ public final class ECP256PrivateKey: @unchecked Sendable {
         // a throw would run deinit and free `key` a second time.
         let publicKey: ECP256PublicKey
         do {
-            try KeyHandle.requireP256(key)
-            publicKey = try ECP256PublicKey(owning: KeyHandle.publicOnlyCopy(of: key))
+            try EVPKey.requireP256(key)
+            publicKey = try ECP256PublicKey(owning: EVPKey.publicOnlyCopy(of: key))
         } catch {
             EVP_PKEY_free(key)
             throw error
@@ -35,7 +35,7 @@ public final class ECP256PrivateKey: @unchecked Sendable {
 
     /// A fresh random P-256 key.
     public static func generate() throws(CryptoError) -> ECP256PrivateKey {
-        let key = try KeyHandle.generate("EC") { EVP_PKEY_CTX_set_group_name($0, "P-256") }
+        let key = try EVPKey.generate("EC") { EVP_PKEY_CTX_set_group_name($0, "P-256") }
         return try ECP256PrivateKey(owning: key)
     }
 
@@ -53,7 +53,7 @@ public final class ECP256PublicKey: @unchecked Sendable {
     let key: OpaquePointer
 
     init(owning key: OpaquePointer) throws(CryptoError) {
-        do { try KeyHandle.requireP256(key) } catch {
+        do { try EVPKey.requireP256(key) } catch {
             EVP_PKEY_free(key)
             throw error
         }
@@ -67,7 +67,7 @@ public final class ECP256PublicKey: @unchecked Sendable {
 
     /// Reads DER SubjectPublicKeyInfo.
     public convenience init(spkiDER: [UInt8]) throws(CryptoError) {
-        try self.init(owning: KeyHandle.publicKey(fromSPKIDER: spkiDER))
+        try self.init(owning: EVPKey.publicKey(fromSPKIDER: spkiDER))
     }
 
     /// SPKI PEM ("BEGIN PUBLIC KEY").
@@ -77,7 +77,7 @@ public final class ECP256PublicKey: @unchecked Sendable {
 
     /// DER SubjectPublicKeyInfo.
     public var spkiDER: [UInt8] {
-        get throws(CryptoError) { try KeyHandle.spkiDER(key) }
+        get throws(CryptoError) { try EVPKey.spkiDER(key) }
     }
 
     deinit { EVP_PKEY_free(key) }
@@ -95,8 +95,8 @@ public final class RSAPrivateKey: @unchecked Sendable {
         // a throw would run deinit and free `key` a second time.
         let publicKey: RSAPublicKey
         do {
-            try KeyHandle.requireRSA(key)
-            publicKey = try RSAPublicKey(owning: KeyHandle.publicOnlyCopy(of: key))
+            try EVPKey.requireRSA(key)
+            publicKey = try RSAPublicKey(owning: EVPKey.publicOnlyCopy(of: key))
         } catch {
             EVP_PKEY_free(key)
             throw error
@@ -115,7 +115,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
     public static func generate(bits: Int = 2048) throws(CryptoError) -> RSAPrivateKey {
         guard bits >= 2048 else { throw .rsaKeyTooSmall(bits: bits) }
         guard bits <= 16384 else { throw .keyGenerationFailed("RSA key of \(bits) bits is larger than 16384") }
-        let key = try KeyHandle.generate("RSA") { EVP_PKEY_CTX_set_rsa_keygen_bits($0, Int32(bits)) }
+        let key = try EVPKey.generate("RSA") { EVP_PKEY_CTX_set_rsa_keygen_bits($0, Int32(bits)) }
         return try RSAPrivateKey(owning: key)
     }
 
@@ -136,7 +136,7 @@ public final class RSAPublicKey: @unchecked Sendable {
     let key: OpaquePointer
 
     init(owning key: OpaquePointer) throws(CryptoError) {
-        do { try KeyHandle.requireRSA(key) } catch {
+        do { try EVPKey.requireRSA(key) } catch {
             EVP_PKEY_free(key)
             throw error
         }
@@ -151,7 +151,7 @@ public final class RSAPublicKey: @unchecked Sendable {
 
     /// Reads DER SubjectPublicKeyInfo.
     public convenience init(spkiDER: [UInt8]) throws(CryptoError) {
-        try self.init(owning: KeyHandle.publicKey(fromSPKIDER: spkiDER))
+        try self.init(owning: EVPKey.publicKey(fromSPKIDER: spkiDER))
     }
 
     /// SPKI PEM ("BEGIN PUBLIC KEY").
@@ -161,7 +161,7 @@ public final class RSAPublicKey: @unchecked Sendable {
 
     /// DER SubjectPublicKeyInfo.
     public var spkiDER: [UInt8] {
-        get throws(CryptoError) { try KeyHandle.spkiDER(key) }
+        get throws(CryptoError) { try EVPKey.spkiDER(key) }
     }
 
     /// Modulus size in bits.

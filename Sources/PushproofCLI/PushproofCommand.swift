@@ -18,7 +18,7 @@ public func exitProcess(with code: Int32) -> Never {
 
 /// A subcommand: declared options (which drive parsing and `--help`), `validate` separate
 /// from `run` as in swift-argument-parser.
-protocol Subcommand {
+protocol Subcommand: SendableMetatype {
     static var spec: CommandSpec { get }
     init(_ arguments: ParsedArguments) throws
     func run() async -> Int32
@@ -37,6 +37,7 @@ struct CommandEntry: Sendable {
 
 public enum PushproofCommand {
     static let subcommands: [CommandEntry] = [
+        CommandEntry(ServeCommand.self),
         CommandEntry(TokenCommand.self),
     ]
 
