@@ -33,10 +33,13 @@ public final class DeviceTokenRegistry: Sendable {
     /// A registry holding the configured tokens; gone tokens without `since_ms` are gone since `nowMillis`.
     public convenience init(configuration: TokenConfiguration, nowMillis: UInt64) {
         self.init(unknownTokens: configuration.unknownTokens)
-        load(configuration, nowMillis: nowMillis)
+        apply(configuration, nowMillis: nowMillis)
     }
 
-    private func load(_ configuration: TokenConfiguration, nowMillis: UInt64) {
+    /// Sets every token a configuration lists (valid, gone, expired, bad) on top of the current
+    /// states; gone and expired tokens without `since_ms` date from `nowMillis`. The unknown-token
+    /// policy is left alone (`reset(unknownTokens:)` changes it).
+    public func apply(_ configuration: TokenConfiguration, nowMillis: UInt64) {
         state.withLock { state in
             state.tokens.reserveCapacity(configuration.valid.count + configuration.gone.count + configuration.bad.count)
             for token in configuration.valid { state.tokens[Self.key(token)] = .valid }
