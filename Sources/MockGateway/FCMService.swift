@@ -16,7 +16,8 @@ import PushModel
 /// limit (4096 bytes, 2048 for topics) -> 400 INVALID_ARGUMENT with an FcmError detail; then
 /// the per-token rate (`device_rate_limit`) -> 429 QUOTA_EXCEEDED; the token's state: gone or
 /// expired -> 404 UNREGISTERED, bad -> 400 INVALID_ARGUMENT with
-/// `fcmInvalidTokenMessage`. `validate_only` answers `projects/{p}/messages/fake_message_id`.
+/// `fcmInvalidTokenMessage`. `validate_only` checks everything (the token included) and answers
+/// `projects/{p}/messages/fake_message_id`.
 ///
 /// Message texts: "Unknown name … Cannot find field.", "Invalid value at '…' (TYPE_STRING), …",
 /// "Recipient of the message is not set.", "Requested entity was not found." and the
@@ -87,12 +88,12 @@ final class FCMService: Sendable {
         }
         if let error = semanticError(message, validator: validator) { return fail(error, authenticated: true) }
 
-        if validator.validateOnly {
-            return success(project: project, id: "fake_message_id", warnings: warnings)
-        }
+        // A dry run checks the token too (senders use it to probe tokens), but sends nothing,
+        // so it does not count against the per-device rate.
         if let token = message["token"]?.stringValue {
             let state = registry.state(of: token)
-            if state == .valid, let limiter = deviceRateLimiter, let wait = limiter.take(token, nowNanos: clock.nowNanos) {
+            if state == .valid, !validator.validateOnly, let limiter = deviceRateLimiter,
+               let wait = limiter.take(token, nowNanos: clock.nowNanos) {
                 return fail(Self.quotaExceeded(project: project, retryAfter: wait, "Sending limit exceeded for the message target."),
                             authenticated: true)
             }
@@ -103,6 +104,9 @@ final class FCMService: Sendable {
             case .bad:
                 return fail(Self.invalidTokenError(), authenticated: true)
             }
+        }
+        if validator.validateOnly {
+            return success(project: project, id: "fake_message_id", warnings: warnings)
         }
         return success(project: project, id: identifiers.messageID(), warnings: warnings)
     }
