@@ -38,8 +38,9 @@ struct ServiceOutcome {
 ///     certificate-authenticated sender sends); a header that is not a bearer token is still
 ///     403 InvalidProviderToken, an empty one 403 MissingProviderToken.
 /// 11. payload: empty 400 PayloadEmpty; over 4096 bytes (5120 VoIP) 413 PayloadTooLarge; not a
-///     JSON object with an `aps` object: 400 PayloadEmpty (Apple documents no reason for a
-///     malformed payload; "nothing deliverable" is the closest, and a warning names the cause)
+///     JSON object: 400 PayloadEmpty (Apple documents no reason for a malformed payload;
+///     "nothing deliverable" is the closest, and a warning names the cause). A missing or
+///     malformed `aps` is only a warning: PushKit payloads (VoIP) carry none.
 /// 12. pushes to one device token over `device_rate_limit` (when configured): 429 TooManyRequests
 /// 13. the token's state: gone 410 Unregistered, expired 410 ExpiredToken (both with
 ///     `timestamp`); bad 400 BadDeviceToken
@@ -288,7 +289,9 @@ final class APNSService: Sendable {
         return !digits.isEmpty && digits.count <= 19 && digits.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }
 
-    /// nil when the payload is a JSON object with an `aps` object; else why not.
+    /// nil when the payload is a JSON object; else why not. Observations about `aps` go to
+    /// `warnings`: APNs delivers an object without `aps` (PushKit payloads such as VoIP never
+    /// carry one; an alert without `aps` simply shows nothing), so they are not rejections.
     func payloadProblem(_ body: [UInt8], pushType: APNSPushType, warnings: inout [String]) -> String? {
         let document: JSONValue
         do {
@@ -297,8 +300,15 @@ final class APNSService: Sendable {
             return "payload is not JSON: \(error)"
         }
         guard case .object(let root) = document else { return "payload is a JSON \(document.typeName), not an object" }
-        guard let aps = root["aps"] else { return "payload has no \"aps\" dictionary" }
-        guard case .object(let apsObject) = aps else { return "\"aps\" is a \(aps.typeName), not a dictionary" }
+        let displaysFromAps = pushType == .alert || pushType == .background || pushType == .liveactivity
+        guard let aps = root["aps"] else {
+            if displaysFromAps { warnings.append("\(pushType.rawValue) push without an \"aps\" dictionary: the device shows nothing") }
+            return nil
+        }
+        guard case .object(let apsObject) = aps else {
+            warnings.append("\"aps\" is a \(aps.typeName), not a dictionary")
+            return nil
+        }
         if pushType == .background {
             let extra = apsObject.keys.filter { $0 != "content-available" }
             if !extra.isEmpty {
