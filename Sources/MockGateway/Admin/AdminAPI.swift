@@ -133,6 +133,9 @@ public final class AdminAPI: HTTPHandler {
         case .gone(let since):
             object["state"] = "gone"
             object["since_ms"] = .number(Double(since))
+        case .expired(let since):
+            object["state"] = "expired"
+            object["since_ms"] = .number(Double(since))
         }
         return .object(object)
     }
