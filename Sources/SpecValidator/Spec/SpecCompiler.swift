@@ -26,7 +26,7 @@ extension SpecSource {
 }
 
 /// Extension keywords the body schemas may carry besides JSON Schema 2020-12.
-let schemaExtensionKeywords = ["x-source"]
+let schemaExtensionKeywords: Set<String> = ["x-source"]
 
 enum SpecCompiler {
     static let topLevelKeys: Set<String> = ["id", "product", "transport", "seed", "description", "readings",
