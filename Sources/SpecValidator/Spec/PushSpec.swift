@@ -27,6 +27,15 @@ public struct PushSpec: Sendable {
 
 /// A request a spec file carries as evidence of what its rules accept.
 public struct SpecExample: Sendable {
+    public init(name: String, route: String, method: String = "POST", path: String, headers: [(name: String, value: String)], body: JSONValue) {
+        self.name = name
+        self.route = route
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+    }
+
     public var name: String
     public var route: String
     public var method: String

@@ -57,7 +57,7 @@ public struct SpecSet: Sendable {
         var chosen: Int?
         for index in specsByRoute[route] ?? [] {
             let spec = specs[index]
-            if let method = spec.match.method, method != method { continue }
+            if let wanted = spec.match.method, wanted != method { continue }
             guard spec.match.recognises(request) else { continue }
             if let current = chosen, specs[current].specificity >= spec.specificity { continue }
             chosen = index

@@ -1,0 +1,147 @@
+import JSON
+import SpecValidator
+import Testing
+
+@Suite struct SpecJudgeTests {
+    let set: SpecSet
+    init() throws { set = try SpecFixtures.load() }
+
+    func example(_ id: String, _ index: Int = 0) throws -> SpecExample {
+        let spec = try #require(set.spec(id: id))
+        return spec.examples[index]
+    }
+
+    @Test func aViolationCarriesPointerRuleSourceExpectedAndFound() throws {
+        let broken = applying([.header("apns-collapse-id", "4a69…")], to: try example("poolse.missed.apns"))
+        let verdict = set.judge(broken)
+        let violation = try #require(verdict.violations.first)
+        #expect(verdict.violations.count == 1)
+        #expect(violation.pointer.description == "/headers/apns-collapse-id")
+        #expect(violation.rule == "header:apns-collapse-id")
+        #expect(violation.expected == #""missed-4a69…""#)
+        #expect(violation.found == #""4a69…""#)
+        #expect(violation.source?.seed == "000_011794c6e3cb5dae.txt")
+        #expect(violation.source?.sentence.contains("apns-collapse-id: missed-<call_id>") == true)
+    }
+
+    @Test func schemaViolationsTakeTheNearestXSource() throws {
+        let broken = applying([.body("/message/android/priority", "NORMAL")], to: try example("poolse.ring.fcm"))
+        let violation = try #require(set.judge(broken).violations.first)
+        #expect(violation.source?.sentence == #"Android pushes are FCM data messages with android.priority: "HIGH"."#)
+        #expect(violation.found == #""NORMAL""#)
+        #expect(violation.expected.hasPrefix("enum"))
+    }
+
+    @Test func theVerdictJSONIsWhatTheRecordingStores() throws {
+        let good = set.judge(try example("poolse.ring.apns"))
+        #expect(good.json() == ["spec": "poolse.ring.apns", "ok": true, "violations": []])
+        let bad = set.judge(applying([.header("apns-priority", "5")], to: try example("poolse.ring.apns")))
+        let json = bad.json()
+        #expect(json["ok"] == false)
+        #expect(json["violations"]?[0]?["pointer"] == "/headers/apns-priority")
+        #expect(json["violations"]?[0]?["rule"] == "header:apns-priority")
+        #expect(json["violations"]?[0]?["expected"] == #""10""#)
+        #expect(json["violations"]?[0]?["found"] == #""5""#)
+        #expect(json["violations"]?[0]?["source"]?["seed"] == "000_011794c6e3cb5dae.txt")
+    }
+
+    @Test func headerNamesMatchWhateverTheirCase() throws {
+        var request = try example("poolse.ring.apns")
+        request.headers = request.headers.map { (name: $0.name.uppercased(), value: $0.value) }
+        #expect(set.judge(request).violations.isEmpty)
+    }
+
+    @Test func expirationWithinToleranceOfADayPasses() throws {
+        let shifted = applying([.header("apns-expiration", "1794038545")], to: try example("poolse.missed.apns"))  // +100 s
+        #expect(set.judge(shifted).violations.isEmpty)
+        let notANumber = applying([.header("apns-expiration", "tomorrow")], to: try example("poolse.missed.apns"))
+        #expect(set.judge(notANumber).violations.map(\.rule) == ["header:apns-expiration"])
+    }
+
+    @Test func lowercaseHighPriorityIsAccepted() throws {
+        let lower = applying([.body("/message/android/priority", "high")], to: try example("poolse.ring.fcm"))
+        #expect(set.judge(lower).violations.isEmpty)
+    }
+
+    @Test func aPayloadNumberIsNotAHeaderString() throws {
+        // badge 4 against unread_total "4": JSON equality, not text equality.
+        let broken = applying([.body("/unread_total", "4")], to: try example("poolse.message.apns"))
+        #expect(set.judge(broken).violations.map(\.rule).contains("derived:badge"))
+    }
+
+    // MARK: Unmatched and out of scope
+
+    @Test func anIOSMissedCallTypedAsAnAndroidCallEventIsUnmatched() throws {
+        let broken = applying([.body("/type", "call_event")], to: try example("poolse.missed.apns"))
+        let verdict = set.judge(broken)
+        #expect(verdict.specID == nil)
+        #expect(verdict.violations.map(\.rule) == ["unmatched"])
+        #expect(verdict.violations.first?.pointer == .root)
+        #expect(verdict.violations.first?.found == #"{"type":"call_event","event":"missed"}"#)
+    }
+
+    @Test func aRingEndedPushOnAPNsIsUnmatched() throws {
+        var request = try example("poolse.ring_ended.fcm")
+        request.route = "apns"
+        request.body = request.body["message"]?["data"] ?? .null
+        let verdict = set.judge(request)
+        #expect(verdict.specID == nil)
+        #expect(verdict.violations.map(\.rule) == ["unmatched"])
+    }
+
+    @Test func anUnknownEventIsUnmatched() throws {
+        let broken = applying([.body("/message/data/event", "ringing")], to: try example("poolse.ring.fcm"))
+        #expect(set.judge(broken).violations.map(\.rule) == ["unmatched"])
+    }
+
+    @Test func aBodyThatIsNotJSONIsReportedAndUnmatched() {
+        let verdict = set.judge(route: "apns", method: "POST", path: "/3/device/abcd", headers: [], body: Array("{\"aps\":".utf8))
+        #expect(verdict.specID == nil)
+        #expect(verdict.violations.map(\.rule) == ["body-json", "unmatched"])
+    }
+
+    @Test func anEmptyBodyIsUnmatched() {
+        let verdict = set.judge(route: "fcm", method: "POST", path: "/v1/projects/p/messages:send", headers: [], body: [])
+        #expect(verdict.violations.map(\.rule) == ["unmatched"])
+    }
+
+    @Test func aGETIsNotAPush() throws {
+        var request = try example("poolse.ring.apns")
+        request.method = "GET"
+        #expect(set.judge(request).violations.map(\.rule) == ["unmatched"])
+    }
+
+    @Test(arguments: [("oauth", "/token"), ("unknown", "/token"), ("oauth", "/o/oauth2/token")])
+    func theTokenEndpointIsOutOfScope(route: String, path: String) {
+        let verdict = set.judge(route: route, method: "POST", path: path,
+                                headers: [("content-type", "application/x-www-form-urlencoded")], body: Array("grant_type=x".utf8))
+        #expect(verdict.outOfScope)
+        #expect(verdict.violations.isEmpty)
+        #expect(verdict.json()["outOfScope"] == true)
+    }
+
+    @Test func anUnknownRouteIsUnmatchedNotOutOfScope() {
+        let verdict = set.judge(route: "unknown", method: "POST", path: "/v2/send", headers: [], body: Array("{}".utf8))
+        #expect(!verdict.outOfScope)
+        #expect(verdict.violations.map(\.rule) == ["unmatched"])
+    }
+
+    // MARK: Products sharing the APNs route
+
+    @Test func theThreeProductsOnAPNsAreToldApartByPayloadShape() throws {
+        #expect(set.judge(try example("yama.message.apns")).specID == "yama.message.apns")
+        #expect(set.judge(try example("concierge.reply.apns")).specID == "concierge.reply.apns")
+        #expect(set.judge(try example("poolse.missed.apns")).specID == "poolse.missed.apns")
+        #expect(set.judge(try example("concierge.reply.fcm")).specID == "concierge.reply.fcm")
+    }
+
+    @Test func configOverridesReplaceTheBundleIDs() throws {
+        let custom = try SpecSet.load(directory: SpecFixtures.specsDirectory,
+                                      configOverrides: ["poolse": ["bundle_ids": ["org.acme.chat"]]])
+        let request = try example("poolse.ring.apns")
+        #expect(custom.judge(request).violations.map(\.rule) == ["header:apns-topic"])
+        let fixed = applying([.header("apns-topic", "org.acme.chat.voip")], to: request)
+        #expect(custom.judge(fixed).violations.isEmpty)
+        #expect(custom.config["poolse"]?["fcm_project"] == "poolse-example", "overrides merge, they do not replace siblings")
+    }
+}
