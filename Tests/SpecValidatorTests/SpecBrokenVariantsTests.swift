@@ -32,7 +32,7 @@ struct BrokenVariant: Sendable, CustomTestStringConvertible {
 }
 
 extension JSONValue {
-    /// A copy with the value at `tokens` replaced (nil removes it); intermediate objects must exist.
+    /// A copy with the value at `tokens` replaced (nil removes it); missing objects on the way are created.
     func setting(_ tokens: ArraySlice<String>, to newValue: JSONValue?) -> JSONValue {
         guard let token = tokens.first else { return newValue ?? .null }
         switch self {
@@ -43,6 +43,14 @@ extension JSONValue {
                 object[token] = (object[token] ?? .object([:])).setting(tokens.dropFirst(), to: newValue)
             }
             return .object(object)
+        case .array(var array):
+            guard let index = Int(token), array.indices.contains(index) else { return self }
+            if tokens.count == 1 {
+                if let newValue { array[index] = newValue } else { array.remove(at: index) }
+            } else {
+                array[index] = array[index].setting(tokens.dropFirst(), to: newValue)
+            }
+            return .array(array)
         default:
             return self
         }
