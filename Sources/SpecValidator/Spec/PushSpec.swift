@@ -2,7 +2,9 @@ import JSON
 
 /// One push kind on one transport (`poolse.ring.apns`), compiled from its spec file:
 /// how to recognise its requests, and the header, body and derived rules they must keep.
-public struct PushSpec: Sendable {
+/// A class of constants: the judge hands specs around per request, and a reference costs one
+/// retain where a struct of rule arrays costs one per field.
+public final class PushSpec: Sendable {
     public let id: String
     public let product: String
     /// `apns` or `fcm`.
@@ -19,6 +21,22 @@ public struct PushSpec: Sendable {
     /// The body schema as written, to find `x-source` and keyword values for violations.
     let schemaDocument: JSONValue
     let schemaSource: SpecSource?
+
+    init(id: String, product: String, transport: String, file: String, examples: [SpecExample], match: SpecMatch,
+         headerRules: [HeaderRule], derivedRules: [DerivedRule], schema: JSONSchema?, schemaDocument: JSONValue,
+         schemaSource: SpecSource?) {
+        self.id = id
+        self.product = product
+        self.transport = transport
+        self.file = file
+        self.examples = examples
+        self.match = match
+        self.headerRules = headerRules
+        self.derivedRules = derivedRules
+        self.schema = schema
+        self.schemaDocument = schemaDocument
+        self.schemaSource = schemaSource
+    }
 
     /// How many match conditions it has: when several specs recognise a request, the most
     /// specific one judges it.
@@ -138,7 +156,9 @@ extension PushSpec {
     /// Appends every violation of this spec's rules by `request` (already recognised).
     func check(_ request: RequestView, into violations: inout [SpecViolation]) {
         for rule in headerRules { rule.check(request, into: &violations) }
-        if let schema, let body = request.body {
+        // The fast, allocation-free check first: most requests pass, and only a failure needs
+        // the located violations.
+        if let schema, let body = request.body, !schema.isValid(body) {
             for violation in schema.validate(body) { append(violation, body: body, into: &violations) }
         }
         for rule in derivedRules { rule.check(request, into: &violations) }
@@ -231,8 +251,13 @@ extension HeaderRule {
                 fail(expectedText, "\(name) must be a decimal integer")
             }
         case .derived(let expression, let tolerance):
-            guard let candidates = expression.candidates(request), !candidates.isEmpty else { return }
             let found = JSONValue.string(value)
+            if let single = expression.singleValue(request) {
+                // The common shape (a reference or a literal) needs no candidate array.
+                guard let wanted = single else { return }
+                if valuesAgree(found: found, expected: wanted, tolerance: tolerance, isHeader: true) { return }
+            }
+            guard let candidates = expression.candidates(request), !candidates.isEmpty else { return }
             if !candidates.contains(where: { valuesAgree(found: found, expected: $0, tolerance: tolerance, isHeader: true) }) {
                 let text = describe(candidates, tolerance: tolerance)
                 fail(text, "\(name) must be \(text)")
@@ -270,6 +295,10 @@ extension DerivedRule {
                                                 found: found.serialized(), message: "\(pointer) must be absent here"))
             }
         case .equals(let expression, let tolerance):
+            if let found, let single = expression.singleValue(request) {
+                guard let wanted = single else { return }
+                if valuesAgree(found: found, expected: wanted, tolerance: tolerance, isHeader: isHeader) { return }
+            }
             guard let candidates = expression.candidates(request), !candidates.isEmpty else { return }
             guard let found else {
                 if !optional {

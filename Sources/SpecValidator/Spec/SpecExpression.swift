@@ -219,6 +219,16 @@ indirect enum SpecExpression: Sendable {
         }
     }
 
+    /// For a literal or a reference, its one value without building an array: `.some(nil)` when
+    /// the reference is missing; nil for every other kind of expression (use `candidates`).
+    func singleValue(_ request: RequestView) -> JSONValue?? {
+        switch self {
+        case .literal(let value): return .some(value)
+        case .reference(let reference): return .some(request.resolve(reference))
+        default: return nil
+        }
+    }
+
     /// The values the expression allows for this request; nil when it reads something the
     /// request does not carry.
     func candidates(_ request: RequestView) -> [JSONValue]? {
