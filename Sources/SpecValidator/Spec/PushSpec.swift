@@ -252,11 +252,7 @@ extension HeaderRule {
             }
         case .derived(let expression, let tolerance):
             let found = JSONValue.string(value)
-            if let single = expression.singleValue(request) {
-                // The common shape (a reference or a literal) needs no candidate array.
-                guard let wanted = single else { return }
-                if valuesAgree(found: found, expected: wanted, tolerance: tolerance, isHeader: true) { return }
-            }
+            if expression.accepts(found, request, tolerance: tolerance, isHeader: true) { return }
             guard let candidates = expression.candidates(request), !candidates.isEmpty else { return }
             if !candidates.contains(where: { valuesAgree(found: found, expected: $0, tolerance: tolerance, isHeader: true) }) {
                 let text = describe(candidates, tolerance: tolerance)
@@ -295,10 +291,7 @@ extension DerivedRule {
                                                 found: found.serialized(), message: "\(pointer) must be absent here"))
             }
         case .equals(let expression, let tolerance):
-            if let found, let single = expression.singleValue(request) {
-                guard let wanted = single else { return }
-                if valuesAgree(found: found, expected: wanted, tolerance: tolerance, isHeader: isHeader) { return }
-            }
+            if let found, expression.accepts(found, request, tolerance: tolerance, isHeader: isHeader) { return }
             guard let candidates = expression.candidates(request), !candidates.isEmpty else { return }
             guard let found else {
                 if !optional {

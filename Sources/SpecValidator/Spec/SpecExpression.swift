@@ -91,6 +91,8 @@ struct RequestView {
     }
 
     static func equalsIgnoringASCIICase(_ candidate: String, _ lowercased: String) -> Bool {
+        guard candidate.utf8.count == lowercased.utf8.count else { return false }
+        if candidate == lowercased { return true }
         var a = candidate.utf8.makeIterator()
         var b = lowercased.utf8.makeIterator()
         while true {
@@ -219,13 +221,58 @@ indirect enum SpecExpression: Sendable {
         }
     }
 
-    /// For a literal or a reference, its one value without building an array: `.some(nil)` when
-    /// the reference is missing; nil for every other kind of expression (use `candidates`).
-    func singleValue(_ request: RequestView) -> JSONValue?? {
+    /// True when `found` is certainly one of the values `candidates` yields, worked out without
+    /// building them (the hot path: most requests pass). False means "not shown here": the
+    /// caller then asks `candidates`, which decides and explains.
+    func accepts(_ found: JSONValue, _ request: RequestView, tolerance: Double, isHeader: Bool) -> Bool {
         switch self {
-        case .literal(let value): return .some(value)
-        case .reference(let reference): return .some(request.resolve(reference))
-        default: return nil
+        case .literal(let value):
+            return valuesAgree(found: found, expected: value, tolerance: tolerance, isHeader: isHeader)
+        case .reference(let reference):
+            guard let value = request.resolve(reference) else { return false }
+            return valuesAgree(found: found, expected: value, tolerance: tolerance, isHeader: isHeader)
+        case .oneOf(let alternatives):
+            return alternatives.contains { $0.accepts(found, request, tolerance: tolerance, isHeader: isHeader) }
+        case .elements(let inner):
+            guard case .reference(let reference) = inner, let value = request.resolve(reference) else { return false }
+            if let items = value.arrayValue {
+                return items.contains { valuesAgree(found: found, expected: $0, tolerance: tolerance, isHeader: isHeader) }
+            }
+            return valuesAgree(found: found, expected: value, tolerance: tolerance, isHeader: isHeader)
+        case .conditional(let condition, let thenExpression, let elseExpression):
+            guard let holds = condition.evaluate(request) else { return false }
+            if holds { return thenExpression.accepts(found, request, tolerance: tolerance, isHeader: isHeader) }
+            return elseExpression?.accepts(found, request, tolerance: tolerance, isHeader: isHeader) ?? false
+        case .object(let members):
+            guard case .object(let object) = found, object.count == members.count else { return false }
+            for (key, expression) in members {
+                guard let value = object[key], expression.accepts(value, request, tolerance: 0, isHeader: false) else { return false }
+            }
+            return true
+        case .concat(let parts):
+            guard case .string(let text) = found else { return false }
+            return Self.concatAccepts(parts[...], text[...], request)
+        default:
+            return false
+        }
+    }
+
+    /// Matches `rest` against the parts left, part by part, trying each value a part can take.
+    private static func concatAccepts(_ parts: ArraySlice<SpecExpression>, _ rest: Substring, _ request: RequestView) -> Bool {
+        guard let part = parts.first else { return rest.isEmpty }
+        func tryText(_ text: String) -> Bool {
+            guard rest.utf8.starts(with: text.utf8) else { return false }
+            let next = rest.utf8.index(rest.startIndex, offsetBy: text.utf8.count)
+            return concatAccepts(parts.dropFirst(), rest[next...], request)
+        }
+        switch part {
+        case .literal(let value):
+            return value.templateText.map(tryText) ?? false
+        case .reference(let reference):
+            return request.resolve(reference)?.templateText.map(tryText) ?? false
+        default:
+            guard let values = part.candidates(request) else { return false }
+            return values.contains { $0.templateText.map(tryText) ?? false }
         }
     }
 
