@@ -252,8 +252,10 @@ indirect enum SpecExpression: Sendable {
         case .concat(let parts):
             guard case .string(let text) = found else { return false }
             return Self.concatAccepts(parts[...], text[...], request)
-        default:
-            return false
+        case .string, .number, .add, .div, .switchOn:
+            // Small sets of scalars: building them is cheap enough.
+            guard let values = candidates(request) else { return false }
+            return values.contains { valuesAgree(found: found, expected: $0, tolerance: tolerance, isHeader: isHeader) }
         }
     }
 
