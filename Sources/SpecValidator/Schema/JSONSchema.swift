@@ -6,14 +6,15 @@ import JSON
 /// document), so validation is a walk over an immutable array of nodes.
 ///
 /// What is not supported, and fails loudly at compile time rather than validating wrongly:
-/// `$dynamicRef` (throws), `$ref`s to other documents (throws "unresolvable").
+/// `$ref`s to other documents (throws "unresolvable"), draft 2019-09 `$recursiveRef`.
 /// `format`, `content*`, `title`, `default`... are annotations only, as 2020-12 specifies
 /// for the default vocabularies.
 public struct JSONSchema: Sendable {
     /// How strictly a schema document is read.
     public struct Options: Sendable {
         /// Reject keywords that are neither 2020-12 keywords nor in `extensionKeywords`
-        /// (`pushproof specs lint` uses this to catch typos such as `"requried"`).
+        /// (`pushproof specs lint` uses this to catch typos such as `"requried"`), and a
+        /// `$schema` naming another draft.
         public var strict: Bool
         /// Keywords the schema may carry in strict mode that this validator ignores
         /// (the spec engine registers its own, e.g. `x-derived`).
@@ -27,17 +28,23 @@ public struct JSONSchema: Sendable {
 
     let nodes: [SchemaNode]
     let rootNode: Int
+    let nodeLocations: [JSONPointer]
+    let dynamicAnchors: [[String: Int]]
+    let usesDynamicScope: Bool
 
     /// Compiles `schema`; throws the JSON pointer of the first bad keyword and why.
     public init(_ schema: JSONValue, options: JSONSchema.Options = .init()) throws(SchemaError) {
         var compiler = SchemaCompiler(document: schema, options: options)
         rootNode = try compiler.compileDocument()
         nodes = compiler.nodes
+        nodeLocations = compiler.nodeLocations
+        dynamicAnchors = compiler.dynamicAnchors
+        usesDynamicScope = compiler.usesDynamicScope
     }
 
     /// Every violation of `instance`, in schema order; empty when valid.
     public func validate(_ instance: JSONValue) -> [SchemaViolation] {
-        var evaluator = SchemaEvaluator(nodes: nodes, collecting: true)
+        var evaluator = SchemaEvaluator(schema: self, collecting: true)
         var scratch = EvaluatedLocations()
         _ = evaluator.evaluate(rootNode, instance, &scratch, tracking: false)
         return evaluator.violations
@@ -45,7 +52,7 @@ public struct JSONSchema: Sendable {
 
     /// Whether `instance` is valid; stops at the first failure and builds no violation.
     public func isValid(_ instance: JSONValue) -> Bool {
-        var evaluator = SchemaEvaluator(nodes: nodes, collecting: false)
+        var evaluator = SchemaEvaluator(schema: self, collecting: false)
         var scratch = EvaluatedLocations()
         return evaluator.evaluate(rootNode, instance, &scratch, tracking: false)
     }
@@ -56,16 +63,23 @@ public struct JSONSchema: Sendable {
 public struct SchemaViolation: Sendable, Equatable, CustomStringConvertible {
     /// Where in the instance, e.g. `/aps/alert`.
     public var instanceLocation: JSONPointer
-    /// The evaluation path to the failing keyword, through `$ref`s, e.g. `/properties/cv/const`.
+    /// The evaluation path to the failing keyword, through `$ref`s, e.g.
+    /// `/properties/badge/$ref/type` (2020-12 output "keywordLocation").
     public var keywordLocation: JSONPointer
+    /// The failing keyword's place in the schema document, `$ref`s followed, e.g.
+    /// `/$defs/count/type`: resolvable in the document, unlike `keywordLocation` once a
+    /// `$ref` is on the path (2020-12 output "absoluteKeywordLocation", as a pointer).
+    public var schemaLocation: JSONPointer
     /// The failing keyword, e.g. `const`.
     public var keyword: String
     /// Expected versus found, e.g. `expected "1", found 1`.
     public var message: String
 
-    public init(instanceLocation: JSONPointer, keywordLocation: JSONPointer, keyword: String, message: String) {
+    public init(instanceLocation: JSONPointer, keywordLocation: JSONPointer, schemaLocation: JSONPointer? = nil,
+                keyword: String, message: String) {
         self.instanceLocation = instanceLocation
         self.keywordLocation = keywordLocation
+        self.schemaLocation = schemaLocation ?? keywordLocation
         self.keyword = keyword
         self.message = message
     }

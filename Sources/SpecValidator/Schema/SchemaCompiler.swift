@@ -10,6 +10,8 @@ struct SchemaCompiler {
     let document: JSONValue
     let options: JSONSchema.Options
     private(set) var nodes: [SchemaNode] = []
+    /// Where each node sits in the document, for `SchemaViolation.schemaLocation`.
+    private(set) var nodeLocations: [JSONPointer] = []
     /// Document pointer (RFC 6901 text) of each compiled subschema → node.
     private var nodeAtPointer: [String: Int] = [:]
     /// Absolute URI (no fragment) of each schema resource → its document pointer.
@@ -17,12 +19,21 @@ struct SchemaCompiler {
     /// `uri#anchor` → node.
     private var anchors: [String: Int] = [:]
     private var pendingRefs: [PendingRef] = []
+    /// Schema resources (document root and each `$id`) numbered for the dynamic scope.
+    private var resourceNumbers: [String: Int] = [:]
+    /// Per resource number: its `$dynamicAnchor`s, name → node.
+    private(set) var dynamicAnchors: [[String: Int]] = []
+    /// The `$dynamicAnchor` a node declares, for the "bookending" check of `$dynamicRef`.
+    private var dynamicAnchorOfNode: [Int: String] = [:]
+    /// Whether any `$dynamicRef` exists: only then does evaluation track the dynamic scope.
+    private(set) var usesDynamicScope = false
 
     private struct PendingRef {
         var node: Int
         var keywordIndex: Int
         var target: SchemaURI
         var location: JSONPointer
+        var dynamic: Bool
     }
 
     init(document: JSONValue, options: JSONSchema.Options) {
@@ -40,7 +51,60 @@ struct SchemaCompiler {
             try link(pendingRefs[next])
             next += 1
         }
+        try rejectInPlaceCycles()
         return root
+    }
+
+    /// A loop of `$ref`s (through allOf, anyOf, not, if...) that never moves into the instance,
+    /// such as `{"$ref": "#"}`, would recurse forever on every instance: reject it here.
+    private func rejectInPlaceCycles() throws(SchemaError) {
+        enum Mark { case unvisited, inProgress, done }
+        var marks = [Mark](repeating: .unvisited, count: nodes.count)
+        func inPlaceChildren(_ node: Int) -> [Int] {
+            var children: [Int] = []
+            for keyword in nodes[node].keywords {
+                switch keyword {
+                case .ref(let target): children.append(target)
+                case .dynamicRef(let initial, let anchor):
+                    children.append(initial)
+                    // Any same-named dynamic anchor may be chosen at run time.
+                    if let anchor { children += dynamicAnchors.compactMap { $0[anchor] } }
+                case .allOf(let branches), .anyOf(let branches), .oneOf(let branches): children += branches
+                case .not(let child): children.append(child)
+                case .conditional(let condition, let then, let otherwise):
+                    children.append(condition)
+                    if let then { children.append(then) }
+                    if let otherwise { children.append(otherwise) }
+                case .dependentSchemas(let dependencies): children += dependencies.map(\.node)
+                default: break
+                }
+            }
+            return children
+        }
+        // Iterative depth-first search: (node, next child to visit).
+        for start in nodes.indices where marks[start] == .unvisited {
+            var stack: [(node: Int, children: [Int], next: Int)] = [(start, inPlaceChildren(start), 0)]
+            marks[start] = .inProgress
+            while let top = stack.last {
+                if top.next == top.children.count {
+                    marks[top.node] = .done
+                    stack.removeLast()
+                    continue
+                }
+                stack[stack.count - 1].next += 1
+                let child = top.children[top.next]
+                switch marks[child] {
+                case .inProgress:
+                    let location = nodeAtPointer.first { $0.value == child }.flatMap { JSONPointer($0.key) } ?? JSONPointer()
+                    throw SchemaError(pointer: location, message: "this schema refers back to itself through $ref without descending into the instance, which would never terminate")
+                case .unvisited:
+                    marks[child] = .inProgress
+                    stack.append((child, inPlaceChildren(child), 0))
+                case .done:
+                    break
+                }
+            }
+        }
     }
 
     // MARK: - Linking
@@ -48,13 +112,14 @@ struct SchemaCompiler {
     private mutating func link(_ ref: PendingRef) throws(SchemaError) {
         let resourceKey = ref.target.withoutFragment.text
         let fragment = ref.target.fragment ?? ""
+        let keywordName = ref.dynamic ? "$dynamicRef" : "$ref"
         let target: Int
         if fragment.isEmpty || fragment.hasPrefix("/") {
             guard let resourcePointer = resources[resourceKey] else {
-                throw SchemaError(pointer: ref.location, message: "unresolvable $ref \"\(ref.target.text)\": no schema with that URI in this document (remote references are not fetched)")
+                throw SchemaError(pointer: ref.location, message: "unresolvable \(keywordName) \"\(ref.target.text)\": no schema with that URI in this document (remote references are not fetched)")
             }
             guard let decoded = percentDecoded(fragment), let fragmentPointer = JSONPointer(decoded) else {
-                throw SchemaError(pointer: ref.location, message: "$ref fragment \"\(fragment)\" is not a JSON pointer")
+                throw SchemaError(pointer: ref.location, message: "\(keywordName) fragment \"\(fragment)\" is not a JSON pointer")
             }
             let full = JSONPointer(tokens: resourcePointer + fragmentPointer.tokens)
             if let existing = nodeAtPointer[full.description] {
@@ -62,16 +127,32 @@ struct SchemaCompiler {
             } else if let value = full.resolve(in: document) {
                 target = try compile(value, at: full, base: SchemaURI(parsing: resourceKey))
             } else {
-                throw SchemaError(pointer: ref.location, message: "unresolvable $ref \"\(ref.target.text)\": nothing at \(full)")
+                throw SchemaError(pointer: ref.location, message: "unresolvable \(keywordName) \"\(ref.target.text)\": nothing at \(full)")
             }
         } else {
             let anchor = percentDecoded(fragment) ?? fragment
             guard let node = anchors[resourceKey + "#" + anchor] else {
-                throw SchemaError(pointer: ref.location, message: "unresolvable $ref \"\(ref.target.text)\": no $anchor \"\(anchor)\" in that resource")
+                throw SchemaError(pointer: ref.location, message: "unresolvable \(keywordName) \"\(ref.target.text)\": no $anchor \"\(anchor)\" in that resource")
             }
             target = node
         }
-        nodes[ref.node].keywords[ref.keywordIndex] = .ref(target)
+        guard ref.dynamic else {
+            nodes[ref.node].keywords[ref.keywordIndex] = .ref(target)
+            return
+        }
+        // 2020-12 core §8.2.3.2: dynamic resolution applies only when the initial target is
+        // a $dynamicAnchor of the same name; otherwise $dynamicRef behaves like $ref.
+        let anchor = percentDecoded(fragment) ?? fragment
+        let dynamicName = dynamicAnchorOfNode[target] == anchor && !anchor.isEmpty ? anchor : nil
+        nodes[ref.node].keywords[ref.keywordIndex] = .dynamicRef(initial: target, anchor: dynamicName)
+    }
+
+    private mutating func resourceNumber(_ base: SchemaURI) -> Int {
+        let key = base.text
+        if let number = resourceNumbers[key] { return number }
+        resourceNumbers[key] = dynamicAnchors.count
+        dynamicAnchors.append([:])
+        return dynamicAnchors.count - 1
     }
 
     // MARK: - Compiling
@@ -81,12 +162,14 @@ struct SchemaCompiler {
         if let existing = nodeAtPointer[key] { return existing }
         switch value {
         case .bool(let accepts):
-            nodes.append(SchemaNode(keywords: accepts ? [] : [.falseSchema]))
+            nodes.append(SchemaNode(keywords: accepts ? [] : [.falseSchema], resource: resourceNumber(base)))
+            nodeLocations.append(pointer)
             nodeAtPointer[key] = nodes.count - 1
             return nodes.count - 1
         case .object(let object):
             let index = nodes.count
             nodes.append(SchemaNode())
+            nodeLocations.append(pointer)
             nodeAtPointer[key] = index
             nodes[index] = try compileObject(object, index: index, at: pointer, base: base)
             return index
@@ -116,12 +199,17 @@ struct SchemaCompiler {
             base = resolved.withoutFragment
             resources[base.text] = pointer.tokens
         }
+        let resource = resourceNumber(base)
         for anchorKeyword in ["$anchor", "$dynamicAnchor"] {
             guard let anchor = object[anchorKeyword] else { continue }
             guard let name = anchor.stringValue, Self.isValidAnchor(name) else {
                 throw SchemaError(pointer: pointer.appending(anchorKeyword), message: "must be a string matching ^[A-Za-z_][-A-Za-z0-9._]*$, found \(describe(anchor))")
             }
             anchors[base.text + "#" + name] = index
+            if anchorKeyword == "$dynamicAnchor" {
+                dynamicAnchors[resource][name] = index
+                dynamicAnchorOfNode[index] = name
+            }
         }
 
         var keywords: [CompiledKeyword] = []
@@ -135,7 +223,11 @@ struct SchemaCompiler {
             let at = pointer.appending(name)
             switch name {
             case _ where Self.annotationKeywords.contains(name):
-                if (name == "minContains" || name == "maxContains") { _ = try nonNegativeInteger(value, at) }
+                if name == "minContains" || name == "maxContains" { _ = try nonNegativeInteger(value, at) }
+                if name == "$schema" && options.strict && !Self.isDraft202012(value) {
+                    // Another draft's keywords mean other things (`items` as an array, `dependencies`...).
+                    throw SchemaError(pointer: at, message: "only draft 2020-12 is supported (\"https://json-schema.org/draft/2020-12/schema\"), found \(describe(value))")
+                }
             case "$defs":
                 guard case .object(let definitions) = value else { throw wrongType(pointer, name, "an object", value) }
                 for (defName, definition) in definitions.entries {
@@ -143,9 +235,14 @@ struct SchemaCompiler {
                 }
             case "$ref":
                 guard let reference = value.stringValue else { throw wrongType(pointer, name, "a string", value) }
-                pendingRefs.append(PendingRef(node: index, keywordIndex: keywords.count, target: base.resolving(reference), location: at))
+                pendingRefs.append(PendingRef(node: index, keywordIndex: keywords.count, target: base.resolving(reference), location: at, dynamic: false))
                 keywords.append(.ref(-1))
-            case "$dynamicRef", "$recursiveRef":
+            case "$dynamicRef":
+                guard let reference = value.stringValue else { throw wrongType(pointer, name, "a string", value) }
+                pendingRefs.append(PendingRef(node: index, keywordIndex: keywords.count, target: base.resolving(reference), location: at, dynamic: true))
+                keywords.append(.dynamicRef(initial: -1, anchor: nil))
+                usesDynamicScope = true
+            case "$recursiveRef":
                 throw SchemaError(pointer: at, message: "\(name) is not supported by this validator")
             case "type":
                 keywords.append(.type(try typeSet(value, at)))
@@ -239,10 +336,14 @@ struct SchemaCompiler {
         if let ifNode {
             keywords.append(.conditional(if: ifNode, then: thenNode, else: elseNode))
         }
-        return SchemaNode(keywords: keywords + late, needsEvaluatedLocations: !late.isEmpty)
+        return SchemaNode(keywords: keywords + late, needsEvaluatedLocations: !late.isEmpty, resource: resource)
     }
 
     // MARK: - Keyword shapes
+
+    private static func isDraft202012(_ value: JSONValue) -> Bool {
+        value == "https://json-schema.org/draft/2020-12/schema" || value == "https://json-schema.org/draft/2020-12/schema#"
+    }
 
     private static func isValidAnchor(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, first.isASCII,

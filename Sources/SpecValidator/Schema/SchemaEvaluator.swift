@@ -30,13 +30,26 @@ struct EvaluatedLocations {
 /// failure, and locations are never built.
 struct SchemaEvaluator {
     let nodes: [SchemaNode]
+    let nodeLocations: [JSONPointer]
+    let dynamicAnchors: [[String: Int]]
+    let tracksDynamicScope: Bool
+    /// The node being evaluated (maintained while collecting), for `schemaLocation`.
+    private var currentNode = 0
+    /// Resources entered on the way to the current node, outermost first (only when the
+    /// schema has a `$dynamicRef`).
+    private var dynamicScope: [Int] = []
     var collecting: Bool
     var violations: [SchemaViolation] = []
     private var instancePath: [String] = []
     private var keywordPath: [String] = []
+    /// The applicator that led to the current subschema, naming violations of `false` schemas.
+    private var applicator = "false"
 
-    init(nodes: [SchemaNode], collecting: Bool) {
-        self.nodes = nodes
+    init(schema: JSONSchema, collecting: Bool) {
+        nodes = schema.nodes
+        nodeLocations = schema.nodeLocations
+        dynamicAnchors = schema.dynamicAnchors
+        tracksDynamicScope = schema.usesDynamicScope
         self.collecting = collecting
     }
 
@@ -48,7 +61,26 @@ struct SchemaEvaluator {
     }
 
     mutating func evaluate(_ index: Int, _ instance: JSONValue, _ evaluated: inout EvaluatedLocations, tracking: Bool) -> Bool {
+        guard collecting else { return evaluateInScope(index, instance, &evaluated, tracking: tracking) }
+        let outerNode = currentNode
+        currentNode = index
+        defer { currentNode = outerNode }
+        return evaluateInScope(index, instance, &evaluated, tracking: tracking)
+    }
+
+    @inline(__always)
+    private mutating func evaluateInScope(_ index: Int, _ instance: JSONValue, _ evaluated: inout EvaluatedLocations, tracking: Bool) -> Bool {
         let node = nodes[index]
+        if tracksDynamicScope && dynamicScope.last != node.resource {
+            dynamicScope.append(node.resource)
+            defer { dynamicScope.removeLast() }
+            return evaluateNode(node, instance, &evaluated, tracking: tracking)
+        }
+        return evaluateNode(node, instance, &evaluated, tracking: tracking)
+    }
+
+    @inline(__always)
+    private mutating func evaluateNode(_ node: SchemaNode, _ instance: JSONValue, _ evaluated: inout EvaluatedLocations, tracking: Bool) -> Bool {
         if node.needsEvaluatedLocations && !tracking {
             // This node reads annotations; start its own record so siblings' don't leak in.
             var own = EvaluatedLocations()
@@ -75,6 +107,9 @@ struct SchemaEvaluator {
                                   at step: InstanceStep = .same, _ evaluated: inout EvaluatedLocations, tracking: Bool) -> Bool {
         guard collecting else { return evaluate(node, value, &evaluated, tracking: tracking) }
         keywordPath.append(keyword)
+        let outerApplicator = applicator
+        applicator = keyword
+        defer { applicator = outerApplicator }
         switch member {
         case .same: break
         case .key(let k): keywordPath.append(k)
@@ -136,6 +171,12 @@ struct SchemaEvaluator {
     @inline(__always)
     private mutating func fail(_ keyword: String, at step: InstanceStep = .same, _ message: @autoclosure () -> String) {
         guard collecting else { return }
+        record(keyword, keywordLocation: JSONPointer(tokens: keywordPath + [keyword]),
+               schemaLocation: nodeLocations[currentNode].appending(keyword), at: step, message())
+    }
+
+    private mutating func record(_ keyword: String, keywordLocation: JSONPointer, schemaLocation: JSONPointer,
+                                 at step: InstanceStep, _ message: String) {
         var instance = instancePath
         switch step {
         case .same: break
@@ -144,9 +185,10 @@ struct SchemaEvaluator {
         }
         violations.append(SchemaViolation(
             instanceLocation: JSONPointer(tokens: instance),
-            keywordLocation: JSONPointer(tokens: keywordPath + (keyword == "false" ? [] : [keyword])),
+            keywordLocation: keywordLocation,
+            schemaLocation: schemaLocation,
             keyword: keyword,
-            message: message()))
+            message: message))
     }
 
     // MARK: - Keywords
@@ -155,8 +197,9 @@ struct SchemaEvaluator {
         switch keyword {
         case .falseSchema:
             if collecting {
-                let message = falseSchemaMessage(instance)
-                fail("false", message)
+                // The `false` schema is the keyword's value: locate it at the keyword itself.
+                record(applicator, keywordLocation: JSONPointer(tokens: keywordPath), schemaLocation: nodeLocations[currentNode],
+                       at: .same, falseSchemaMessage(instance))
             }
             return false
 
@@ -396,21 +439,27 @@ struct SchemaEvaluator {
                 // Annotations from every passing branch count, so keep going only when tracking.
                 if !tracking { break }
             }
-            if !matched {
-                fail("anyOf", "expected a value matching at least one of \(branches.count) schemas, found \(describe(instance))")
+            if !matched && collecting {
+                let closest = closestBranch(branches, keyword: "anyOf", instance)
+                fail("anyOf", "expected a value matching at least one of \(branches.count) schemas, found \(describe(instance))\(closest)")
             }
             return matched
 
         case .oneOf(let branches):
-            var matchedIndices: [Int] = []
-            for (i, node) in branches.enumerated() where silentInPlace(node, instance, &evaluated, tracking: tracking) {
-                matchedIndices.append(i)
-                if matchedIndices.count > 1 && !collecting { return false }
+            var matches = 0
+            for node in branches where silentInPlace(node, instance, &evaluated, tracking: tracking) {
+                matches += 1
+                if matches > 1 { break }   // already invalid; annotations of a failing oneOf are dropped
             }
-            guard matchedIndices.count == 1 else {
-                fail("oneOf", matchedIndices.isEmpty
-                     ? "expected a value matching exactly one of \(branches.count) schemas, found none matching: \(describe(instance))"
-                     : "expected a value matching exactly one of \(branches.count) schemas, found it matching schemas \(matchedIndices)")
+            guard matches == 1 else {
+                if collecting {
+                    // Which branches matched, recomputed only to explain the failure.
+                    let matching = branches.indices.filter { silentCheck(branches[$0], instance) }
+                    let closest = matching.isEmpty ? closestBranch(branches, keyword: "oneOf", instance) : ""
+                    fail("oneOf", matching.isEmpty
+                         ? "expected a value matching exactly one of \(branches.count) schemas, found none matching: \(describe(instance))\(closest)"
+                         : "expected a value matching exactly one of \(branches.count) schemas, found it matching schemas \(matching)")
+                }
                 return false
             }
             return true
@@ -433,6 +482,18 @@ struct SchemaEvaluator {
 
         case .ref(let target):
             return descendInPlace(target, instance, keyword: "$ref", &evaluated, tracking: tracking)
+
+        case .dynamicRef(let initial, let anchor):
+            var target = initial
+            if let anchor {
+                for resource in dynamicScope {
+                    if let node = dynamicAnchors[resource][anchor] {
+                        target = node
+                        break
+                    }
+                }
+            }
+            return descendInPlace(target, instance, keyword: "$dynamicRef", &evaluated, tracking: tracking)
 
         case .unevaluatedProperties(let node):
             guard case .object(let object) = instance else { return true }
@@ -460,6 +521,30 @@ struct SchemaEvaluator {
         }
     }
 
+    /// When no branch of anyOf/oneOf matches, the failures of the branch that got furthest
+    /// (deepest instance location, then fewest failures) explain more than "matched none":
+    /// an APNs `alert` object with a numeric `title` fails the string branch at the root and
+    /// the object branch at `/title`; the second is what the sender got wrong.
+    private mutating func closestBranch(_ branches: [Int], keyword: String, _ instance: JSONValue) -> String {
+        var best: [SchemaViolation] = []
+        var bestDepth = -1
+        for (i, node) in branches.enumerated() {
+            let before = violations.count
+            var scratch = EvaluatedLocations()
+            _ = descend(node, instance, keyword: keyword, member: .index(i), &scratch, tracking: false)
+            let found = Array(violations[before...])
+            violations.removeSubrange(before...)
+            let depth = found.map(\.instanceLocation.tokens.count).max() ?? 0
+            if depth > bestDepth || (depth == bestDepth && found.count < best.count) {
+                best = found
+                bestDepth = depth
+            }
+        }
+        guard !best.isEmpty else { return "" }
+        let shown = best.prefix(3).map(\.description).joined(separator: "; ")
+        return "; closest: \(shown)\(best.count > 3 ? "; ..." : "")"
+    }
+
     private func falseSchemaMessage(_ instance: JSONValue) -> String {
         switch keywordPath.last {
         case "additionalProperties", "unevaluatedProperties":
@@ -472,10 +557,11 @@ struct SchemaEvaluator {
     }
 
     /// 2020-12 validation §6.2.1 asks for a mathematical multiple; with doubles, a quotient
-    /// within a few ulps of an integer counts (0.0075 / 0.0001 = 75.00000000000001), and an
-    /// overflowing quotient does not (1e308 / 0.123456789).
+    /// within a few ulps of an integer counts (0.0075 / 0.0001 = 75.00000000000001, since
+    /// 0.0001 has no exact binary form), and an overflowing quotient does not (1e308 / 0.123456789).
     static func isMultiple(_ value: Double, of divisor: Double) -> Bool {
-        if value.rounded(.towardZero) == value && divisor.rounded(.towardZero) == divisor && abs(value) < 9e15 && divisor < 9e15 {
+        if divisor.rounded(.towardZero) == divisor {
+            // Integral divisor: the remainder of two doubles is exact, at any magnitude.
             return value.truncatingRemainder(dividingBy: divisor) == 0
         }
         let quotient = value / divisor

@@ -1,4 +1,7 @@
 import JSON
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One compiled (sub)schema. Nodes live in one array and refer to each other by index, so
 /// recursive `$ref`s are plain integers and the whole graph is an immutable, Sendable value.
@@ -9,6 +12,8 @@ struct SchemaNode: Sendable {
     /// The node has `unevaluatedProperties`/`unevaluatedItems`, so its in-place applicators
     /// must report which properties and items they evaluated.
     var needsEvaluatedLocations = false
+    /// The schema resource (document root or nearest `$id`) the node belongs to.
+    var resource = 0
 }
 
 /// JSON Schema primitive types as a bit set; `integer` is a refinement of `number`.
@@ -97,6 +102,9 @@ enum CompiledKeyword: Sendable {
     case conditional(if: Int, then: Int?, else: Int?)
     /// Target node, linked after the whole document is compiled (-1 until then).
     case ref(Int)
+    /// `$dynamicRef`: `initial` as for `$ref`; with `anchor`, the outermost resource in the
+    /// dynamic scope declaring that `$dynamicAnchor` wins (2020-12 core §8.2.3.2).
+    case dynamicRef(initial: Int, anchor: String?)
     case unevaluatedProperties(Int)
     case unevaluatedItems(Int)
 }
@@ -104,20 +112,52 @@ enum CompiledKeyword: Sendable {
 /// The member keywords of one object schema. A class so the keyword enum stays small.
 final class MemberRules: Sendable {
     let named: [(name: String, node: Int)]
+    /// `named[i]`'s length and first bytes, so most non-matching names are rejected by one
+    /// integer comparison (this lookup runs for every member of every object validated).
+    private let namedKeys: [NameKey]
     let patterns: [(pattern: CompiledPattern, node: Int)]
     /// `additionalProperties`: members matched by neither `named` nor `patterns`.
     let additional: Int?
 
     init(named: [(name: String, node: Int)], patterns: [(pattern: CompiledPattern, node: Int)], additional: Int?) {
         self.named = named
+        namedKeys = named.map { NameKey($0.name) }
         self.patterns = patterns
         self.additional = additional
     }
 
     @inline(__always)
     func namedNode(for key: String) -> Int? {
-        for entry in named where sameCodePoints(entry.name, key) { return entry.node }
+        let probe = NameKey(key)
+        for i in namedKeys.indices where namedKeys[i] == probe {
+            if probe.length <= 8 || sameCodePoints(named[i].name, key) { return named[i].node }
+        }
         return nil
+    }
+}
+
+/// A string's UTF-8 length and first eight bytes: equal keys for strings of up to eight
+/// bytes mean equal strings, and most different names differ here.
+struct NameKey: Equatable, Sendable {
+    let length: Int
+    let prefix: UInt64
+
+    @inline(__always)
+    init(_ string: String) {
+        let utf8 = string.utf8
+        length = utf8.count
+        let packed = utf8.withContiguousStorageIfAvailable { bytes -> UInt64 in
+            var value: UInt64 = 0
+            for i in 0..<min(8, bytes.count) { value |= UInt64(bytes[i]) << (8 * UInt64(i)) }
+            return value
+        }
+        if let packed {
+            prefix = packed
+        } else {
+            var value: UInt64 = 0
+            for (i, byte) in utf8.prefix(8).enumerated() { value |= UInt64(byte) << (8 * UInt64(i)) }
+            prefix = value
+        }
     }
 }
 
@@ -127,8 +167,12 @@ final class MemberRules: Sendable {
 func sameCodePoints(_ a: String, _ b: String) -> Bool {
     let count = a.utf8.count
     guard count == b.utf8.count else { return false }
+    guard count > 0 else { return true }
     let fast = a.utf8.withContiguousStorageIfAvailable { left in
-        b.utf8.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
+        b.utf8.withContiguousStorageIfAvailable { right in
+            guard let l = left.baseAddress, let r = right.baseAddress else { return false }
+            return memcmp(l, r, count) == 0
+        }
     }
     if let fast, let result = fast { return result }
     return a.utf8.elementsEqual(b.utf8)
