@@ -228,6 +228,25 @@ extension JSONObject {
         }
     }
 
+    @Test func aSchemaViolationBehindARefTakesTheSourceOfItsTarget() throws {
+        var spec = pingSpec()
+        spec["body"] = pingSpec().with("/body/properties/aps", ["$ref": "#/$defs/aps"])["body"]?
+            .objectValue.map { body -> JSONValue in
+                var body = body
+                body["$defs"] = ["aps": ["type": "object", "required": ["thread-id"], "x-source": ["sentence": "Pong is the answer."]]]
+                return .object(body)
+            }
+        let directory = try TempSpecDirectory(files: ["test/ping.apns.json": .object(spec)])
+        #expect(directory.lint() == [])
+        let set = try SpecSet.load(directory: directory.specs.path)
+        let example = try #require(set.spec(id: "test.ping.apns")?.examples.first)
+        let verdict = set.judge(applying([.body("/aps/thread-id", nil)], to: example))
+        let violation = try #require(verdict.violations.first { $0.rule.hasPrefix("schema:") })
+        #expect(violation.pointer.description == "/body/aps/thread-id")
+        #expect(violation.rule == "schema:/properties/aps/$ref/required")
+        #expect(violation.source?.sentence == "Pong is the answer.")
+    }
+
     @Test func loadNamesAMissingSpecset() {
         do {
             _ = try SpecSet.load(directory: "/nonexistent/specs")

@@ -165,9 +165,10 @@ extension PushSpec {
     }
 
     private func append(_ violation: SchemaViolation, body: JSONValue, into violations: inout [SpecViolation]) {
-        let source = schemaSourceAlong(violation.keywordLocation) ?? schemaSource
+        // schemaLocation follows $refs, so it resolves in the document where keywordLocation may not.
+        let source = schemaSourceAlong(violation.schemaLocation) ?? schemaSource
         let rule = "schema:" + violation.keywordLocation.description
-        let keywordValue = violation.keywordLocation.resolve(in: schemaDocument)
+        let keywordValue = violation.schemaLocation.resolve(in: schemaDocument)
         let instance = violation.instanceLocation.resolve(in: body)
         // A missing property is reported where it should be, one violation per name.
         if violation.keyword == "required", let names = keywordValue?.arrayValue, let object = instance?.objectValue {
@@ -194,10 +195,10 @@ extension PushSpec {
     }
 
     /// The innermost `x-source` on the way from the schema root to the failing keyword.
-    private func schemaSourceAlong(_ keywordLocation: JSONPointer) -> SpecSource? {
+    private func schemaSourceAlong(_ schemaLocation: JSONPointer) -> SpecSource? {
         var current: JSONValue? = schemaDocument
         var found: SpecSource?
-        for token in keywordLocation.tokens {
+        for token in schemaLocation.tokens {
             guard let node = current else { break }
             if let annotation = node["x-source"], let source = try? SpecSource.parse(annotation, defaultSeed: defaultSeed) {
                 found = source
