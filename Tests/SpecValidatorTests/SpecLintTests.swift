@@ -138,7 +138,16 @@ extension JSONObject {
 
     @Test func aSchemaWithoutXSourceIsCaught() throws {
         let spec = pingSpec().with("/body/x-source", nil)
-        expectFinding(try findings(spec), pointer: "/body", containing: "missing \"source\"")
+        expectFinding(try findings(spec), pointer: "/body", containing: "missing \"x-source\"")
+    }
+
+    @Test func aMalformedSourceIsCaughtWhereItIs() throws {
+        expectFinding(try findings(pingSpec().with("/body/x-source", ["sentense": "Pong is the answer."])),
+                      pointer: "/body/x-source/sentense", containing: "unknown key")
+        expectFinding(try findings(pingSpec().with("/headers/0/source", "It goes to the APNs token")),
+                      pointer: "/headers/0/source", containing: "a source is")
+        expectFinding(try findings(pingSpec().with("/body/properties/kind/x-source", ["seed": "900_test.txt"])),
+                      pointer: "/body/properties/kind/x-source/sentence", containing: "non-empty \"sentence\"")
     }
 
     @Test func aSentenceNotInTheSeedIsCaught() throws {

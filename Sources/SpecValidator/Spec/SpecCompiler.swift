@@ -105,7 +105,7 @@ enum SpecCompiler {
             issues.append(SpecIssue("\"body\" (a JSON Schema for the payload) is required", at: JSONPointer(tokens: ["body"])))
         } else {
             if let object = schemaDocument.objectValue {
-                schemaSource = source(object["x-source"], at: JSONPointer(tokens: ["body"]), seed: seed, issues: &issues)
+                schemaSource = source(object["x-source"], at: JSONPointer(tokens: ["body"]), key: "x-source", seed: seed, issues: &issues)
             } else {
                 issues.append(SpecIssue("\"body\" must be a schema object carrying \"x-source\"", at: JSONPointer(tokens: ["body"])))
             }
@@ -134,13 +134,15 @@ enum SpecCompiler {
                         schemaDocument: schemaDocument, schemaSource: schemaSource)
     }
 
-    static func source(_ json: JSONValue?, at pointer: JSONPointer, seed: String?, issues: inout [SpecIssue]) -> SpecSource? {
+    /// The `source` (or, on a schema, `x-source`) of the rule at `pointer`.
+    static func source(_ json: JSONValue?, at pointer: JSONPointer, key: String = "source", seed: String?,
+                       issues: inout [SpecIssue]) -> SpecSource? {
         guard let json else {
-            issues.append(SpecIssue("missing \"source\"", at: pointer))
+            issues.append(SpecIssue("missing \"\(key)\"", at: pointer))
             return nil
         }
         do { return try SpecSource.parse(json, defaultSeed: seed) } catch {
-            issues.append(error.prefixed(pointer.appending("source")))
+            issues.append(error.prefixed(pointer.appending(key)))
             return nil
         }
     }
