@@ -111,6 +111,22 @@ extension JSONObject {
         expectFinding(try findings(spec), pointer: "/headers/0/matches", containing: "unknown header rule kind")
     }
 
+    @Test func aBadHeaderPatternIsCaught() throws {
+        let spec = pingSpec().with("/headers/0", ["name": "apns-push-type", "pattern": "^(al", "source": ["sentence": "Pong is the answer."]])
+        expectFinding(try findings(spec), pointer: "/headers/0/pattern", containing: "not a regular expression")
+    }
+
+    @Test func aHeaderPatternIsSearchedLikeJSONSchemas() throws {
+        let spec = pingSpec().with("/headers/0", ["name": "apns-push-type", "pattern": "^al(ert)?$", "source": ["sentence": "Pong is the answer."]])
+        let directory = try TempSpecDirectory(files: ["test/ping.apns.json": spec])
+        #expect(directory.lint() == [])
+        let set = try SpecSet.load(directory: directory.specs.path)
+        let example = try #require(set.spec(id: "test.ping.apns")?.examples.first)
+        let verdict = set.judge(applying([.header("apns-push-type", "alerts")], to: example))
+        #expect(verdict.violations.map(\.rule) == ["header:apns-push-type"])
+        #expect(verdict.violations.first?.expected == #"a value matching "^al(ert)?$""#)
+    }
+
     @Test func anUnknownDerivedRuleKindIsCaught() throws {
         let spec = pingSpec().with("/derived/0/startsWith", "t-")
         expectFinding(try findings(spec), pointer: "/derived/0/startsWith", containing: "unknown derived rule kind")

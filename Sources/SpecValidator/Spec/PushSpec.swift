@@ -122,10 +122,13 @@ struct HeaderRule: Sendable {
         case oneOf([String])
         case prefix(String)
         case suffix(String)
+        /// An ECMA-262 regular expression, searched (not anchored) as JSON Schema's `pattern`;
+        /// compiled once by the schema module's engine.
+        case pattern(CompiledPattern)
         case integer
         case derived(SpecExpression, tolerance: Double)
     }
-    static let kindKeys = ["required", "forbidden", "equals", "oneOf", "prefix", "suffix", "integer", "derived"]
+    static let kindKeys = ["required", "forbidden", "equals", "oneOf", "prefix", "suffix", "pattern", "integer", "derived"]
 
     var id: String
     var name: String
@@ -247,6 +250,8 @@ extension HeaderRule {
             if !value.hasPrefix(prefix) { fail(expectedText, "\(name) must start with \"\(prefix)\"") }
         case .suffix(let suffix):
             if !value.hasSuffix(suffix) { fail(expectedText, "\(name) must end with \"\(suffix)\"") }
+        case .pattern(let pattern):
+            if !pattern.matches(value) { fail(expectedText, "\(name) must match \(pattern.source)") }
         case .integer:
             if value.isEmpty || !value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
                 fail(expectedText, "\(name) must be a decimal integer")
@@ -270,6 +275,7 @@ extension HeaderRule {
         case .oneOf(let list): "one of " + JSONValue.array(list.map { .string($0) }).serialized()
         case .prefix(let p): "a value starting with " + JSONValue.string(p).serialized()
         case .suffix(let s): "a value ending with " + JSONValue.string(s).serialized()
+        case .pattern(let p): "a value matching " + JSONValue.string(p.source).serialized()
         case .integer: "a decimal integer"
         case .derived: "a derived value"
         }

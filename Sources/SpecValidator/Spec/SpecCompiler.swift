@@ -236,6 +236,11 @@ enum SpecCompiler {
         case ("equals", .string(let s)): kind = .equals(s)
         case ("prefix", .string(let s)): kind = .prefix(s)
         case ("suffix", .string(let s)): kind = .suffix(s)
+        case ("pattern", .string(let s)):
+            do { kind = .pattern(try CompiledPattern(s)) } catch {
+                issues.append(SpecIssue("\"\(s)\" is not a regular expression: \(error)", at: here))
+                return nil
+            }
         case ("oneOf", .array(let items)) where items.allSatisfy({ $0.stringValue != nil }):
             kind = .oneOf(items.compactMap(\.stringValue))
         case ("derived", _):
