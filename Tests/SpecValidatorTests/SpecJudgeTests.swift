@@ -145,3 +145,50 @@ import Testing
         #expect(custom.config["poolse"]?["fcm_project"] == "poolse-example", "overrides merge, they do not replace siblings")
     }
 }
+
+/// Bad input never crashes the judge: every member of every example, at every depth, replaced
+/// by each JSON type in turn, is judged and found wanting (or, for a value the spec does not
+/// constrain, passed).
+@Suite struct SpecHostileInputTests {
+    static let replacements: [JSONValue] = [.null, 7, -1.5, "", "x", true, [], [1, "a"], [:], ["k": ["k": 1]]]
+
+    func members(of value: JSONValue, at pointer: String = "") -> [String] {
+        guard let object = value.objectValue else { return [] }
+        return object.keys.flatMap { key -> [String] in
+            let here = pointer + "/" + key
+            return [here] + members(of: object[key] ?? .null, at: here)
+        }
+    }
+
+    @Test(arguments: SpecFixtures.specFiles)
+    func everyMemberReplacedByEveryTypeIsJudgedWithoutCrashing(file: String) throws {
+        let set = try SpecFixtures.load()
+        let spec = try #require(set.specs.first { $0.file == file })
+        let example = try #require(spec.examples.first)
+        var judged = 0
+        var failed = 0
+        for pointer in members(of: example.body) {
+            for replacement in Self.replacements {
+                let verdict = set.judge(applying([.body(pointer, replacement)], to: example))
+                judged += 1
+                if !verdict.violations.isEmpty { failed += 1 }
+                for violation in verdict.violations {
+                    #expect(!violation.rule.isEmpty && !violation.message.isEmpty)
+                }
+            }
+        }
+        #expect(judged > 0)
+        #expect(failed > judged / 2, "most replacements break a rule (\(failed) of \(judged))")
+    }
+
+    @Test(arguments: [Array("[]".utf8), Array("\"ring\"".utf8), Array("null".utf8), Array("{\"message\":[]}".utf8),
+                      Array("{\"message\":{\"data\":\"x\"}}".utf8), [0xFF, 0xFE], Array(repeating: UInt8(ascii: "["), count: 10_000)])
+    func bodiesOfTheWrongShapeAreUnmatched(body: [UInt8]) throws {
+        let set = try SpecFixtures.load()
+        for route in ["apns", "fcm"] {
+            let verdict = set.judge(route: route, method: "POST", path: "/", headers: [], body: body)
+            #expect(verdict.specID == nil)
+            #expect(verdict.violations.last?.rule == "unmatched")
+        }
+    }
+}

@@ -122,6 +122,11 @@ public struct LintFinding: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         pointer.tokens.isEmpty ? "\(file): \(message)" : "\(file) at \(pointer): \(message)"
     }
+
+    /// `{"file", "pointer", "message"}`, for `pushproof specs lint --json`.
+    public func json() -> JSONValue {
+        ["file": .string(file), "pointer": .string(pointer.description), "message": .string(message)]
+    }
 }
 
 extension JSONValue {
