@@ -24,6 +24,14 @@ import Testing
         #expect(violation.source?.sentence.contains("apns-collapse-id: missed-<call_id>") == true)
     }
 
+    @Test func verdictsReadAsOneLinePerViolation() throws {
+        #expect(set.judge(try example("poolse.ring.apns")).description == "poolse.ring.apns: ok")
+        let bad = set.judge(applying([.header("apns-priority", "5")], to: try example("poolse.ring.apns")))
+        #expect(bad.description.hasPrefix("poolse.ring.apns: 1 violation\n  /headers/apns-priority [header:apns-priority]"))
+        #expect(bad.description.contains(#"expected "10", found "5""#))
+        #expect(bad.description.contains("000_011794c6e3cb5dae.txt"))
+    }
+
     @Test func schemaViolationsTakeTheNearestXSource() throws {
         let broken = applying([.body("/message/android/priority", "NORMAL")], to: try example("poolse.ring.fcm"))
         let violation = try #require(set.judge(broken).violations.first)

@@ -26,7 +26,7 @@ public struct SpecSource: Sendable, Equatable {
 }
 
 /// One broken rule in one request.
-public struct SpecViolation: Sendable, Equatable {
+public struct SpecViolation: Sendable, Equatable, CustomStringConvertible {
     /// Into the request: `/headers/apns-topic`, `/body/aps/alert/title`, `/body/message/data/cv`,
     /// or the root for a request no spec matches.
     public var pointer: JSONPointer
@@ -50,6 +50,15 @@ public struct SpecViolation: Sendable, Equatable {
         self.message = message
     }
 
+    /// One line for `pushproof check`: where, which rule, what was wanted and found, and why.
+    public var description: String {
+        var text = "\(pointer.tokens.isEmpty ? "/" : pointer.description) [\(rule)] \(message): expected \(expected), found \(found ?? "nothing")"
+        if let source {
+            text += " (\(source.seed ?? source.reference ?? ""): \"\(source.sentence)\")"
+        }
+        return text
+    }
+
     public func json() -> JSONValue {
         var object = JSONObject()
         object["pointer"] = .string(pointer.description)
@@ -63,7 +72,7 @@ public struct SpecViolation: Sendable, Equatable {
 }
 
 /// The judgement of one request against a spec set.
-public struct SpecVerdict: Sendable, Equatable {
+public struct SpecVerdict: Sendable, Equatable, CustomStringConvertible {
     /// The spec that recognised the request (`poolse.ring.apns`); nil when none did.
     public var specID: String?
     public var violations: [SpecViolation]
@@ -77,6 +86,14 @@ public struct SpecVerdict: Sendable, Equatable {
     }
 
     public var passed: Bool { violations.isEmpty }
+
+    /// `poolse.ring.apns: ok`, or the spec (or "unmatched") and one violation per line.
+    public var description: String {
+        if outOfScope { return "out of scope" }
+        let head = specID ?? "no spec"
+        if violations.isEmpty { return head + ": ok" }
+        return head + ": \(violations.count) violation\(violations.count == 1 ? "" : "s")\n" + violations.map { "  " + $0.description }.joined(separator: "\n")
+    }
 
     /// The form written into a recording line: `{"spec": id|null, "ok": bool, "violations": [...]}`
     /// (plus `"outOfScope": true` when the route was not judged).
