@@ -187,6 +187,12 @@ extension JSONObject {
         expectFinding(try findings(spec), pointer: "/seed", containing: "not found")
     }
 
+    @Test func aProductSeedThatDoesNotExistIsCaught() throws {
+        let directory = try TempSpecDirectory(files: ["test/ping.apns.json": .object(pingSpec())],
+                                              specset: ["products": ["test": ["seed": "901_gone.txt"]], "config": ["test": ["bundle_ids": ["com.example.test"]]]])
+        expectFinding(directory.lint(), file: "specset.json", pointer: "/products/test/seed", containing: "not found")
+    }
+
     @Test func overlappingMatchRulesAreCaught() throws {
         // Same match on both: ambiguous.
         let pong = pingSpec(id: "test.pong.apns").with("/id", "test.pong.apns")

@@ -28,6 +28,14 @@ public enum SpecLinter {
         // Sources must quote their documents.
         let shared = sharedDirectory ?? defaultSharedDirectory(specDirectory: directory)
         var documents = DocumentCache(shared: shared)
+        if let listed = (try? JSONParser.parse(specset))?["products"]?.objectValue {
+            for (product, entry) in listed {
+                if let seed = entry["seed"]?.stringValue, documents.text(seed: seed) == nil {
+                    findings.append(LintFinding(file: "specset.json", pointer: JSONPointer(tokens: ["products", product, "seed"]),
+                                                message: "seed file \(seed) not found in \(shared ?? "(no shared folder)")/seeds"))
+                }
+            }
+        }
         for (path, bytes) in files {
             guard let json = try? JSONParser.parse(bytes) else { continue }
             let seed = json["seed"]?.stringValue
