@@ -318,9 +318,9 @@ extension DerivedRule {
                     for key in candidate.keys + object.keys where !differing.contains(key) && candidate[key] != object[key] {
                         differing.append(key)
                     }
-                    if let first = differing.first, best == nil || differing.count < best!.count {
-                        best = (first, candidate[first], differing.count)
-                    }
+                    guard let first = differing.first else { continue }
+                    if let current = best, current.count <= differing.count { continue }
+                    best = (first, candidate[first], differing.count)
                 }
                 if let best {
                     let memberPointer = pointer.appending(best.key)
