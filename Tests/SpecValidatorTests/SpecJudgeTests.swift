@@ -128,6 +128,11 @@ import Testing
         #expect(verdict.json()["outOfScope"] == true)
     }
 
+    @Test(arguments: [("/token", true), ("/token?x=1", true), ("/token/refresh", true), ("/tokens", false), ("/v1/token", false)])
+    func outOfScopePathsArePrefixesOnSegmentBoundaries(path: String, outOfScope: Bool) {
+        #expect(set.isOutOfScope(route: "unknown", path: path) == outOfScope)
+    }
+
     @Test func anUnknownRouteIsUnmatchedNotOutOfScope() {
         let verdict = set.judge(route: "unknown", method: "POST", path: "/v2/send", headers: [], body: Array("{}".utf8))
         #expect(!verdict.outOfScope)

@@ -34,8 +34,10 @@ public struct SpecSet: Sendable {
     /// True when requests on this route or path are not push sends and are not judged.
     public func isOutOfScope(route: String, path: String) -> Bool {
         if outOfScopeRoutes.contains(route) { return true }
-        for prefix in outOfScopePaths where path == prefix || path.hasPrefix(prefix + "/") || path.hasPrefix(prefix + "?") {
-            return true
+        // A prefix covers the path itself, its sub-paths and its query: "/token", "/token/x", "/token?a".
+        for prefix in outOfScopePaths where path.utf8.starts(with: prefix.utf8) {
+            let rest = path.utf8.dropFirst(prefix.utf8.count)
+            if rest.isEmpty || rest.first == UInt8(ascii: "/") || rest.first == UInt8(ascii: "?") { return true }
         }
         return false
     }
