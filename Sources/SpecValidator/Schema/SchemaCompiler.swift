@@ -184,7 +184,7 @@ struct SchemaCompiler {
         "$id", "$anchor", "$dynamicAnchor", "$schema", "$comment", "$vocabulary",
         "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
         "format", "contentEncoding", "contentMediaType", "contentSchema",
-        // Read by their siblings (contains, if, prefixItems-aware items).
+        // Read by their sibling `contains`; checked for shape here.
         "minContains", "maxContains",
     ]
 
