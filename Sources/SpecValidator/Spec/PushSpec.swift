@@ -113,8 +113,9 @@ struct MatchCondition: Sendable {
 }
 
 /// A rule on one request header. Every kind but `required`/`forbidden` also requires the
-/// header unless `optional` is set.
-struct HeaderRule: Sendable {
+/// header unless `optional` is set. Rules are classes of constants so the per-request loop over
+/// them retains one reference instead of copying every field.
+final class HeaderRule: Sendable {
     enum Kind: Sendable {
         case required
         case forbidden
@@ -130,27 +131,44 @@ struct HeaderRule: Sendable {
     }
     static let kindKeys = ["required", "forbidden", "equals", "oneOf", "prefix", "suffix", "pattern", "integer", "derived"]
 
-    var id: String
-    var name: String
-    var kind: Kind
-    var optional: Bool
-    var source: SpecSource
+    let id: String
+    let name: String
+    let kind: Kind
+    let optional: Bool
+    let source: SpecSource
+
+    init(id: String, name: String, kind: Kind, optional: Bool, source: SpecSource) {
+        self.id = id
+        self.name = name
+        self.kind = kind
+        self.optional = optional
+        self.source = source
+    }
 }
 
 /// A rule JSON Schema cannot express: a header or body value equal to an expression over
 /// other values of the request or of configuration, or a value that must be absent when a
 /// condition holds.
-struct DerivedRule: Sendable {
+final class DerivedRule: Sendable {
     enum Kind: Sendable {
         case equals(SpecExpression, tolerance: Double)
         case absent
     }
-    var id: String
-    var target: SpecReference
-    var kind: Kind
-    var when: SpecCondition?
-    var optional: Bool
-    var source: SpecSource
+    let id: String
+    let target: SpecReference
+    let kind: Kind
+    let when: SpecCondition?
+    let optional: Bool
+    let source: SpecSource
+
+    init(id: String, target: SpecReference, kind: Kind, when: SpecCondition?, optional: Bool, source: SpecSource) {
+        self.id = id
+        self.target = target
+        self.kind = kind
+        self.when = when
+        self.optional = optional
+        self.source = source
+    }
 }
 
 // MARK: - Judging

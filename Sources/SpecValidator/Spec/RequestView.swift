@@ -42,7 +42,7 @@ struct RequestView {
             for token in tokens {
                 switch current {
                 case .object(let object):
-                    guard let next = object[token] else { return nil }
+                    guard let next = Self.member(of: object, token) else { return nil }
                     current = next
                 case .array(let array):
                     guard let index = Int(token), String(index) == token, array.indices.contains(index) else { return nil }
@@ -52,6 +52,18 @@ struct RequestView {
                 }
             }
             return current
+        }
+    }
+
+    /// `object[key]` without copying every entry the scan passes (a keyed subscript over the
+    /// entry array retains and releases each key and value it compares).
+    static func member(of object: JSONObject, _ key: String) -> JSONValue? {
+        let count = key.utf8.count
+        return object.entries.withUnsafeBufferPointer { entries -> JSONValue? in
+            for i in entries.indices where entries[i].key.utf8.count == count && entries[i].key == key {
+                return entries[i].value
+            }
+            return nil
         }
     }
 }
