@@ -1,6 +1,91 @@
 #!/usr/bin/env bash
-# The main job as it exists now: start the mock gateway, send real pushes at it, show the record.
+# `make demo`: the main job as it exists now. Starts the mock gateway with strict auth and the
+# push specs, sends real pushes at it (APNs over TLS with an ES256 JWT; FCM over HTTP/1.1 and
+# HTTP/2 after an OAuth exchange; a token that is gone; the reference sender fanning out a
+# poolse group call), then shows what was recorded and how it judged.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "pushproof demo: not yet wired (see issues)."
-.build/release/pushproof help
+ROOT="$PWD"
+PUSHPROOF="${PUSHPROOF:-$PWD/.build/release/pushproof}"
+OUT="${DEMO_OUT:-$PWD/out/demo}"
+rm -rf "$OUT" && mkdir -p "$OUT"
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+SERVE_PID=""
+cleanup() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null || true; }
+trap cleanup EXIT
+
+say "Credentials: a test APNs .p8 key and a Google service account, and a gateway config trusting both"
+"$PUSHPROOF" credentials --out "$OUT/credentials" --bundle-id com.example.loop --project poolse-example
+
+say "Start the mock gateway: TLS, strict auth, specs judged live, every request recorded"
+mkfifo "$OUT/ready"
+(cd "$OUT" && exec "$PUSHPROOF" serve --listen 127.0.0.1:0 --admin 127.0.0.1:0 --config credentials/gateway.json \
+   --specs "$ROOT/Specs" --record record.jsonl --cert-out pushproof-cert.pem > ready 2> serve.log) &
+SERVE_PID=$!
+read -r READY < "$OUT/ready"
+echo "$READY"
+PORT=$(sed -n 's/.*ready https:\/\/127.0.0.1:\([0-9]*\).*/\1/p' <<< "$READY")
+ADMIN=$(sed -n 's/.*admin http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' <<< "$READY")
+GW="https://127.0.0.1:$PORT"
+CURL=(curl -sS --cacert "$OUT/pushproof-cert.pem")
+TOKEN_A=$(printf 'a1%.0s' {1..32})   # a valid device token
+TOKEN_GONE=$(printf 'b2%.0s' {1..32}) # a device whose app was uninstalled
+
+say "APNs over TLS (h2) with an ES256 provider token: a poolse ring to a VoIP token"
+JWT=$("$PUSHPROOF" token apns --key "$OUT/credentials/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456)
+RING='{"cv":"1","type":"call","event":"ring","call_id":"4a69c1","conversation_id":"6f1c2d","conversation_name":"Engineering","caller_user_id":"2b7e3f","caller_external_id":"acme-alice","caller_name":"Alice","media":"video","has_video":true,"ring_deadline":1793952045000,"sent_at":1793952000000,"grant":"eyJhbGciOi"}'
+echo "curl --http2 -H 'authorization: bearer ${JWT:0:24}…' -H 'apns-push-type: voip' -H 'apns-topic: com.example.loop.voip' …"
+"${CURL[@]}" -i --http2 -H "authorization: bearer $JWT" -H 'apns-push-type: voip' -H 'apns-topic: com.example.loop.voip' \
+  -H 'apns-priority: 10' -H 'apns-expiration: 0' -d "$RING" "$GW/3/device/$TOKEN_A"
+
+say "The same push with a forged token (signed by another key): 403 InvalidProviderToken"
+FORGED=$(openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 2>/dev/null > "$OUT/other.p8" && \
+         "$PUSHPROOF" token apns --key "$OUT/other.p8" --key-id ABC123DEFG --team-id TEAM123456)
+"${CURL[@]}" --http2 -H "authorization: bearer $FORGED" -H 'apns-push-type: voip' -H 'apns-topic: com.example.loop.voip' \
+  -H 'apns-priority: 10' -H 'apns-expiration: 0' -d "$RING" "$GW/3/device/$TOKEN_A"; echo
+
+say "A token that is gone (set through the control API): APNs 410 Unregistered with a timestamp"
+curl -sS -X PUT -d '{"state":"gone","since_ms":1793951000000}' "http://127.0.0.1:$ADMIN/tokens/$TOKEN_GONE"
+MISSED='{"aps":{"alert":{"title":"Alice","body":"Missed voice call"},"sound":"default","category":"poolse_missed_call","thread-id":"6f1c2d"},"cv":"1","type":"call_missed","event":"missed","call_id":"4a69c1","conversation_id":"6f1c2d","conversation_name":"","caller_user_id":"2b7e3f","caller_name":"Alice","media":"audio","sent_at":1793952045000,"body":{"type":"call_missed","call_id":"4a69c1","conversation_id":"6f1c2d","media":"audio","caller_user_id":"2b7e3f"}}'
+"${CURL[@]}" -i --http2 -H "authorization: bearer $JWT" -H 'apns-push-type: alert' -H 'apns-topic: com.example.loop' \
+  -H 'apns-collapse-id: missed-4a69c1' -H 'apns-expiration: 1794038445' -d "$MISSED" "$GW/3/device/$TOKEN_GONE"; echo
+
+say "FCM: OAuth exchange (RS256 assertion -> access token), then sends over HTTP/1.1 and HTTP/2"
+ASSERTION=$("$PUSHPROOF" token fcm-assertion --service-account "$OUT/credentials/service-account.json")
+ACCESS=$("${CURL[@]}" --http1.1 -d "grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=$ASSERTION" "$GW/token" \
+         | sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')
+echo "access token: ${ACCESS:0:12}…"
+FCM_RING='{"message":{"token":"fcm-device-1","data":{"cv":"1","type":"call","event":"ring","call_id":"4a69c1","conversation_id":"6f1c2d","conversation_name":"Engineering","caller_user_id":"2b7e3f","caller_external_id":"acme-alice","caller_name":"Alice","media":"video","has_video":"1","ring_deadline":"1793952045000","sent_at":"1793952000000","grant":"eyJhbGciOi"},"android":{"priority":"HIGH","ttl":"60s"}}}'
+for version in --http1.1 --http2; do
+  "${CURL[@]}" $version -w "  <- HTTP %{http_version} %{http_code}\n" -H "authorization: Bearer $ACCESS" \
+    -H 'content-type: application/json' -d "$FCM_RING" "$GW/v1/projects/poolse-example/messages:send"
+done
+say "An Android push with a number where FCM needs a string: Google's 400, and a spec finding"
+"${CURL[@]}" --http2 -H "authorization: Bearer $ACCESS" -H 'content-type: application/json' -d "${FCM_RING/\"sent_at\":\"1793952000000\"/\"sent_at\":1793952000000}" \
+  "$GW/v1/projects/poolse-example/messages:send"; echo
+
+if "$PUSHPROOF" help 2>/dev/null | grep -q '^  send '; then
+  say "The reference sender: a poolse group call rung on every member's devices, gone tokens cleaned up"
+  "$PUSHPROOF" send demo --apns "$GW" --fcm "$GW" --ca "$OUT/pushproof-cert.pem" \
+    --apns-key "$OUT/credentials/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456 \
+    --service-account "$OUT/credentials/service-account.json" --token-url "$GW/token" \
+    --admin "http://127.0.0.1:$ADMIN" --devices "$OUT/devices.sqlite"
+fi
+
+say "Metrics (Prometheus text, control API)"
+curl -sS "http://127.0.0.1:$ADMIN/metrics" | grep -E '^pushproof_(requests_total|spec_violations_total|spec_unmatched)' | head -20
+
+say "Stop the gateway (SIGTERM): the record is flushed"
+kill -TERM "$SERVE_PID"; wait "$SERVE_PID" || true; SERVE_PID=""
+cat "$OUT/serve.log"
+
+say "What was recorded ($OUT/record.jsonl)"
+"$PUSHPROOF" show "$OUT/record.jsonl" --last 25
+
+say "Conformance: every recorded push judged against Specs/ (JUnit: $OUT/conformance.xml)"
+set +e
+"$PUSHPROOF" check "$OUT/record.jsonl" --specs Specs --junit "$OUT/conformance.xml" --json "$OUT/conformance.json" --max-failures 2
+status=$?
+set -e
+echo "(pushproof check exit status $status: the demo sent one non-conforming push on purpose)"

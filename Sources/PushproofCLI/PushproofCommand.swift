@@ -39,8 +39,10 @@ public enum PushproofCommand {
     static let subcommands: [CommandEntry] = [
         CommandEntry(ServeCommand.self),
         CommandEntry(CheckCommand.self),
+        CommandEntry(ShowCommand.self),
         CommandEntry(SpecsLintCommand.self),
         CommandEntry(TokenCommand.self),
+        CommandEntry(CredentialsCommand.self),
     ]
 
     public static var usage: String {

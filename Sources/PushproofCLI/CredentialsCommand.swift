@@ -1,0 +1,88 @@
+import Crypto
+import Foundation
+import JSON
+
+/// `pushproof credentials`: fresh test credentials and a gateway configuration that trusts
+/// them, so strict auth can be tried without Apple or Google accounts.
+struct CredentialsCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "credentials",
+        abstract: "Write a test APNs key, a Google service account and a gateway config that trusts both.",
+        options: [
+            .value("out", "DIR", "Where to write the files (created if missing).", default: "pushproof-credentials"),
+            .value("gateway", "URL", "The gateway's base URL: the service account's token_uri is URL/token.",
+                   default: "https://127.0.0.1:8443"),
+            .value("key-id", "ID", "APNs key id (JWT kid).", default: "ABC123DEFG"),
+            .value("team-id", "ID", "APNs team id (JWT iss).", default: "TEAM123456"),
+            .value("project", "ID", "FCM project id.", default: "poolse-example"),
+            .value("bundle-id", "ID", "The app's bundle id, allowed as APNs topic.", default: "com.example.loop"),
+        ],
+        discussion: """
+        Writes DIR/apns-key.p8 (PKCS#8 P-256, as Apple issues), DIR/apns-key.pub.pem,
+        DIR/service-account.json (as Google issues, token_uri pointing at the gateway) and
+        DIR/gateway.json (for 'pushproof serve --config DIR/gateway.json').
+        """)
+
+    let directory: String
+    let gateway: String
+    let keyID: String
+    let teamID: String
+    let project: String
+    let bundleID: String
+
+    init(_ arguments: ParsedArguments) throws {
+        directory = arguments.value("out") ?? "pushproof-credentials"
+        gateway = (arguments.value("gateway") ?? "https://127.0.0.1:8443").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        keyID = arguments.value("key-id") ?? "ABC123DEFG"
+        teamID = arguments.value("team-id") ?? "TEAM123456"
+        project = arguments.value("project") ?? "poolse-example"
+        bundleID = arguments.value("bundle-id") ?? "com.example.loop"
+        guard keyID.count == 10, teamID.count == 10 else {
+            throw UsageError(message: "--key-id and --team-id are 10 characters, as Apple issues them")
+        }
+        guard gateway.hasPrefix("http://") || gateway.hasPrefix("https://") else {
+            throw UsageError(message: "--gateway is a URL like https://127.0.0.1:8443")
+        }
+    }
+
+    func run() async -> Int32 {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let apnsKey = try ECP256PrivateKey.generate()
+            let (serviceAccountJSON, _) = try GoogleServiceAccount.generate(
+                projectID: project, clientEmail: "pushproof@\(project).iam.gserviceaccount.com", tokenURI: gateway + "/token")
+            let config: JSONValue = [
+                "apns": [
+                    "keys": [["key_id": .string(keyID), "team_id": .string(teamID), "public_key_file": "apns-key.pub.pem"]],
+                    "bundle_ids": [.string(bundleID)],
+                ],
+                "fcm": [
+                    "project_id": .string(project),
+                    "token_url": .string(gateway + "/token"),
+                    "service_accounts": [["service_account_file": "service-account.json"]],
+                ],
+            ]
+            try write(try apnsKey.pkcs8PEM, "apns-key.p8", private: true)
+            try write(try apnsKey.publicKey.spkiPEM, "apns-key.pub.pem")
+            try write(serviceAccountJSON, "service-account.json", private: true)
+            try write(config.serialized() + "\n", "gateway.json")
+            print("""
+            wrote \(directory)/apns-key.p8 (key id \(keyID), team \(teamID)), \(directory)/service-account.json \
+            (token_uri \(gateway)/token), \(directory)/gateway.json
+            next: pushproof serve --config \(directory)/gateway.json
+            """)
+            return ExitCode.success
+        } catch {
+            printError("pushproof credentials: \(error)")
+            return ExitCode.ioError
+        }
+    }
+
+    private func write(_ text: String, _ name: String, private isPrivate: Bool = false) throws {
+        let path = directory + "/" + name
+        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8),
+                                             attributes: [.posixPermissions: isPrivate ? 0o600 : 0o644]) else {
+            throw FileError(path: path, reason: "cannot write")
+        }
+    }
+}

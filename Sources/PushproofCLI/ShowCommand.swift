@@ -1,0 +1,58 @@
+import JSON
+
+/// `pushproof show RECORDING`: a recording as a table people can read.
+struct ShowCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "show",
+        abstract: "Print a recording as a table: one row per request with its answer and verdict.",
+        positionals: ["RECORDING"],
+        options: [
+            .value("last", "N", "Only the last N requests.", default: "all"),
+            .value("route", "ROUTE", "Only requests of this route (apns, fcm, oauth, unknown)."),
+        ])
+
+    let path: String
+    let last: Int?
+    let route: String?
+
+    init(_ arguments: ParsedArguments) throws {
+        path = arguments.positionals[0]
+        last = arguments.value("last") == nil ? nil : try arguments.int("last", default: 0, range: 1...Int(Int32.max))
+        route = arguments.value("route")
+    }
+
+    func run() async -> Int32 {
+        let lines: LineReader
+        do { lines = try LineReader(path: path) } catch {
+            printError("pushproof show: \(error)")
+            return ExitCode.ioError
+        }
+        var rows: [String] = []
+        var unreadable = 0
+        while let line = lines.next() {
+            guard let record = try? JSONParser.parse(line), let seq = record["seq"]?.intValue else {
+                unreadable += 1
+                continue
+            }
+            let recordRoute = record["route"]?.stringValue ?? "?"
+            if let route, route != recordRoute { continue }
+            let protocolName = record["protocol"]?.stringValue ?? "?"
+            let status = record["response"]?["status"]?.intValue.map(String.init) ?? "?"
+            let reason = record["response"]?["reason"]?.stringValue ?? ""
+            var verdict = ""
+            if let v = record["verdict"], let spec = v["spec"] {
+                let count = v["violations"]?.arrayValue?.count ?? 0
+                verdict = (spec.stringValue ?? "unmatched") + (count == 0 ? " ok" : " \(count) violation\(count == 1 ? "" : "s")")
+            }
+            let path = record["path"]?.stringValue ?? ""
+            let shortPath = path.count > 44 ? String(path.prefix(30)) + "…" + String(path.suffix(8)) : path
+            rows.append(String(seq).leftPadded(6) + "  " + recordRoute.padding(to: 6) + protocolName.padding(to: 9)
+                        + shortPath.padding(to: 46) + status.leftPadded(4) + "  " + reason.padding(to: 22) + verdict)
+            if let last, rows.count > last { rows.removeFirst() }
+        }
+        print("   seq  route protocol path                                          status reason                verdict")
+        for row in rows { print(row) }
+        if unreadable > 0 { printError("pushproof show: \(unreadable) unreadable lines skipped") }
+        return unreadable > 0 ? ExitCode.ioError : ExitCode.success
+    }
+}
