@@ -48,8 +48,6 @@ final class CurlTransfer {
         _ = cshim_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = cshim_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = cshim_easy_setopt_long(easy, CURLOPT_POST, 1)
-        // Wait for an existing connection to multiplex on rather than open another.
-        _ = cshim_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = cshim_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, configuration.requestTimeoutMilliseconds)
         _ = cshim_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeoutMilliseconds)
         switch configuration.tls {
@@ -79,9 +77,17 @@ final class CurlTransfer {
             guard let appended = curl_slist_append(headerList, line) else { return false }
             headerList = appended
         }
-        let version = url.hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
+        let cleartext = url.hasPrefix("http://")
+        let version = cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
+        // Wait for an existing connection to multiplex on rather than open another, except
+        // where the libcurl in use cannot reuse an h2c connection at all.
+        let multiplex = !(cleartext && CurlTransfer.priorKnowledgeReuseIsBroken)
         var ok = cshim_easy_setopt_string(easy, CURLOPT_URL, url) == CURLE_OK
         ok = ok && cshim_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(version)) == CURLE_OK
+        ok = ok && cshim_easy_setopt_long(easy, CURLOPT_PIPEWAIT, multiplex ? 1 : 0) == CURLE_OK
+        // Both: FORBID_REUSE alone still lets a pending transfer join the open connection.
+        ok = ok && cshim_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, multiplex ? 0 : 1) == CURLE_OK
+        ok = ok && cshim_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, multiplex ? 0 : 1) == CURLE_OK
         ok = ok && cshim_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList) == CURLE_OK
         ok = ok && cshim_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(requestBody.count)) == CURLE_OK
         // libcurl copies the body, so the push's array need not outlive this call.
@@ -113,6 +119,16 @@ final class CurlTransfer {
         retryAfter = nil
         errorBuffer.pointee = 0
     }
+
+    /// libcurl before 8.0 fails every request that reuses an HTTP/2 prior-knowledge (h2c)
+    /// connection with CURLE_HTTP2, "Error in the HTTP2 framing layer" (curl issue #10634,
+    /// fixed in 8.0.0 by PR #10643; Debian bookworm ships 7.88.1 unfixed). There, each h2c
+    /// request gets its own connection; HTTP/2 over TLS multiplexes normally.
+    static let priorKnowledgeReuseIsBroken: Bool = {
+        // version_num sits in the first version of the struct, so the oldest layout suffices.
+        guard let info = curl_version_info(CURLVERSION_FIRST) else { return true }
+        return info.pointee.version_num < 0x08_00_00
+    }()
 
     /// Errors of configuration rather than of the network: retrying cannot help.
     static func isPermanent(_ code: CURLcode) -> Bool {
