@@ -37,8 +37,12 @@ let package = Package(
         // The reference sender: seed rules, payloads, libcurl delivery, token cleanup.
         .target(name: "Sender", dependencies: ["JSON", "Crypto", "PushModel", "CCurl", "CSQLite"]),
 
+        // Load runs: fans group calls and message storms through a sender; HDR histograms,
+        // thresholds, JUnit/JSON/HTML reports.
+        .target(name: "Driver", dependencies: ["JSON", "PushModel", "Sender"]),
+
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
-        .target(name: "PushproofCLI", dependencies: ["JSON", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender"]),
+        .target(name: "PushproofCLI", dependencies: ["JSON", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver"]),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
@@ -47,6 +51,7 @@ let package = Package(
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "PushModel"]),
         .testTarget(name: "MockGatewayTests", dependencies: ["MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator"]),
         .testTarget(name: "SenderTests", dependencies: ["Sender", "JSON", "Crypto", "PushModel"]),
+        .testTarget(name: "DriverTests", dependencies: ["Driver", "JSON"]),
         .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "JSON", "Crypto"]),
     ]
 )

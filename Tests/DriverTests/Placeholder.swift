@@ -1,4 +1,4 @@
 import Testing
 
 // Replaced by the module's real tests.
-@Test func JSONTestsBuilds() { #expect(Bool(true)) }
+@Test func DriverTestsBuilds() { #expect(Bool(true)) }

@@ -1,0 +1,46 @@
+# Shared helpers for the benchmark scripts (sourced, not run).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PUSHPROOF="${PUSHPROOF:-$ROOT/.build/release/pushproof}"
+WORK="$(mktemp -d /tmp/pushproof-bench.XXXXXX)"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# A free TCP port on loopback.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Waits until something accepts on 127.0.0.1:$1.
+wait_for_port() {
+  for _ in $(seq 1 200); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  echo "nothing listens on port $1" >&2; return 1
+}
+
+# h2load's "finished in X, R req/s" rate, and it fails unless every request succeeded.
+h2load_rate() {
+  local out; out="$(h2load "$@" 2>&1)"
+  echo "$out" >> "$WORK/h2load.log"
+  local done succeeded
+  done=$(echo "$out" | sed -n 's/^requests: .* \([0-9]*\) done, \([0-9]*\) succeeded.*/\1 \2/p')
+  if [ -z "$done" ]; then echo "h2load failed: $out" >&2; return 1; fi
+  echo "$out" | sed -n 's/^finished in .*, \([0-9.]*\) req\/s.*/\1/p'
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+
+# A poolse ring payload (~400 bytes), as the seed shows it.
+ring_payload() {
+  cat <<'JSON'
+{"cv":"1","type":"call","event":"ring","call_id":"4a69d2c2-8a53-4c53-9f64-6f4bbd0f9f11","conversation_id":"6f1c8e0e-3a0b-4d5e-8a1b-2c3d4e5f6a7b","conversation_name":"Engineering","caller_user_id":"2b7e151628aed2a6abf71589","caller_external_id":"acme-alice","caller_name":"Alice","media":"video","has_video":true,"ring_deadline":1793952045000,"sent_at":1793952000000,"grant":"eyJhbGciOiJIUzI1NiJ9.eyJjYWxsIjoiNGE2OSJ9.c2lnbmF0dXJl"}
+JSON
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The server benchmark (issue: pushproof serve): h2load drives `pushproof serve --h2c` with
+# realistic APNs POSTs (a poolse ring, ~400 bytes), recording and every check on, and in the
+# same run nghttpd answering the same requests with a static empty 200: the ceiling for an
+# nghttp2 server on this machine. Rounds alternate A B A B; the median ratio is printed.
+#
+#   Benchmarks/serve-vs-nghttpd.sh [ROUNDS] [REQUESTS]
+#
+# Environment: THREADS (serve's --threads, default 1 so both servers get one core and h2load
+# the other), CONNECTIONS (4), STREAMS (100), SPECS (set to 1 to add --specs Specs).
+source "$(dirname "$0")/lib.sh"
+ROUNDS="${1:-5}"
+REQUESTS="${2:-200000}"
+THREADS="${THREADS:-1}"
+CONNECTIONS="${CONNECTIONS:-4}"
+STREAMS="${STREAMS:-100}"
+TOKEN=7f3c5d1e9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2d
+ring_payload > "$WORK/ring.json"
+HEADERS=(-H "apns-push-type: voip" -H "apns-topic: com.poolse.app.voip" -H "apns-priority: 10"
+         -H "apns-expiration: 0" -H "authorization: bearer benchmark" -H "content-type: application/json")
+
+mkdir -p "$WORK/htdocs/3/device" && : > "$WORK/htdocs/3/device/$TOKEN"
+NGHTTPD_PORT=$(free_port)
+nghttpd --no-tls -d "$WORK/htdocs" "$NGHTTPD_PORT" >/dev/null 2>&1 & PIDS+=($!)
+wait_for_port "$NGHTTPD_PORT"
+
+SERVE_PORT=$(free_port)
+SERVE_ARGS=(serve --h2c --listen "127.0.0.1:$SERVE_PORT" --admin off --threads "$THREADS" --record "$WORK/record.jsonl")
+[ "${SPECS:-0}" = 1 ] && SERVE_ARGS+=(--specs "$ROOT/Specs")
+"$PUSHPROOF" "${SERVE_ARGS[@]}" > "$WORK/serve.log" 2>&1 & PIDS+=($!)
+wait_for_port "$SERVE_PORT"
+
+LOAD=(-n "$REQUESTS" -c "$CONNECTIONS" -m "$STREAMS" -t 1 -d "$WORK/ring.json" "${HEADERS[@]}")
+echo "h2load ${LOAD[*]//$WORK/…}"
+echo "round  nghttpd_req_s  pushproof_req_s  ratio"
+ratios=()
+for round in $(seq 1 "$ROUNDS"); do
+  a=$(h2load_rate "${LOAD[@]}" "http://127.0.0.1:$NGHTTPD_PORT/3/device/$TOKEN")
+  b=$(h2load_rate "${LOAD[@]}" "http://127.0.0.1:$SERVE_PORT/3/device/$TOKEN")
+  r=$(ratio "$b" "$a"); ratios+=("$r")
+  printf "%5s  %13s  %15s  %5s\n" "$round" "$a" "$b" "$r"
+done
+sleep 0.5
+lines=$(wc -l < "$WORK/record.jsonl")
+echo "recorded lines: $lines (expected $((ROUNDS * REQUESTS)) once flushed)"
+echo "median ratio pushproof/nghttpd: $(printf '%s\n' "${ratios[@]}" | median)"

@@ -1,1 +1,0 @@
-// Module Crypto: see Package.swift for its place in the layout.

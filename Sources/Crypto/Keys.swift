@@ -1,0 +1,171 @@
+import COpenSSL
+
+// Thread safety of the key classes: each owns one `EVP_PKEY`, set in `init` and never changed
+// until `deinit` frees it. OpenSSL 3 documents EVP_PKEY as safe for concurrent read-only use
+// (openssl-threads(7)); signing and verification here only read it, each call with its own
+// EVP_MD_CTX. That is what makes the `@unchecked Sendable` below true without a lock.
+
+/// A P-256 (prime256v1) private key for ES256, such as the key in an APNs `.p8` file.
+public final class ECP256PrivateKey: @unchecked Sendable {
+    /// The owned `EVP_PKEY`, freed in `deinit`.
+    let key: OpaquePointer
+    /// The public half, derived once so verifying with `publicKey` never re-derives it.
+    public let publicKey: ECP256PublicKey
+
+    private init(owning key: OpaquePointer) throws(CryptoError) {
+        // Everything that can throw runs before the stored properties are set: once they are,
+        // a throw would run deinit and free `key` a second time.
+        let publicKey: ECP256PublicKey
+        do {
+            try EVPKey.requireP256(key)
+            publicKey = try ECP256PublicKey(owning: EVPKey.publicOnlyCopy(of: key))
+        } catch {
+            EVP_PKEY_free(key)
+            throw error
+        }
+        self.key = key
+        self.publicKey = publicKey
+    }
+
+    /// Reads PKCS#8 ("BEGIN PRIVATE KEY", the form of Apple's .p8 files) or SEC1
+    /// ("BEGIN EC PRIVATE KEY"). Throws for anything else, including keys on other curves.
+    public convenience init(pem: String) throws(CryptoError) {
+        try self.init(owning: PEM.readPrivateKey(pem, expected: "P-256 private key (PKCS#8 or SEC1)"))
+    }
+
+    /// A fresh random P-256 key.
+    public static func generate() throws(CryptoError) -> ECP256PrivateKey {
+        let key = try EVPKey.generate("EC") { EVP_PKEY_CTX_set_group_name($0, "P-256") }
+        return try ECP256PrivateKey(owning: key)
+    }
+
+    /// PKCS#8 PEM ("BEGIN PRIVATE KEY"), unencrypted, as Apple's .p8 files are.
+    public var pkcs8PEM: String {
+        get throws(CryptoError) { try PEM.writePKCS8(key) }
+    }
+
+    deinit { EVP_PKEY_free(key) }
+}
+
+/// A P-256 public key for verifying ES256 signatures.
+public final class ECP256PublicKey: @unchecked Sendable {
+    /// The owned `EVP_PKEY`, freed in `deinit`.
+    let key: OpaquePointer
+
+    init(owning key: OpaquePointer) throws(CryptoError) {
+        do { try EVPKey.requireP256(key) } catch {
+            EVP_PKEY_free(key)
+            throw error
+        }
+        self.key = key
+    }
+
+    /// Reads SPKI ("BEGIN PUBLIC KEY"), or the key of an X.509 certificate ("BEGIN CERTIFICATE").
+    public convenience init(pem: String) throws(CryptoError) {
+        try self.init(owning: PEM.readPublicKey(pem, expected: "P-256 public key (SPKI or certificate)"))
+    }
+
+    /// Reads DER SubjectPublicKeyInfo.
+    public convenience init(spkiDER: [UInt8]) throws(CryptoError) {
+        try self.init(owning: EVPKey.publicKey(fromSPKIDER: spkiDER))
+    }
+
+    /// SPKI PEM ("BEGIN PUBLIC KEY").
+    public var spkiPEM: String {
+        get throws(CryptoError) { try PEM.writeSPKI(key) }
+    }
+
+    /// DER SubjectPublicKeyInfo.
+    public var spkiDER: [UInt8] {
+        get throws(CryptoError) { try EVPKey.spkiDER(key) }
+    }
+
+    deinit { EVP_PKEY_free(key) }
+}
+
+/// An RSA private key (2048 bits or more) for RS256, such as a Google service-account key.
+public final class RSAPrivateKey: @unchecked Sendable {
+    /// The owned `EVP_PKEY`, freed in `deinit`.
+    let key: OpaquePointer
+    /// The public half, derived once.
+    public let publicKey: RSAPublicKey
+
+    private init(owning key: OpaquePointer) throws(CryptoError) {
+        // Everything that can throw runs before the stored properties are set: once they are,
+        // a throw would run deinit and free `key` a second time.
+        let publicKey: RSAPublicKey
+        do {
+            try EVPKey.requireRSA(key)
+            publicKey = try RSAPublicKey(owning: EVPKey.publicOnlyCopy(of: key))
+        } catch {
+            EVP_PKEY_free(key)
+            throw error
+        }
+        self.key = key
+        self.publicKey = publicKey
+    }
+
+    /// Reads PKCS#8 ("BEGIN PRIVATE KEY", the form in service-account JSON) or PKCS#1
+    /// ("BEGIN RSA PRIVATE KEY").
+    public convenience init(pem: String) throws(CryptoError) {
+        try self.init(owning: PEM.readPrivateKey(pem, expected: "RSA private key (PKCS#8 or PKCS#1)"))
+    }
+
+    /// A fresh random key; `bits` below 2048 are refused (RFC 7518 §3.3).
+    public static func generate(bits: Int = 2048) throws(CryptoError) -> RSAPrivateKey {
+        guard bits >= 2048 else { throw .rsaKeyTooSmall(bits: bits) }
+        guard bits <= 16384 else { throw .keyGenerationFailed("RSA key of \(bits) bits is larger than 16384") }
+        let key = try EVPKey.generate("RSA") { EVP_PKEY_CTX_set_rsa_keygen_bits($0, Int32(bits)) }
+        return try RSAPrivateKey(owning: key)
+    }
+
+    /// PKCS#8 PEM ("BEGIN PRIVATE KEY"), unencrypted.
+    public var pkcs8PEM: String {
+        get throws(CryptoError) { try PEM.writePKCS8(key) }
+    }
+
+    /// Modulus size in bits.
+    public var bits: Int { Int(EVP_PKEY_get_bits(key)) }
+
+    deinit { EVP_PKEY_free(key) }
+}
+
+/// An RSA public key (2048 bits or more) for verifying RS256 signatures.
+public final class RSAPublicKey: @unchecked Sendable {
+    /// The owned `EVP_PKEY`, freed in `deinit`.
+    let key: OpaquePointer
+
+    init(owning key: OpaquePointer) throws(CryptoError) {
+        do { try EVPKey.requireRSA(key) } catch {
+            EVP_PKEY_free(key)
+            throw error
+        }
+        self.key = key
+    }
+
+    /// Reads SPKI ("BEGIN PUBLIC KEY"), or the key of an X.509 certificate ("BEGIN CERTIFICATE"),
+    /// as Google publishes its signing keys.
+    public convenience init(pem: String) throws(CryptoError) {
+        try self.init(owning: PEM.readPublicKey(pem, expected: "RSA public key (SPKI or certificate)"))
+    }
+
+    /// Reads DER SubjectPublicKeyInfo.
+    public convenience init(spkiDER: [UInt8]) throws(CryptoError) {
+        try self.init(owning: EVPKey.publicKey(fromSPKIDER: spkiDER))
+    }
+
+    /// SPKI PEM ("BEGIN PUBLIC KEY").
+    public var spkiPEM: String {
+        get throws(CryptoError) { try PEM.writeSPKI(key) }
+    }
+
+    /// DER SubjectPublicKeyInfo.
+    public var spkiDER: [UInt8] {
+        get throws(CryptoError) { try EVPKey.spkiDER(key) }
+    }
+
+    /// Modulus size in bits.
+    public var bits: Int { Int(EVP_PKEY_get_bits(key)) }
+
+    deinit { EVP_PKEY_free(key) }
+}

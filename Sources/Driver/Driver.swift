@@ -1,0 +1,1 @@
+// Module Driver: see Package.swift for its place in the layout.

@@ -1,0 +1,114 @@
+// Public configuration of the transport: what to listen on, how to speak TLS, and the
+// HTTP/2 settings the server advertises.
+import Glibc
+import HTTPCore
+
+/// Certificate and key for a TLS listener, as PEM files or PEM text. The certificate may be
+/// a chain (leaf first, then intermediates).
+public struct TLSConfiguration: Sendable {
+    public enum Source: Sendable {
+        case files(certificateChainPath: String, privateKeyPath: String)
+        case pem(certificateChain: String, privateKey: String)
+    }
+
+    public var source: Source
+
+    public init(certificateChainPath: String, privateKeyPath: String) {
+        source = .files(certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath)
+    }
+
+    public init(certificateChainPEM: String, privateKeyPEM: String) {
+        source = .pem(certificateChain: certificateChainPEM, privateKey: privateKeyPEM)
+    }
+}
+
+/// One listening address and the application served on it. The gateway and its admin API
+/// are two listeners with two handlers.
+public struct ListenerConfiguration: Sendable {
+    /// An IPv4 or IPv6 literal (`127.0.0.1`, `::1`, `0.0.0.0`, `::`) or a resolvable name.
+    public var host: String
+    /// 0 lets the kernel choose; `HTTPServer.start()` reports the port it chose.
+    public var port: Int
+    /// nil serves cleartext (h2c by prior knowledge, or HTTP/1.1).
+    public var tls: TLSConfiguration?
+    public var handler: any HTTPHandler
+
+    public init(host: String, port: Int, tls: TLSConfiguration? = nil, handler: any HTTPHandler) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.handler = handler
+    }
+}
+
+/// The SETTINGS a new HTTP/2 connection advertises (RFC 9113 §6.5.2). The defaults are what
+/// api.push.apple.com advertises; SETTINGS_MAX_CONCURRENT_STREAMS comes from the handler.
+public struct HTTP2Settings: Sendable, Equatable {
+    public var headerTableSize: UInt32 = 4096
+    public var initialWindowSize: UInt32 = 65535
+    public var maxFrameSize: UInt32 = 16384
+    /// Enforced: a request whose header list (RFC 9113 §6.5.2 size: name + value + 32 per
+    /// field) exceeds it is answered 431 (RFC 6585 §5) and the rest of its stream discarded.
+    public var maxHeaderListSize: UInt32 = 8000
+    /// Debug data for the GOAWAY sent when a client opens more streams than the
+    /// SETTINGS_MAX_CONCURRENT_STREAMS it has acknowledged (a connection error, RFC 9113
+    /// §5.1.2). nil keeps nghttp2's own text, "request HEADERS: max concurrent streams
+    /// exceeded". APNs has been seen answering "Maximum active streams violated for this
+    /// endpoint." here. (Streams over a limit not yet acknowledged get RST_STREAM
+    /// REFUSED_STREAM instead.)
+    public var streamLimitGoAwayDebugData: [UInt8]? = nil
+    /// Error code of that GOAWAY when `streamLimitGoAwayDebugData` is set.
+    public var streamLimitGoAwayErrorCode: UInt32 = HTTP2ErrorCode.protocolError
+
+    public init() {}
+}
+
+public struct ServerConfiguration: Sendable {
+    /// Event-loop threads; each has its own SO_REUSEPORT listening socket per listener.
+    public var threads: Int
+    public var http2: HTTP2Settings
+    /// Request bodies above this are refused: HTTP/2 answers 413 then RST_STREAM(NO_ERROR)
+    /// (RFC 9113 §8.1 lets a server answer before the request is complete and stop it);
+    /// HTTP/1.1 answers 413 with `connection: close` and closes.
+    public var maxRequestBodyBytes: Int
+    /// A connection that has received nothing for this long is closed (also bounds slow
+    /// TLS handshakes and clients that never send a request).
+    public var idleTimeout: Duration
+
+    public init(threads: Int = ServerConfiguration.defaultThreadCount,
+                http2: HTTP2Settings = HTTP2Settings(),
+                maxRequestBodyBytes: Int = 1 << 20,
+                idleTimeout: Duration = .seconds(60)) {
+        self.threads = threads
+        self.http2 = http2
+        self.maxRequestBodyBytes = maxRequestBodyBytes
+        self.idleTimeout = idleTimeout
+    }
+
+    /// The number of online cores.
+    public static var defaultThreadCount: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}
+
+/// Where a listener actually listens (the chosen port when 0 was asked for).
+public struct BoundListener: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    public var isTLS: Bool
+}
+
+/// Why the server could not start.
+public struct HTTPServerError: Error, CustomStringConvertible, Equatable {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+    /// Whole nanoseconds, saturating at 0 for negative durations.
+    var clampedNanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        if seconds < 0 { return 0 }
+        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+}

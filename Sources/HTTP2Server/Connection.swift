@@ -1,0 +1,458 @@
+// One accepted socket: TLS (optional), protocol detection, the HTTP/2 or HTTP/1.1 session,
+// the outgoing byte buffer, and a graceful close that keeps reading briefly so the peer
+// gets our last bytes instead of a TCP RST.
+import CHTTPParser
+import CNGHTTP2
+import Glibc
+import HTTPCore
+
+/// The HTTP/2 client connection preface (RFC 9113 §3.4).
+let http2ClientPreface: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+final class Connection {
+    enum Phase {
+        case handshaking
+        /// Waiting for enough bytes to tell the HTTP/2 preface from an HTTP/1.1 request line.
+        case sniffing
+        case http2(HTTP2Session)
+        case http1(HTTP1Session)
+        /// Write side shut down; reading and discarding until EOF or the linger timer.
+        case lingering
+        case closed
+    }
+
+    let fd: Int32
+    unowned let loop: EventLoop
+    let listener: ListenerRuntime
+    let id: UInt64
+    let peer: String
+    private(set) var tls: TLSStream?
+    let isTLS: Bool
+    private(set) var phase: Phase
+    private var sniffed: [UInt8] = []
+    private var context: ConnectionContext?
+    /// Bytes waiting for the socket; `output[outputStart...]` is unsent.
+    var output: [UInt8] = []
+    private var outputStart = 0
+    private var lastActivity: UInt64
+    private var pollingWritable = false
+    /// Reading stops while this much output is unsent, so a client that sends requests but
+    /// never reads the answers cannot make us buffer without bound.
+    private static let outputHighWater = 1 << 20
+    private var readPaused = false
+    private(set) var shuttingDown = false
+
+    init?(fd: Int32, loop: EventLoop, listener: ListenerRuntime, id: UInt64, peer: String) {
+        self.fd = fd
+        self.loop = loop
+        self.listener = listener
+        self.id = id
+        self.peer = peer
+        self.lastActivity = loop.now
+        if let tlsContext = listener.tls {
+            guard let stream = TLSStream(context: tlsContext, fd: fd) else { return nil }
+            tls = stream
+            isTLS = true
+            phase = .handshaking
+        } else {
+            isTLS = false
+            phase = .sniffing
+        }
+    }
+
+    var isClosed: Bool {
+        if case .closed = phase { return true }
+        return false
+    }
+
+    func didOpen() {
+        loop.schedule(.idleCheck(self), after: loop.settings.idleTimeoutNanos)
+    }
+
+    // MARK: Events
+
+    @inline(__always)
+    func handle(events: UInt32) {
+        if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readable() }
+        if events & EPOLLOUT.rawValue != 0 && !isClosed { writable() }
+    }
+
+    private func readable() {
+        switch phase {
+        case .closed: return
+        case .lingering:
+            discardInput()
+            return
+        case .handshaking:
+            guard advanceHandshake() else { return }
+        default: break
+        }
+        readAndProcess()
+    }
+
+    private func writable() {
+        switch phase {
+        case .closed: return
+        case .lingering:
+            setWritablePolling(false)
+        case .handshaking:
+            if advanceHandshake() { readAndProcess() }
+        default:
+            flush()
+            // TLS may have been waiting to write before it could read further.
+            if tls != nil && !isClosed { readAndProcess() }
+        }
+    }
+
+    /// Returns true once the handshake is complete and application data may be read.
+    private func advanceHandshake() -> Bool {
+        guard let tls else { return true }
+        switch tls.handshake() {
+        case .done:
+            lastActivity = loop.now
+            setWritablePolling(false)
+            switch tls.negotiatedProtocol {
+            case .http2: startHTTP2()
+            case .http1: startHTTP1()
+            case .none: phase = .sniffing
+            }
+            return !isClosed
+        case .wantRead:
+            setWritablePolling(false)
+            return false
+        case .wantWrite:
+            setWritablePolling(true)
+            return false
+        case .closed, .failed:
+            close()
+            return false
+        }
+    }
+
+    private func readAndProcess() {
+        let buffer = loop.readBuffer
+        var rounds = 0
+        // A round limit keeps one busy client from starving the others (level-triggered
+        // epoll brings us back); decrypted bytes OpenSSL already holds must be drained now.
+        reading: while rounds < 16 || tls?.hasPendingData == true {
+            if output.count - outputStart >= Connection.outputHighWater {
+                setReadPaused(true)
+                break
+            }
+            rounds += 1
+            let count: Int
+            if let tls {
+                switch tls.read(into: buffer) {
+                case let .done(read): count = read
+                case .wantRead: break reading
+                case .wantWrite:
+                    setWritablePolling(true)
+                    break reading
+                case .closed:
+                    peerClosed()
+                    return
+                case .failed:
+                    close()
+                    return
+                }
+            } else {
+                let read = recv(fd, buffer.baseAddress, buffer.count, 0)
+                if read > 0 {
+                    count = read
+                } else if read == 0 {
+                    peerClosed()
+                    return
+                } else {
+                    let code = errno
+                    if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { break reading }
+                    close()
+                    return
+                }
+            }
+            lastActivity = loop.now
+            receive(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
+            switch phase {
+            case .closed, .lingering: return
+            default: break
+            }
+            if tls == nil && count < buffer.count { break }
+        }
+        flush()
+    }
+
+    private func receive(_ bytes: UnsafeRawBufferPointer) {
+        switch phase {
+        case let .http2(session):
+            if !session.receive(bytes) {
+                flush()
+                if !isClosed { beginLinger() }
+                return
+            }
+            if session.abortRequested { close() }
+        case let .http1(session):
+            session.receive(bytes)
+            if session.abortRequested { close() }
+        case .sniffing:
+            sniff(bytes)
+        case .handshaking, .lingering, .closed:
+            break
+        }
+    }
+
+    /// Prior-knowledge h2 (RFC 9113 §3.3) starts with the preface; anything else is taken as
+    /// HTTP/1.1 as soon as one byte differs from it.
+    private func sniff(_ bytes: UnsafeRawBufferPointer) {
+        if sniffed.isEmpty && bytes.count >= http2ClientPreface.count {
+            let isHTTP2 = http2ClientPreface.withUnsafeBytes { preface in
+                guard let expected = preface.baseAddress, let received = bytes.baseAddress else { return false }
+                return memcmp(expected, received, preface.count) == 0
+            }
+            if isHTTP2 { startHTTP2() } else { startHTTP1() }
+            receive(bytes)
+            return
+        }
+        sniffed.append(contentsOf: bytes)
+        let compared = min(sniffed.count, http2ClientPreface.count)
+        let matches = sniffed[0..<compared].elementsEqual(http2ClientPreface[0..<compared])
+        if !matches {
+            startHTTP1()
+        } else if sniffed.count >= http2ClientPreface.count {
+            startHTTP2()
+        } else {
+            return
+        }
+        let pending = sniffed
+        sniffed = []
+        pending.withUnsafeBytes { receive($0) }
+    }
+
+    private func startHTTP2() {
+        let context = ConnectionContext(id: id, version: .http2, isTLS: isTLS, peer: peer)
+        self.context = context
+        listener.handler.connectionOpened(context)
+        guard let session = HTTP2Session(connection: self, context: context) else {
+            close()
+            return
+        }
+        phase = .http2(session)
+        if shuttingDown { session.submitShutdownGoAway() }
+    }
+
+    private func startHTTP1() {
+        let context = ConnectionContext(id: id, version: .http1_1, isTLS: isTLS, peer: peer)
+        self.context = context
+        listener.handler.connectionOpened(context)
+        let session = HTTP1Session(connection: self, context: context)
+        phase = .http1(session)
+        if shuttingDown { session.beginShutdown() }
+    }
+
+    private func peerClosed() {
+        // Send what is ready (the peer may only have shut down its write side), then close.
+        flush()
+        close()
+    }
+
+    // MARK: Output
+
+    /// Moves everything the session has ready into `output` and writes it, then closes the
+    /// connection if the session is finished.
+    func flush() {
+        switch phase {
+        case let .http2(session):
+            guard let handle = session.session else { return }
+            while true {
+                if output.count - outputStart >= 256 * 1024 {
+                    guard writeOutput() else { return }
+                    if output.count - outputStart >= 64 * 1024 { break }  // socket is full
+                }
+                var data: UnsafePointer<UInt8>?
+                let produced = nghttp2_session_mem_send(handle, &data)
+                if produced < 0 {
+                    close()
+                    return
+                }
+                if produced == 0 { break }
+                if let data { output.append(contentsOf: UnsafeBufferPointer(start: data, count: produced)) }
+            }
+            guard writeOutput() else { return }
+            if session.abortRequested {
+                close()
+            } else if outputStart == output.count && session.isFinished {
+                beginLinger()
+            }
+        case let .http1(session):
+            guard writeOutput() else { return }
+            if session.abortRequested {
+                close()
+            } else if outputStart == output.count && session.isFinished {
+                beginLinger()
+            }
+        default:
+            _ = writeOutput()
+        }
+    }
+
+    /// Writes as much of `output` as the socket takes. Returns false if the connection closed.
+    private func writeOutput() -> Bool {
+        while outputStart < output.count {
+            let start = outputStart
+            let written: Int = output.withUnsafeBytes { raw in
+                let pending = UnsafeRawBufferPointer(rebasing: raw[start...])
+                if let tls {
+                    switch tls.write(pending) {
+                    case let .done(count): return count
+                    case .wantRead, .wantWrite: return 0
+                    case .closed, .failed: return -1
+                    }
+                }
+                let count = send(fd, pending.baseAddress, pending.count, Int32(MSG_NOSIGNAL))
+                if count >= 0 { return count }
+                let code = errno
+                return code == EAGAIN || code == EWOULDBLOCK || code == EINTR ? 0 : -1
+            }
+            if written < 0 {
+                close()
+                return false
+            }
+            if written == 0 {
+                setWritablePolling(true)
+                return true
+            }
+            outputStart += written
+            lastActivity = loop.now  // a slow reader that is still reading is not idle
+        }
+        if output.capacity > 1 << 20 {
+            output = []  // don't keep a large response's buffer on an idle connection
+        } else {
+            output.removeAll(keepingCapacity: true)
+        }
+        outputStart = 0
+        setWritablePolling(false)
+        if readPaused {
+            setReadPaused(false)  // level-triggered: pending input is reported again
+        }
+        return true
+    }
+
+    private func setWritablePolling(_ enabled: Bool) {
+        guard enabled != pollingWritable, !isClosed else { return }
+        pollingWritable = enabled
+        updateInterest()
+    }
+
+    private func setReadPaused(_ paused: Bool) {
+        guard paused != readPaused, !isClosed else { return }
+        readPaused = paused
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        loop.modify(fd, events: (readPaused ? 0 : EPOLLIN.rawValue) | (pollingWritable ? EPOLLOUT.rawValue : 0))
+    }
+
+    // MARK: Timers
+
+    func checkIdle() {
+        switch phase {
+        case .closed, .lingering: return
+        default: break
+        }
+        let idle = loop.settings.idleTimeoutNanos
+        if loop.now &- lastActivity >= idle {
+            // HTTP/2 peers are told why (GOAWAY NO_ERROR, RFC 9113 §6.8) before the close.
+            if case let .http2(session) = phase {
+                session.submitShutdownGoAway()
+                flush()
+            }
+            close()
+        } else {
+            loop.timers.schedule(.idleCheck(self), at: lastActivity &+ idle)
+        }
+    }
+
+    func fireDelayedHTTP2(streamID: Int32) {
+        guard case let .http2(session) = phase else { return }
+        session.fireDelayedResponse(streamID: streamID)
+        if session.abortRequested { close() } else { flush() }
+    }
+
+    func fireDelayedHTTP1(sequence: Int) {
+        guard case let .http1(session) = phase else { return }
+        session.fireDelayedResponse(sequence: sequence)
+        if session.abortRequested { close() } else { flush() }
+    }
+
+    // MARK: Closing
+
+    /// Server shutdown: HTTP/2 gets GOAWAY(NO_ERROR) and finishes its open streams; HTTP/1.1
+    /// finishes the request in progress; connections without a protocol yet just close.
+    func beginShutdown() {
+        shuttingDown = true
+        switch phase {
+        case let .http2(session):
+            session.submitShutdownGoAway()
+            flush()
+        case let .http1(session):
+            session.beginShutdown()
+            flush()
+        case .handshaking, .sniffing:
+            close()
+        case .lingering, .closed:
+            break
+        }
+    }
+
+    /// Ends the session, shuts down our write side and reads until the peer closes, so the
+    /// last response (or GOAWAY) is not lost to a reset caused by unread input.
+    private func beginLinger() {
+        switch phase {
+        case .lingering, .closed: return
+        default: break
+        }
+        endSession()
+        tls?.sendCloseNotify()
+        _ = shutdown(fd, Int32(SHUT_WR))
+        phase = .lingering
+        setWritablePolling(false)
+        setReadPaused(false)
+        loop.schedule(.lingerExpired(self), after: loop.settings.lingerNanos)
+    }
+
+    private func discardInput() {
+        let buffer = loop.readBuffer
+        while true {
+            let read = recv(fd, buffer.baseAddress, buffer.count, 0)
+            if read > 0 { continue }
+            if read < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
+            close()
+            return
+        }
+    }
+
+    private func endSession() {
+        switch phase {
+        case let .http2(session): session.destroy()
+        case let .http1(session): session.destroy()
+        default: break
+        }
+        if let context {
+            self.context = nil
+            listener.handler.connectionClosed(context)
+        }
+    }
+
+    /// Closes the socket now. Safe to call more than once; never called from inside an
+    /// nghttp2 or http-parser callback (those only set `abortRequested`).
+    func close() {
+        if isClosed { return }
+        endSession()
+        loop.unregister(fd)
+        Glibc.close(fd)
+        phase = .closed
+        tls = nil
+        output = []
+        loop.connections[fd] = nil
+        loop.state.openConnections.wrappingSubtract(1, ordering: .relaxed)
+    }
+}

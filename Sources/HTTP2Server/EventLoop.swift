@@ -1,0 +1,309 @@
+// One event loop per thread: epoll (level-triggered) over its own SO_REUSEPORT listening
+// sockets, its connections and an eventfd for wake-ups, plus a min-heap of timers
+// (delayed responses, idle timeouts, lingering closes, the shutdown grace period).
+// Everything a loop owns is touched only by its thread.
+import CHTTPParser
+import CNGHTTP2
+import Glibc
+import HTTPCore
+import Synchronization
+
+/// State shared by the server object and its loops: only atomics.
+final class ServerState: Sendable {
+    let openConnections = Atomic<Int>(0)
+    let acceptedConnections = Atomic<Int>(0)
+    let requestsServed = Atomic<Int>(0)
+    let nextConnectionID = Atomic<UInt64>(1)
+    let stopping = Atomic<Bool>(false)
+    /// Monotonic deadline after which draining loops drop whatever is still open.
+    let graceDeadline = Atomic<UInt64>(UInt64.max)
+}
+
+/// Values a loop needs per connection, resolved once.
+struct LoopSettings {
+    var http2: HTTP2Settings
+    var maxRequestBodyBytes: Int
+    var idleTimeoutNanos: UInt64
+    /// How long a closing connection keeps reading (and discarding) so that its last
+    /// response is not destroyed by a TCP RST caused by unread input.
+    var lingerNanos: UInt64 = 2_000_000_000
+}
+
+/// A listening socket of one loop and the application served on it.
+final class ListenerRuntime {
+    let fd: Int32
+    let handler: any HTTPHandler
+    let tls: TLSContext?
+    var isOpen = true
+
+    init(fd: Int32, handler: any HTTPHandler, tls: TLSContext?) {
+        self.fd = fd
+        self.handler = handler
+        self.tls = tls
+    }
+}
+
+enum TimerKind {
+    case idleCheck(Connection)
+    case delayedHTTP2(Connection, streamID: Int32)
+    case delayedHTTP1(Connection, sequence: Int)
+    case lingerExpired(Connection)
+    case shutdownGrace
+}
+
+struct TimerEntry {
+    var deadline: UInt64
+    var sequence: UInt64
+    var kind: TimerKind
+
+    @inline(__always)
+    func fires(before other: TimerEntry) -> Bool {
+        deadline != other.deadline ? deadline < other.deadline : sequence < other.sequence
+    }
+}
+
+/// Binary min-heap ordered by deadline, then insertion order.
+struct TimerHeap {
+    private var entries: [TimerEntry] = []
+    private var nextSequence: UInt64 = 0
+
+    var isEmpty: Bool { entries.isEmpty }
+    var nextDeadline: UInt64? { entries.first?.deadline }
+
+    mutating func schedule(_ kind: TimerKind, at deadline: UInt64) {
+        nextSequence &+= 1
+        entries.append(TimerEntry(deadline: deadline, sequence: nextSequence, kind: kind))
+        var child = entries.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard entries[child].fires(before: entries[parent]) else { break }
+            entries.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func popExpired(now: UInt64) -> TimerKind? {
+        guard let first = entries.first, first.deadline <= now else { return nil }
+        let last = entries.removeLast()
+        if !entries.isEmpty {
+            entries[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1
+                let right = left + 1
+                var smallest = parent
+                if left < entries.count, entries[left].fires(before: entries[smallest]) { smallest = left }
+                if right < entries.count, entries[right].fires(before: entries[smallest]) { smallest = right }
+                if smallest == parent { break }
+                entries.swapAt(parent, smallest)
+                parent = smallest
+            }
+        }
+        return first.kind
+    }
+
+    mutating func removeAll() { entries.removeAll() }
+}
+
+/// Scratch space for building an nghttp2 header list without per-response allocation.
+final class HeaderBlockBuilder {
+    var bytes: [UInt8] = []
+    var entries: [nghttp2_nv] = []
+
+    init() {
+        bytes.reserveCapacity(4096)
+        entries.reserveCapacity(32)
+    }
+}
+
+final class EventLoop {
+    let epollFD: Int32
+    /// Owned by `HTTPServer` (closed after this loop's thread is joined).
+    let wakeFD: Int32
+    let state: ServerState
+    let settings: LoopSettings
+    private(set) var listeners: [ListenerRuntime]
+    var connections: [Int32: Connection] = [:]
+    var timers = TimerHeap()
+    /// Monotonic time, refreshed after every epoll_wait.
+    private(set) var now: UInt64
+    /// Every read lands here and is consumed before the next read, so one buffer serves all
+    /// of this loop's connections.
+    let readBuffer: UnsafeMutableRawBufferPointer
+    let headerBlock = HeaderBlockBuilder()
+    let http2Callbacks: OpaquePointer
+    let http2Options: OpaquePointer
+    let http1Settings: UnsafeMutablePointer<http_parser_settings>
+    private(set) var draining = false
+    private let eventCapacity: Int32 = 512
+    private let events: UnsafeMutablePointer<epoll_event>
+
+    init(listeners: [ListenerRuntime], wakeFD: Int32, state: ServerState,
+         settings: LoopSettings) throws(HTTPServerError) {
+        // Until every property is set, deinit will not run: clean up by hand.
+        func abandon(_ error: HTTPServerError) -> HTTPServerError {
+            for listener in listeners { close(listener.fd) }
+            return error
+        }
+        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epollFD >= 0 else { throw abandon(systemError("epoll_create1")) }
+        guard let callbacks = makeHTTP2Callbacks() else {
+            close(epollFD)
+            throw abandon(HTTPServerError("nghttp2_session_callbacks_new failed"))
+        }
+        guard let options = makeHTTP2Options(settings.http2) else {
+            nghttp2_session_callbacks_del(callbacks)
+            close(epollFD)
+            throw abandon(HTTPServerError("nghttp2_option_new failed"))
+        }
+        self.epollFD = epollFD
+        self.wakeFD = wakeFD
+        self.state = state
+        self.settings = settings
+        self.listeners = listeners
+        self.now = monotonicNanos()
+        self.http2Callbacks = callbacks
+        self.http2Options = options
+        self.http1Settings = makeHTTP1Settings()
+        self.readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        self.events = .allocate(capacity: Int(eventCapacity))
+        guard register(wakeFD, events: EPOLLIN.rawValue) else { throw systemError("epoll_ctl(eventfd)") }
+        for listener in listeners {
+            guard register(listener.fd, events: EPOLLIN.rawValue) else { throw systemError("epoll_ctl(listener)") }
+        }
+    }
+
+    deinit {
+        for listener in listeners where listener.isOpen { close(listener.fd) }
+        close(epollFD)
+        nghttp2_session_callbacks_del(http2Callbacks)
+        nghttp2_option_del(http2Options)
+        http1Settings.deallocate()
+        readBuffer.deallocate()
+        events.deallocate()
+    }
+
+    @discardableResult
+    func register(_ fd: Int32, events: UInt32) -> Bool {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        return epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0
+    }
+
+    func modify(_ fd: Int32, events: UInt32) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        _ = epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+    }
+
+    func unregister(_ fd: Int32) {
+        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+    }
+
+    @inline(__always)
+    func schedule(_ kind: TimerKind, after nanos: UInt64) {
+        timers.schedule(kind, at: now &+ nanos)
+    }
+
+    /// Runs until a shutdown has drained every connection.
+    func run() {
+        while true {
+            let ready = epoll_wait(epollFD, events, eventCapacity, waitTimeoutMilliseconds())
+            now = monotonicNanos()
+            if ready < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            for index in 0..<Int(ready) {
+                let event = events[index]
+                let fd = event.data.fd
+                if let connection = connections[fd] {
+                    connection.handle(events: event.events)
+                } else if fd == wakeFD {
+                    handleWake()
+                } else if let listener = listeners.first(where: { $0.fd == fd && $0.isOpen }) {
+                    accept(on: listener)
+                }
+            }
+            fireExpiredTimers()
+            if draining && connections.isEmpty { break }
+        }
+        for connection in Array(connections.values) { connection.close() }
+        timers.removeAll()
+    }
+
+    private func waitTimeoutMilliseconds() -> Int32 {
+        guard let deadline = timers.nextDeadline else { return -1 }
+        let current = monotonicNanos()
+        if deadline <= current { return 0 }
+        let milliseconds = (deadline - current + 999_999) / 1_000_000
+        return Int32(clamping: milliseconds)
+    }
+
+    private func fireExpiredTimers() {
+        while let kind = timers.popExpired(now: now) {
+            switch kind {
+            case let .idleCheck(connection): connection.checkIdle()
+            case let .delayedHTTP2(connection, streamID): connection.fireDelayedHTTP2(streamID: streamID)
+            case let .delayedHTTP1(connection, sequence): connection.fireDelayedHTTP1(sequence: sequence)
+            case let .lingerExpired(connection): connection.close()
+            case .shutdownGrace:
+                for connection in Array(connections.values) { connection.close() }
+            }
+        }
+    }
+
+    private func handleWake() {
+        var counter: UInt64 = 0
+        _ = read(wakeFD, &counter, MemoryLayout<UInt64>.size)
+        if state.stopping.load(ordering: .acquiring) && !draining { beginDraining() }
+    }
+
+    /// Graceful shutdown: stop accepting, ask every connection to finish what it has.
+    private func beginDraining() {
+        draining = true
+        for listener in listeners where listener.isOpen {
+            unregister(listener.fd)
+            close(listener.fd)
+            listener.isOpen = false
+        }
+        timers.schedule(.shutdownGrace, at: state.graceDeadline.load(ordering: .relaxed))
+        for connection in Array(connections.values) { connection.beginShutdown() }
+    }
+
+    private func accept(on listener: ListenerRuntime) {
+        for _ in 0..<64 {
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.accept(listener.fd, $0, &length)
+                }
+            }
+            if fd < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return  // EAGAIN, or out of descriptors: level-triggered epoll retries later
+            }
+            // accept4 is hidden behind _GNU_SOURCE in Swift's Glibc module; two fcntls instead.
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = setSocketOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            let id = state.nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
+            guard let connection = Connection(fd: fd, loop: self, listener: listener, id: id,
+                                              peer: describeSocketAddress(address)) else {
+                close(fd)
+                continue
+            }
+            guard register(fd, events: EPOLLIN.rawValue) else {
+                close(fd)
+                continue
+            }
+            connections[fd] = connection
+            state.acceptedConnections.wrappingAdd(1, ordering: .relaxed)
+            state.openConnections.wrappingAdd(1, ordering: .relaxed)
+            connection.didOpen()
+        }
+    }
+}

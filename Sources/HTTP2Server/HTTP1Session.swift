@@ -1,0 +1,343 @@
+// HTTP/1.1 on http-parser: keep-alive, pipelined requests answered strictly in order
+// (a delayed response holds back the ones after it), Content-Length and chunked bodies.
+import CHTTPParser
+import Glibc
+import HTTPCore
+
+final class HTTP1Session {
+    /// A response slot, in request order.
+    private enum Slot {
+        case waiting(HTTPResponse, isHead: Bool, closeAfter: Bool)
+        case ready([UInt8], closeAfter: Bool)
+        case abort
+    }
+
+    unowned let connection: Connection
+    let context: ConnectionContext
+    let handler: any HTTPHandler
+    private let parser: UnsafeMutablePointer<http_parser>
+    private let maxBodyBytes: Int
+    private var url: [UInt8] = []
+    private var fieldName: [UInt8] = []
+    private var fieldValue: [UInt8] = []
+    private var readingValue = false
+    private var headers: [HTTPHeader] = []
+    private var body: [UInt8] = []
+    private var arrivalNanos: UInt64 = 0
+    private var requestCount: Int32 = 0
+    private var inMessage = false
+    /// Responses held back behind a delayed one; `slots[0]` has sequence `firstSlotSequence`.
+    private var slots: [Slot] = []
+    private var firstSlotSequence = 0
+    /// No more requests are parsed (a response will close the connection, or it failed).
+    private var stopped = false
+    /// Close once every queued response is written.
+    private var closeWhenDrained = false
+    private(set) var abortRequested = false
+    private var destroyed = false
+
+    init(connection: Connection, context: ConnectionContext) {
+        self.connection = connection
+        self.context = context
+        self.handler = connection.listener.handler
+        maxBodyBytes = connection.loop.settings.maxRequestBodyBytes
+        parser = .allocate(capacity: 1)
+        http_parser_init(parser, HTTP_REQUEST)
+        parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit { parser.deallocate() }
+
+    func destroy() {
+        destroyed = true
+        stopped = true
+        slots.removeAll()
+    }
+
+    /// Every queued response has been handed to the connection and it should now close.
+    var isFinished: Bool { closeWhenDrained && slots.isEmpty }
+
+    func receive(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) else { return }
+        var offset = 0
+        while offset < bytes.count && !stopped {
+            let parsed = http_parser_execute(parser, connection.loop.http1Settings, base + offset, bytes.count - offset)
+            if stopped { return }
+            if parser.pointee.http_errno != HPE_OK.rawValue {
+                reject(status: 400)
+                return
+            }
+            // An Upgrade request (e.g. h2c) makes the parser return after its headers; we
+            // answer it as plain HTTP/1.1 and keep parsing.
+            if parsed == 0 { break }
+            offset += parsed
+        }
+    }
+
+    /// Server shutdown: close after the request in progress, or now if there is none.
+    func beginShutdown() {
+        if !inMessage && slots.isEmpty {
+            stopped = true
+            closeWhenDrained = true
+        }
+    }
+
+    func fireDelayedResponse(sequence: Int) {
+        let index = sequence - firstSlotSequence
+        guard !destroyed, index >= 0, index < slots.count,
+              case let .waiting(response, isHead, closeAfter) = slots[index] else { return }
+        slots[index] = resolve(response, isHead: isHead, closeAfter: closeAfter)
+        drainSlots()
+    }
+
+    // MARK: Parser callbacks
+
+    fileprivate func messageBegin() -> Int32 {
+        inMessage = true
+        url.removeAll(keepingCapacity: true)
+        fieldName.removeAll(keepingCapacity: true)
+        fieldValue.removeAll(keepingCapacity: true)
+        readingValue = false
+        headers = []
+        body = []
+        arrivalNanos = wallClockNanos()
+        return 0
+    }
+
+    fileprivate func url(_ data: UnsafeRawBufferPointer) -> Int32 {
+        url.append(contentsOf: data)
+        return 0
+    }
+
+    fileprivate func headerField(_ data: UnsafeRawBufferPointer) -> Int32 {
+        if readingValue { commitHeader() }
+        for byte in data {
+            fieldName.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte)
+        }
+        return 0
+    }
+
+    fileprivate func headerValue(_ data: UnsafeRawBufferPointer) -> Int32 {
+        readingValue = true
+        fieldValue.append(contentsOf: data)
+        return 0
+    }
+
+    private func commitHeader() {
+        headers.append(HTTPHeader(String(decoding: fieldName, as: UTF8.self), String(decoding: fieldValue, as: UTF8.self)))
+        fieldName.removeAll(keepingCapacity: true)
+        fieldValue.removeAll(keepingCapacity: true)
+        readingValue = false
+    }
+
+    fileprivate func headersComplete() -> Int32 {
+        if readingValue || !fieldName.isEmpty { commitHeader() }
+        let declaredLength = parser.pointee.content_length
+        if declaredLength != UInt64.max && declaredLength > UInt64(maxBodyBytes) {
+            reject(status: 413)
+            return -1
+        }
+        // RFC 9110 §10.1.1: a client waiting for 100 (curl does, for larger bodies) would
+        // otherwise stall. Only when no earlier response is still owed, to keep order.
+        if parser.pointee.http_major == 1, parser.pointee.http_minor >= 1, slots.isEmpty,
+           headers.contains(where: { $0.name == "expect" && $0.value.lowercased() == "100-continue" }) {
+            connection.output.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
+        }
+        return 0
+    }
+
+    fileprivate func bodyChunk(_ data: UnsafeRawBufferPointer) -> Int32 {
+        if body.count + data.count > maxBodyBytes {
+            reject(status: 413)
+            return -1
+        }
+        body.append(contentsOf: data)
+        return 0
+    }
+
+    fileprivate func messageComplete() -> Int32 {
+        inMessage = false
+        requestCount &+= 1
+        let method = String(cString: http_method_str(http_method(UInt32(parser.pointee.method))))
+        let keepAlive = http_should_keep_alive(parser) != 0
+        let request = HTTPRequest(method: method, path: String(decoding: url, as: UTF8.self),
+                                  authority: headers.first(where: { $0.name == "host" })?.value,
+                                  scheme: connection.isTLS ? "https" : "http", headers: headers, body: body,
+                                  version: .http1_1, isTLS: connection.isTLS, connectionID: connection.id,
+                                  streamID: requestCount, arrivalNanos: arrivalNanos)
+        headers = []
+        body = []
+        let response = handler.handle(request, on: context)
+        context.noteCompleted()
+        connection.loop.state.requestsServed.wrappingAdd(1, ordering: .relaxed)
+        let closeAfter = !keepAlive || connection.shuttingDown
+        enqueue(response, isHead: method == "HEAD", closeAfter: closeAfter)
+        return stopped ? -1 : 0
+    }
+
+    // MARK: Responses
+
+    private func enqueue(_ response: HTTPResponse, isHead: Bool, closeAfter: Bool) {
+        let closes = closeAfter || response.actions.contains { action in
+            switch action {
+            case .goAway, .resetStream, .closeConnection: return true
+            case .setMaxConcurrentStreams: return false
+            }
+        }
+        if closes { stopped = true }
+        if response.delayNanos > 0 {
+            let sequence = firstSlotSequence + slots.count
+            slots.append(.waiting(response, isHead: isHead, closeAfter: closeAfter))
+            connection.loop.schedule(.delayedHTTP1(connection, sequence: sequence), after: response.delayNanos)
+            return
+        }
+        if slots.isEmpty {
+            // Fast path: nothing is held back, serialize straight into the socket buffer.
+            if response.actions.isEmpty {
+                serialize(response, isHead: isHead, closeAfter: closeAfter, into: &connection.output)
+                if closeAfter { closeWhenDrained = true }
+                return
+            }
+        }
+        slots.append(resolve(response, isHead: isHead, closeAfter: closeAfter))
+        drainSlots()
+    }
+
+    /// Applies the actions: `.closeConnection` drops everything, `.resetStream` closes
+    /// without an answer, `.goAway` answers with `connection: close`.
+    private func resolve(_ response: HTTPResponse, isHead: Bool, closeAfter: Bool) -> Slot {
+        var closes = closeAfter
+        for action in response.actions {
+            switch action {
+            case .closeConnection: return .abort
+            case .resetStream: return .ready([], closeAfter: true)
+            case .goAway: closes = true
+            case .setMaxConcurrentStreams: break
+            }
+        }
+        var bytes: [UInt8] = []
+        serialize(response, isHead: isHead, closeAfter: closes, into: &bytes)
+        return .ready(bytes, closeAfter: closes)
+    }
+
+    /// Hands ready responses at the head of the queue to the connection, in order.
+    private func drainSlots() {
+        while let first = slots.first {
+            switch first {
+            case .waiting:
+                return
+            case .abort:
+                abortRequested = true
+                stopped = true
+                slots.removeAll()
+                return
+            case let .ready(bytes, closeAfter):
+                connection.output.append(contentsOf: bytes)
+                slots.removeFirst()
+                firstSlotSequence += 1
+                if closeAfter {
+                    stopped = true
+                    closeWhenDrained = true
+                    slots.removeAll()
+                    return
+                }
+            }
+        }
+    }
+
+    /// The transport's own answer to a request it will not pass on; closes afterwards.
+    private func reject(status: Int) {
+        stopped = true
+        inMessage = false
+        let response = HTTPResponse(status: status)
+        slots.append(.ready(serialized(response, isHead: false, closeAfter: true), closeAfter: true))
+        drainSlots()
+    }
+
+    private func serialized(_ response: HTTPResponse, isHead: Bool, closeAfter: Bool) -> [UInt8] {
+        var bytes: [UInt8] = []
+        serialize(response, isHead: isHead, closeAfter: closeAfter, into: &bytes)
+        return bytes
+    }
+
+    private func serialize(_ response: HTTPResponse, isHead: Bool, closeAfter: Bool, into out: inout [UInt8]) {
+        let status = (100...999).contains(response.status) ? response.status : 500
+        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        appendDecimal(status, to: &out)
+        out.append(UInt8(ascii: " "))
+        out.append(contentsOf: reasonPhrase(status).utf8)
+        out.append(contentsOf: "\r\n".utf8)
+        for header in response.headers {
+            // Framing headers are the transport's business.
+            if header.name == "content-length" || header.name == "connection" || header.name == "transfer-encoding" {
+                continue
+            }
+            out.append(contentsOf: header.name.utf8)
+            out.append(contentsOf: ": ".utf8)
+            out.append(contentsOf: header.value.utf8)
+            out.append(contentsOf: "\r\n".utf8)
+        }
+        out.append(contentsOf: "content-length: ".utf8)
+        appendDecimal(response.body.count, to: &out)
+        out.append(contentsOf: "\r\n".utf8)
+        if closeAfter { out.append(contentsOf: "connection: close\r\n".utf8) }
+        out.append(contentsOf: "\r\n".utf8)
+        if !isHead { out.append(contentsOf: response.body) }
+    }
+}
+
+private func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+    if value >= 10 { appendDecimal(value / 10, to: &out) }
+    out.append(UInt8(ascii: "0") + UInt8(value % 10))
+}
+
+/// RFC 9110 §15 reason phrases for the codes the gateway uses; others get a generic one.
+func reasonPhrase(_ status: Int) -> String {
+    switch status {
+    case 100: "Continue"
+    case 200: "OK"
+    case 201: "Created"
+    case 204: "No Content"
+    case 400: "Bad Request"
+    case 401: "Unauthorized"
+    case 403: "Forbidden"
+    case 404: "Not Found"
+    case 405: "Method Not Allowed"
+    case 410: "Gone"
+    case 413: "Content Too Large"
+    case 429: "Too Many Requests"
+    case 431: "Request Header Fields Too Large"
+    case 500: "Internal Server Error"
+    case 502: "Bad Gateway"
+    case 503: "Service Unavailable"
+    case 504: "Gateway Timeout"
+    default: status < 400 ? "OK" : "Error"
+    }
+}
+
+// MARK: - C callbacks
+
+@inline(__always)
+private func owner(_ parser: UnsafeMutablePointer<http_parser>?) -> HTTP1Session? {
+    guard let data = parser?.pointee.data else { return nil }
+    return Unmanaged<HTTP1Session>.fromOpaque(data).takeUnretainedValue()
+}
+
+@inline(__always)
+private func bytes(_ data: UnsafePointer<CChar>?, _ length: Int) -> UnsafeRawBufferPointer {
+    UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : length)
+}
+
+/// One settings table per loop, shared by its parsers.
+func makeHTTP1Settings() -> UnsafeMutablePointer<http_parser_settings> {
+    let settings = UnsafeMutablePointer<http_parser_settings>.allocate(capacity: 1)
+    settings.initialize(to: http_parser_settings())
+    settings.pointee.on_message_begin = { parser in owner(parser)?.messageBegin() ?? -1 }
+    settings.pointee.on_url = { parser, data, length in owner(parser)?.url(bytes(data, length)) ?? -1 }
+    settings.pointee.on_header_field = { parser, data, length in owner(parser)?.headerField(bytes(data, length)) ?? -1 }
+    settings.pointee.on_header_value = { parser, data, length in owner(parser)?.headerValue(bytes(data, length)) ?? -1 }
+    settings.pointee.on_headers_complete = { parser in owner(parser)?.headersComplete() ?? -1 }
+    settings.pointee.on_body = { parser, data, length in owner(parser)?.bodyChunk(bytes(data, length)) ?? -1 }
+    settings.pointee.on_message_complete = { parser in owner(parser)?.messageComplete() ?? -1 }
+    return settings
+}

@@ -1,1 +1,0 @@
-// Module HTTP2Server: see Package.swift for its place in the layout.

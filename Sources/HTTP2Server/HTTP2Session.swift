@@ -1,0 +1,433 @@
+// HTTP/2 on libnghttp2's server session, driven with mem_recv/mem_send so the connection
+// owns the socket and batches writes. Callbacks are file-private functions that recover
+// the session from nghttp2's user_data; nothing in them can throw.
+import CNGHTTP2
+import Glibc
+import HTTPCore
+
+/// One request stream: what has arrived so far, then the response being sent.
+final class HTTP2Stream {
+    var method = ""
+    var path = ""
+    var authority: String?
+    var scheme: String?
+    var headers: [HTTPHeader] = []
+    var body: [UInt8] = []
+    var headerListSize = 0
+    var arrivalNanos: UInt64
+    /// Header list over SETTINGS_MAX_HEADER_LIST_SIZE: answered 431, never dispatched.
+    var headersTooLarge = false
+    /// A response (or reset) has been submitted, or the transport refused the request.
+    var answered = false
+    /// Send RST_STREAM(NO_ERROR) once the transport's own response has gone out, if the
+    /// client is still sending.
+    var resetAfterResponse = false
+    var pendingResponse: HTTPResponse?
+    var responseBody: [UInt8] = []
+    var responseOffset = 0
+
+    init(arrivalNanos: UInt64) { self.arrivalNanos = arrivalNanos }
+}
+
+final class HTTP2Session {
+    unowned let connection: Connection
+    let context: ConnectionContext
+    let handler: any HTTPHandler
+    private(set) var session: OpaquePointer?
+    /// Owns the stream objects; nghttp2's stream user data points at them unretained.
+    private var streams: [Int32: HTTP2Stream] = [:]
+    /// A `.closeConnection` action: the connection closes as soon as control leaves nghttp2.
+    private(set) var abortRequested = false
+    /// Our own GOAWAY for a stream-limit violation replaced nghttp2's.
+    private var streamLimitGoAwaySubmitted = false
+    private let maxBodyBytes: Int
+    private let maxHeaderListSize: Int
+
+    init?(connection: Connection, context: ConnectionContext) {
+        self.connection = connection
+        self.context = context
+        self.handler = connection.listener.handler
+        let loop = connection.loop
+        maxBodyBytes = loop.settings.maxRequestBodyBytes
+        maxHeaderListSize = Int(loop.settings.http2.maxHeaderListSize)
+        var created: OpaquePointer?
+        guard nghttp2_session_server_new2(&created, loop.http2Callbacks, Unmanaged.passUnretained(self).toOpaque(),
+                                          loop.http2Options) == 0, let created else { return nil }
+        session = created
+        let http2 = loop.settings.http2
+        let settings = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_HEADER_TABLE_SIZE.rawValue), value: http2.headerTableSize),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                                   value: handler.initialMaxConcurrentStreams()),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: http2.initialWindowSize),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_FRAME_SIZE.rawValue), value: http2.maxFrameSize),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: http2.maxHeaderListSize),
+        ]
+        guard nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), settings, settings.count) == 0 else {
+            nghttp2_session_del(created)
+            session = nil
+            return nil
+        }
+    }
+
+    func destroy() {
+        if let session { nghttp2_session_del(session) }
+        session = nil
+        streams.removeAll()
+    }
+
+    /// Feeds received bytes to nghttp2. False on a fatal session error (the caller sends what
+    /// nghttp2 queued, e.g. GOAWAY, and closes).
+    func receive(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let session, let base = bytes.baseAddress else { return session != nil }
+        let consumed = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        if consumed < 0 {
+            if !streamLimitGoAwaySubmitted {
+                _ = nghttp2_session_terminate_session(session, HTTP2ErrorCode.protocolError)
+            }
+            return false
+        }
+        return true
+    }
+
+    /// Both directions are done (after a GOAWAY and the last stream): close the connection.
+    var isFinished: Bool {
+        guard let session else { return true }
+        return nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0
+    }
+
+    /// Server shutdown (RFC 9113 §6.8): GOAWAY NO_ERROR naming the last stream we took, so
+    /// streams in flight finish and the client retries anything newer elsewhere.
+    func submitShutdownGoAway() {
+        guard let session else { return }
+        _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                                  nghttp2_session_get_last_proc_stream_id(session),
+                                  HTTP2ErrorCode.noError, nil, 0)
+    }
+
+    func fireDelayedResponse(streamID: Int32) {
+        guard let stream = streams[streamID], let response = stream.pendingResponse else { return }
+        stream.pendingResponse = nil
+        submit(response, streamID: streamID, stream: stream)
+    }
+
+    // MARK: Callbacks (called by nghttp2 from inside mem_recv / mem_send)
+
+    @inline(__always)
+    fileprivate func stream(_ streamID: Int32) -> HTTP2Stream? {
+        guard let session, let pointer = nghttp2_session_get_stream_user_data(session, streamID) else { return nil }
+        return Unmanaged<HTTP2Stream>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    fileprivate func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+        guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
+              frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST, let session else { return 0 }
+        let streamID = frame.pointee.hd.stream_id
+        let stream = HTTP2Stream(arrivalNanos: wallClockNanos())
+        streams[streamID] = stream
+        _ = nghttp2_session_set_stream_user_data(session, streamID, Unmanaged.passUnretained(stream).toOpaque())
+        return 0
+    }
+
+    fileprivate func header(_ frame: UnsafePointer<nghttp2_frame>, name: UnsafePointer<UInt8>, nameLength: Int,
+                            value: UnsafePointer<UInt8>, valueLength: Int) -> Int32 {
+        // Trailers (a second HEADERS block) are accepted and ignored.
+        guard frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST,
+              let stream = stream(frame.pointee.hd.stream_id), !stream.headersTooLarge else { return 0 }
+        stream.headerListSize += nameLength + valueLength + 32
+        if stream.headerListSize > maxHeaderListSize {
+            stream.headersTooLarge = true
+            stream.headers = []
+            return 0
+        }
+        let nameBytes = UnsafeBufferPointer(start: name, count: nameLength)
+        let valueBytes = UnsafeBufferPointer(start: value, count: valueLength)
+        if nameLength > 0 && name[0] == UInt8(ascii: ":") {
+            // nghttp2 has already checked pseudo-header names and order (RFC 9113 §8.3).
+            let text = String(decoding: valueBytes, as: UTF8.self)
+            switch nameLength {
+            case 5 where nameBytes.elementsEqual(":path".utf8): stream.path = text
+            case 7 where nameBytes.elementsEqual(":method".utf8): stream.method = text
+            case 7 where nameBytes.elementsEqual(":scheme".utf8): stream.scheme = text
+            case 10 where nameBytes.elementsEqual(":authority".utf8): stream.authority = text
+            default: break
+            }
+            return 0
+        }
+        stream.headers.append(HTTPHeader(String(decoding: nameBytes, as: UTF8.self),
+                                         String(decoding: valueBytes, as: UTF8.self)))
+        return 0
+    }
+
+    fileprivate func dataChunk(streamID: Int32, data: UnsafePointer<UInt8>, length: Int) -> Int32 {
+        guard let stream = stream(streamID), !stream.answered, !stream.headersTooLarge else { return 0 }
+        if stream.body.count + length > maxBodyBytes {
+            stream.body = []
+            refuse(streamID: streamID, stream: stream, status: 413)
+            return 0
+        }
+        stream.body.append(contentsOf: UnsafeBufferPointer(start: data, count: length))
+        return 0
+    }
+
+    fileprivate func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+        let type = frame.pointee.hd.type
+        guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue) else { return 0 }
+        let streamID = frame.pointee.hd.stream_id
+        guard let stream = stream(streamID), !stream.answered else { return 0 }
+        if stream.headersTooLarge {
+            refuse(streamID: streamID, stream: stream, status: 431)
+            return 0
+        }
+        if frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 {
+            dispatch(streamID: streamID, stream: stream)
+        }
+        return 0
+    }
+
+    /// nghttp2 is about to end the connection over an invalid frame. If the frame is a
+    /// request over the acknowledged stream limit and a custom GOAWAY is configured, send
+    /// that one instead and stop the session (nghttp2 then sends nothing of its own).
+    fileprivate func invalidFrame(_ frame: UnsafePointer<nghttp2_frame>, libraryError: Int32) -> Int32 {
+        let http2 = connection.loop.settings.http2
+        guard let debugData = http2.streamLimitGoAwayDebugData, let session,
+              frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
+              libraryError == NGHTTP2_ERR_PROTO.rawValue,
+              frame.pointee.hd.stream_id > nghttp2_session_get_last_proc_stream_id(session) else { return 0 }
+        let limit = nghttp2_session_get_local_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
+        guard streams.count >= Int(limit) else { return 0 }
+        streamLimitGoAwaySubmitted = true
+        _ = debugData.withUnsafeBufferPointer { debug in
+            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                                  nghttp2_session_get_last_proc_stream_id(session),
+                                  http2.streamLimitGoAwayErrorCode, debug.baseAddress, debug.count)
+        }
+        return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
+    }
+
+    fileprivate func streamClosed(_ streamID: Int32) {
+        streams.removeValue(forKey: streamID)
+    }
+
+    fileprivate func readResponseBody(_ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
+                                      flags: UnsafeMutablePointer<UInt32>) -> Int {
+        guard let stream = stream(streamID) else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        let count = min(length, stream.responseBody.count - stream.responseOffset)
+        if count > 0 {
+            stream.responseBody.withUnsafeBytes { body in
+                UnsafeMutableRawPointer(buffer).copyMemory(from: body.baseAddress! + stream.responseOffset, byteCount: count)
+            }
+            stream.responseOffset += count
+        }
+        if stream.responseOffset >= stream.responseBody.count {
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            stream.responseBody = []
+        }
+        return count
+    }
+
+    // MARK: Requests and responses
+
+    /// The transport answers by itself (413, 431) and, if the client is still sending,
+    /// stops it with RST_STREAM(NO_ERROR) after the complete response (RFC 9113 §8.1).
+    private func refuse(streamID: Int32, stream: HTTP2Stream, status: Int) {
+        stream.answered = true
+        stream.resetAfterResponse = true
+        // Submitted now, RST_STREAM could overtake the response and cancel it; it waits for
+        // the response's HEADERS to be sent (see `frameSent`).
+        submitHeaders(status: status, headers: [], hasBody: false, streamID: streamID)
+    }
+
+    fileprivate func frameSent(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+        guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue), let session else { return 0 }
+        let streamID = frame.pointee.hd.stream_id
+        guard let stream = stream(streamID), stream.resetAfterResponse else { return 0 }
+        stream.resetAfterResponse = false
+        if nghttp2_session_get_stream_remote_close(session, streamID) == 0 {
+            _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, HTTP2ErrorCode.noError)
+        }
+        return 0
+    }
+
+    private func dispatch(streamID: Int32, stream: HTTP2Stream) {
+        stream.answered = true
+        let request = HTTPRequest(method: stream.method, path: stream.path, authority: stream.authority,
+                                  scheme: stream.scheme, headers: stream.headers, body: stream.body,
+                                  version: .http2, isTLS: connection.isTLS, connectionID: connection.id,
+                                  streamID: streamID, arrivalNanos: stream.arrivalNanos)
+        stream.headers = []
+        stream.body = []
+        let response = handler.handle(request, on: context)
+        if response.delayNanos > 0 {
+            stream.pendingResponse = response
+            connection.loop.schedule(.delayedHTTP2(connection, streamID: streamID), after: response.delayNanos)
+        } else {
+            submit(response, streamID: streamID, stream: stream)
+        }
+    }
+
+    /// Queues the response, then applies its actions in order. `.resetStream` and
+    /// `.closeConnection` replace the response.
+    private func submit(_ response: HTTPResponse, streamID: Int32, stream: HTTP2Stream) {
+        guard let session else { return }
+        var replaced = false
+        for action in response.actions {
+            switch action {
+            case let .resetStream(errorCode):
+                _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, errorCode)
+                replaced = true
+            case .closeConnection:
+                abortRequested = true
+                replaced = true
+            default: break
+            }
+        }
+        if !replaced {
+            stream.responseBody = response.body
+            stream.responseOffset = 0
+            submitHeaders(status: response.status, headers: response.headers, hasBody: !response.body.isEmpty,
+                          streamID: streamID)
+        }
+        for action in response.actions {
+            switch action {
+            case let .goAway(errorCode, debugData):
+                _ = debugData.withUnsafeBufferPointer { debug in
+                    nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                                          nghttp2_session_get_last_proc_stream_id(session), errorCode,
+                                          debug.baseAddress, debug.count)
+                }
+            case let .setMaxConcurrentStreams(limit):
+                var entry = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                                                   value: limit)
+                _ = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entry, 1)
+            case .resetStream, .closeConnection:
+                break
+            }
+        }
+        context.noteCompleted()
+        connection.loop.state.requestsServed.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// Builds the header list in the loop's scratch buffers. With no body the response is a
+    /// single HEADERS frame carrying END_STREAM (what APNs sends for success).
+    private func submitHeaders(status: Int, headers: [HTTPHeader], hasBody: Bool, streamID: Int32) {
+        guard let session else { return }
+        let block = connection.loop.headerBlock
+        block.bytes.removeAll(keepingCapacity: true)
+        block.entries.removeAll(keepingCapacity: true)
+        let statusCode = (100...999).contains(status) ? status : 500
+        block.bytes.append(contentsOf: ":status".utf8)
+        block.bytes.append(UInt8(ascii: "0") + UInt8(statusCode / 100))
+        block.bytes.append(UInt8(ascii: "0") + UInt8(statusCode / 10 % 10))
+        block.bytes.append(UInt8(ascii: "0") + UInt8(statusCode % 10))
+        for header in headers {
+            block.bytes.append(contentsOf: header.name.utf8)
+            block.bytes.append(contentsOf: header.value.utf8)
+        }
+        block.bytes.withUnsafeMutableBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return }
+            let flags = UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+            block.entries.append(nghttp2_nv(name: base, value: base + 7, namelen: 7, valuelen: 3, flags: flags))
+            var offset = 10
+            for header in headers {
+                let nameLength = header.name.utf8.count
+                let valueLength = header.value.utf8.count
+                block.entries.append(nghttp2_nv(name: base + offset, value: base + offset + nameLength,
+                                                namelen: nameLength, valuelen: valueLength, flags: flags))
+                offset += nameLength + valueLength
+            }
+            block.entries.withUnsafeBufferPointer { entries in
+                if hasBody {
+                    var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil),
+                                                         read_callback: readResponseBodyCallback)
+                    _ = nghttp2_submit_response(session, streamID, entries.baseAddress, entries.count, &provider)
+                } else {
+                    _ = nghttp2_submit_response(session, streamID, entries.baseAddress, entries.count, nil)
+                }
+            }
+        }
+    }
+}
+
+// MARK: - C callbacks
+
+@inline(__always)
+private func owner(_ userData: UnsafeMutableRawPointer?) -> HTTP2Session? {
+    guard let userData else { return nil }
+    return Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
+}
+
+private func onBeginHeaders(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
+                            _ userData: UnsafeMutableRawPointer?) -> Int32 {
+    guard let frame, let owner = owner(userData) else { return 0 }
+    return owner.beginHeaders(frame)
+}
+
+private func onHeader(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
+                      _ name: UnsafePointer<UInt8>?, _ nameLength: Int, _ value: UnsafePointer<UInt8>?,
+                      _ valueLength: Int, _ flags: UInt8, _ userData: UnsafeMutableRawPointer?) -> Int32 {
+    guard let frame, let name, let value, let owner = owner(userData) else { return 0 }
+    return owner.header(frame, name: name, nameLength: nameLength, value: value, valueLength: valueLength)
+}
+
+private func onDataChunk(_ session: OpaquePointer?, _ flags: UInt8, _ streamID: Int32,
+                         _ data: UnsafePointer<UInt8>?, _ length: Int, _ userData: UnsafeMutableRawPointer?) -> Int32 {
+    guard let data, let owner = owner(userData) else { return 0 }
+    return owner.dataChunk(streamID: streamID, data: data, length: length)
+}
+
+private func onFrameReceived(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
+                             _ userData: UnsafeMutableRawPointer?) -> Int32 {
+    guard let frame, let owner = owner(userData) else { return 0 }
+    return owner.frameReceived(frame)
+}
+
+private func onFrameSent(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?,
+                         _ userData: UnsafeMutableRawPointer?) -> Int32 {
+    guard let frame, let owner = owner(userData) else { return 0 }
+    return owner.frameSent(frame)
+}
+
+private func onInvalidFrame(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?, _ libraryError: Int32,
+                            _ userData: UnsafeMutableRawPointer?) -> Int32 {
+    guard let frame, let owner = owner(userData) else { return 0 }
+    return owner.invalidFrame(frame, libraryError: libraryError)
+}
+
+private func onStreamClose(_ session: OpaquePointer?, _ streamID: Int32, _ errorCode: UInt32,
+                           _ userData: UnsafeMutableRawPointer?) -> Int32 {
+    owner(userData)?.streamClosed(streamID)
+    return 0
+}
+
+private func readResponseBodyCallback(_ session: OpaquePointer?, _ streamID: Int32, _ buffer: UnsafeMutablePointer<UInt8>?,
+                                      _ length: Int, _ flags: UnsafeMutablePointer<UInt32>?,
+                                      _ source: UnsafeMutablePointer<nghttp2_data_source>?,
+                                      _ userData: UnsafeMutableRawPointer?) -> Int {
+    guard let buffer, let flags, let owner = owner(userData) else {
+        return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+    }
+    return owner.readResponseBody(streamID, into: buffer, length: length, flags: flags)
+}
+
+/// One callback table per loop, shared by its sessions.
+func makeHTTP2Callbacks() -> OpaquePointer? {
+    var callbacks: OpaquePointer?
+    guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else { return nil }
+    nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, onBeginHeaders)
+    nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeader)
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
+    nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameReceived)
+    nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+    nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSent)
+    nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks, onInvalidFrame)
+    return callbacks
+}
+
+func makeHTTP2Options(_ settings: HTTP2Settings) -> OpaquePointer? {
+    var options: OpaquePointer?
+    guard nghttp2_option_new(&options) == 0, let options else { return nil }
+    // Our HPACK encoder keeps to the same table size we advertise for the decoder.
+    nghttp2_option_set_max_deflate_dynamic_table_size(options, Int(settings.headerTableSize))
+    return options
+}

@@ -1,0 +1,155 @@
+// The public face of the transport: binds every listener on every loop, runs one event
+// loop per thread, and shuts down gracefully.
+import CHTTPParser
+import Glibc
+import HTTPCore
+import Synchronization
+
+/// Serves `HTTPHandler` applications over HTTP/2 (h2 over TLS via ALPN or preface sniffing,
+/// h2c by prior knowledge) and HTTP/1.1, on epoll event loops (one per thread).
+///
+/// Each loop owns one SO_REUSEPORT listening socket per listener, so the kernel spreads
+/// connections; a connection lives on one loop for its whole life and its handler calls run
+/// on that loop's thread.
+public final class HTTPServer: Sendable {
+    public let listeners: [ListenerConfiguration]
+    public let configuration: ServerConfiguration
+    private let state = ServerState()
+    private let control = Mutex(Control())
+
+    private struct Control: Sendable {
+        var started = false
+        var stopped = false
+        var threads: [pthread_t] = []
+        var wakeFDs: [Int32] = []
+        var bound: [BoundListener] = []
+    }
+
+    public init(listeners: [ListenerConfiguration], configuration: ServerConfiguration = ServerConfiguration()) {
+        self.listeners = listeners
+        self.configuration = configuration
+    }
+
+    /// Connections currently open (TLS handshakes included).
+    public var openConnections: Int { state.openConnections.load(ordering: .relaxed) }
+    /// Connections accepted since start.
+    public var acceptedConnections: Int { state.acceptedConnections.load(ordering: .relaxed) }
+    /// Requests handed to a handler since start.
+    public var requestsServed: Int { state.requestsServed.load(ordering: .relaxed) }
+
+    /// What `start()` bound, in listener order (empty before start).
+    public var boundListeners: [BoundListener] { control.withLock { $0.bound } }
+
+    /// Binds every listener (port 0 picks a free port, shared by all loops) and starts the
+    /// loops. Returns the bound addresses in listener order. Throws on a bad address, a busy
+    /// port or unusable TLS material; nothing is left running then.
+    @discardableResult
+    public func start() throws(HTTPServerError) -> [BoundListener] {
+        try control.withLock { (control: inout Control) throws(HTTPServerError) -> [BoundListener] in
+            guard !control.started else { throw HTTPServerError("server already started") }
+            // A peer that resets while OpenSSL writes must not kill the process.
+            signal(SIGPIPE, SIG_IGN)
+            let loopCount = max(1, configuration.threads)
+            var materials: [TLSMaterial?] = []
+            for listener in listeners {
+                materials.append(try listener.tls.map { (tls) throws(HTTPServerError) in try TLSMaterial(tls) })
+            }
+
+            var socketsPerLoop = [[Int32]](repeating: [], count: loopCount)
+            var bound: [BoundListener] = []
+            var unowned: [Int32] = []
+            var wakeFDs: [Int32] = []
+            var loops: [EventLoop] = []
+            do throws(HTTPServerError) {
+                for listener in listeners {
+                    let first = try makeListeningSocket(host: listener.host, port: listener.port)
+                    unowned.append(first.fd)
+                    socketsPerLoop[0].append(first.fd)
+                    bound.append(BoundListener(host: listener.host, port: first.port, isTLS: listener.tls != nil))
+                    for loopIndex in 1..<loopCount {
+                        let next = try makeListeningSocket(host: listener.host, port: first.port)
+                        unowned.append(next.fd)
+                        socketsPerLoop[loopIndex].append(next.fd)
+                    }
+                }
+                let settings = LoopSettings(http2: configuration.http2,
+                                            maxRequestBodyBytes: max(0, configuration.maxRequestBodyBytes),
+                                            idleTimeoutNanos: max(1_000_000, configuration.idleTimeout.clampedNanoseconds))
+                for loopIndex in 0..<loopCount {
+                    var runtimes: [ListenerRuntime] = []
+                    for (listenerIndex, listener) in listeners.enumerated() {
+                        let tls = try materials[listenerIndex].map { (material) throws(HTTPServerError) in
+                            try TLSContext(material: material)
+                        }
+                        runtimes.append(ListenerRuntime(fd: socketsPerLoop[loopIndex][listenerIndex],
+                                                        handler: listener.handler, tls: tls))
+                    }
+                    let wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+                    guard wakeFD >= 0 else { throw systemError("eventfd") }
+                    wakeFDs.append(wakeFD)
+                    // From here the loop owns (and on failure closes) its listening sockets.
+                    unowned.removeAll { socketsPerLoop[loopIndex].contains($0) }
+                    loops.append(try EventLoop(listeners: runtimes, wakeFD: wakeFD, state: state, settings: settings))
+                }
+            } catch {
+                for fd in unowned { close(fd) }
+                loops.removeAll()
+                for fd in wakeFDs { close(fd) }
+                throw error
+            }
+
+            var threads: [pthread_t] = []
+            for loop in loops {
+                var thread = pthread_t()
+                let retained = Unmanaged.passRetained(loop)
+                // The loop moves to its thread; this thread never touches it again.
+                let status = pthread_create(&thread, nil, { argument in
+                    guard let argument else { return nil }
+                    let loop = Unmanaged<EventLoop>.fromOpaque(argument).takeRetainedValue()
+                    loop.run()
+                    return nil
+                }, retained.toOpaque())
+                if status != 0 {
+                    retained.release()
+                    loops.removeAll()
+                    state.graceDeadline.store(0, ordering: .relaxed)
+                    state.stopping.store(true, ordering: .releasing)
+                    for fd in wakeFDs { wake(fd) }
+                    for started in threads { pthread_join(started, nil) }
+                    for fd in wakeFDs { close(fd) }
+                    throw systemError("pthread_create", status)
+                }
+                threads.append(thread)
+            }
+            loops.removeAll()
+            control.started = true
+            control.threads = threads
+            control.wakeFDs = wakeFDs
+            control.bound = bound
+            return bound
+        }
+    }
+
+    /// Stops accepting, sends GOAWAY(NO_ERROR) on every HTTP/2 connection and lets requests
+    /// in flight (delayed responses included) finish for up to `gracePeriod`; then closes
+    /// whatever is left and joins the loop threads. Idempotent. Must not be called from a
+    /// handler (it waits for the loop threads).
+    public func shutdown(gracePeriod: Duration = .seconds(5)) {
+        let taken = control.withLock { (control: inout Control) -> ([pthread_t], [Int32])? in
+            guard control.started, !control.stopped else { return nil }
+            control.stopped = true
+            return (control.threads, control.wakeFDs)
+        }
+        guard let (threads, wakeFDs) = taken else { return }
+        state.graceDeadline.store(monotonicNanos() &+ gracePeriod.clampedNanoseconds, ordering: .relaxed)
+        state.stopping.store(true, ordering: .releasing)
+        for fd in wakeFDs { wake(fd) }
+        for thread in threads { pthread_join(thread, nil) }
+        for fd in wakeFDs { close(fd) }
+    }
+}
+
+private func wake(_ fd: Int32) {
+    var one: UInt64 = 1
+    _ = write(fd, &one, MemoryLayout<UInt64>.size)
+}

@@ -1,1 +1,0 @@
-// Module JSON: see Package.swift for its place in the layout.

@@ -1,0 +1,308 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a document is not JSON, and where (byte offset from the start).
+public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var offset: Int
+    public var message: String
+
+    public init(offset: Int, message: String) {
+        self.offset = offset
+        self.message = message
+    }
+
+    public var description: String { "\(message) at byte \(offset)" }
+}
+
+/// A strict RFC 8259 parser over bytes: no comments, no trailing commas, no NaN, UTF-8
+/// validated, a nesting limit so hostile input cannot exhaust the stack.
+public enum JSONParser {
+    public enum DuplicateKeys: Sendable {
+        case lastWins
+        case reject
+    }
+
+    public struct Options: Sendable {
+        public var maxDepth: Int
+        public var duplicateKeys: DuplicateKeys
+        public init(maxDepth: Int = 256, duplicateKeys: DuplicateKeys = .lastWins) {
+            self.maxDepth = maxDepth
+            self.duplicateKeys = duplicateKeys
+        }
+    }
+
+    public static func parse(_ bytes: UnsafeRawBufferPointer, options: Options = .init()) throws(JSONError) -> JSONValue {
+        var reader = Reader(bytes: bytes.bindMemory(to: UInt8.self), options: options)
+        reader.skipWhitespace()
+        let value = try reader.parseValue(depth: 0)
+        reader.skipWhitespace()
+        guard reader.atEnd else { throw reader.error("unexpected data after the JSON value") }
+        return value
+    }
+
+    public static func parse(_ bytes: [UInt8], options: Options = .init()) throws(JSONError) -> JSONValue {
+        let result: Result<JSONValue, JSONError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(JSONError) -> JSONValue in try parse(raw, options: options) }
+        }
+        return try result.get()
+    }
+
+    public static func parse(_ text: String, options: Options = .init()) throws(JSONError) -> JSONValue {
+        try parse(Array(text.utf8), options: options)
+    }
+}
+
+private struct Reader {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let options: JSONParser.Options
+    var position = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>, options: JSONParser.Options) {
+        self.bytes = bytes
+        self.options = options
+    }
+
+    var atEnd: Bool { position >= bytes.count }
+
+    func error(_ message: String, at offset: Int? = nil) -> JSONError {
+        JSONError(offset: offset ?? position, message: message)
+    }
+
+    mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x09, 0x0A, 0x0D: position += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func parseValue(depth: Int) throws(JSONError) -> JSONValue {
+        guard position < bytes.count else { throw error("unexpected end of input, expected a value") }
+        switch bytes[position] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
+        case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        default: throw error("unexpected character '\(printable(bytes[position]))', expected a value")
+        }
+    }
+
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONError) {
+        let start = position
+        let count = literal.utf8CodeUnitCount
+        guard bytes.count - position >= count else { throw error("invalid literal", at: start) }
+        let base = literal.utf8Start
+        for i in 0..<count where bytes[position + i] != base[i] {
+            throw error("invalid literal", at: start)
+        }
+        position += count
+    }
+
+    mutating func parseObject(depth: Int) throws(JSONError) -> JSONValue {
+        guard depth <= options.maxDepth else { throw error("nesting deeper than \(options.maxDepth)") }
+        position += 1  // {
+        var entries: [(key: String, value: JSONValue)] = []
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
+            position += 1
+            return .object(JSONObject(uncheckedEntries: entries))
+        }
+        while true {
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+                throw error("expected a string key in object")
+            }
+            let keyOffset = position
+            let key = try parseString()
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
+                throw error("expected ':' after object key")
+            }
+            position += 1
+            skipWhitespace()
+            let value = try parseValue(depth: depth)
+            if let existing = entries.firstIndex(where: { $0.key == key }) {
+                if options.duplicateKeys == .reject {
+                    throw error("duplicate key \"\(key)\"", at: keyOffset)
+                }
+                entries[existing].value = value
+            } else {
+                entries.append((key, value))
+            }
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end of input in object") }
+            let c = bytes[position]
+            position += 1
+            if c == UInt8(ascii: ",") { continue }
+            if c == UInt8(ascii: "}") { return .object(JSONObject(uncheckedEntries: entries)) }
+            throw error("expected ',' or '}' in object", at: position - 1)
+        }
+    }
+
+    mutating func parseArray(depth: Int) throws(JSONError) -> JSONValue {
+        guard depth <= options.maxDepth else { throw error("nesting deeper than \(options.maxDepth)") }
+        position += 1  // [
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
+            position += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue(depth: depth))
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end of input in array") }
+            let c = bytes[position]
+            position += 1
+            if c == UInt8(ascii: ",") { continue }
+            if c == UInt8(ascii: "]") { return .array(elements) }
+            throw error("expected ',' or ']' in array", at: position - 1)
+        }
+    }
+
+    mutating func parseString() throws(JSONError) -> String {
+        let start = position
+        position += 1  // opening quote
+        let contentStart = position
+        // Fast path: no escapes, so the bytes are the string.
+        while position < bytes.count {
+            let c = bytes[position]
+            if c == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<position])
+                position += 1
+                guard let s = String(validating: slice, as: UTF8.self) else {
+                    throw error("invalid UTF-8 in string", at: start)
+                }
+                return s
+            }
+            if c == UInt8(ascii: "\\") { break }
+            if c < 0x20 { throw error("control character in string") }
+            position += 1
+        }
+        guard position < bytes.count else { throw error("unterminated string", at: start) }
+        // Slow path: unescape into a buffer.
+        var buffer = Array(bytes[contentStart..<position])
+        while position < bytes.count {
+            let c = bytes[position]
+            if c == UInt8(ascii: "\"") {
+                position += 1
+                guard let s = String(validating: buffer, as: UTF8.self) else {
+                    throw error("invalid UTF-8 in string", at: start)
+                }
+                return s
+            }
+            if c < 0x20 { throw error("control character in string") }
+            if c != UInt8(ascii: "\\") {
+                buffer.append(c)
+                position += 1
+                continue
+            }
+            position += 1
+            guard position < bytes.count else { break }
+            let escape = bytes[position]
+            position += 1
+            switch escape {
+            case UInt8(ascii: "\""): buffer.append(0x22)
+            case UInt8(ascii: "\\"): buffer.append(0x5C)
+            case UInt8(ascii: "/"): buffer.append(0x2F)
+            case UInt8(ascii: "b"): buffer.append(0x08)
+            case UInt8(ascii: "f"): buffer.append(0x0C)
+            case UInt8(ascii: "n"): buffer.append(0x0A)
+            case UInt8(ascii: "r"): buffer.append(0x0D)
+            case UInt8(ascii: "t"): buffer.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try parseHex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    // A high surrogate must be followed by \u and a low surrogate.
+                    guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                          bytes[position + 1] == UInt8(ascii: "u") else {
+                        throw error("unpaired surrogate in string")
+                    }
+                    position += 2
+                    let low = try parseHex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate in string") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    throw error("unpaired surrogate in string")
+                }
+                guard let unicode = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
+                buffer.append(contentsOf: UTF8.encode(unicode)!)
+            default:
+                throw error("invalid escape '\\\(printable(escape))'", at: position - 2)
+            }
+        }
+        throw error("unterminated string", at: start)
+    }
+
+    mutating func parseHex4() throws(JSONError) -> UInt32 {
+        guard bytes.count - position >= 4 else { throw error("truncated \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let c = bytes[position]
+            let digit: UInt32
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(c - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(c - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(c - UInt8(ascii: "A") + 10)
+            default: throw error("invalid hex digit in \\u escape")
+            }
+            value = value << 4 | digit
+            position += 1
+        }
+        return value
+    }
+
+    mutating func parseNumber() throws(JSONError) -> Double {
+        let start = position
+        var isSimpleInteger = true
+        if bytes[position] == UInt8(ascii: "-") { position += 1 }
+        guard position < bytes.count, isDigit(bytes[position]) else { throw error("invalid number", at: start) }
+        if bytes[position] == UInt8(ascii: "0") {
+            position += 1
+            if position < bytes.count, isDigit(bytes[position]) { throw error("leading zero in number", at: start) }
+        } else {
+            while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            isSimpleInteger = false
+            position += 1
+            guard position < bytes.count, isDigit(bytes[position]) else { throw error("invalid fraction in number", at: start) }
+            while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+            isSimpleInteger = false
+            position += 1
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+            guard position < bytes.count, isDigit(bytes[position]) else { throw error("invalid exponent in number", at: start) }
+            while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+        }
+        let length = position - start
+        // Integers of up to 15 digits are exact in a Double: accumulate them directly.
+        if isSimpleInteger && length <= 16 {
+            var negative = false
+            var i = start
+            if bytes[i] == UInt8(ascii: "-") { negative = true; i += 1 }
+            var value: Int64 = 0
+            while i < position { value = value * 10 + Int64(bytes[i] - UInt8(ascii: "0")); i += 1 }
+            return Double(negative ? -value : value)
+        }
+        // strtod needs a NUL-terminated copy; the grammar above has already been checked.
+        var text = [CChar](repeating: 0, count: length + 1)
+        for i in 0..<length { text[i] = CChar(bitPattern: bytes[start + i]) }
+        let value = strtod(text, nil)
+        guard value.isFinite else { throw error("number out of range", at: start) }
+        return value
+    }
+
+    func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
+
+    func printable(_ c: UInt8) -> String {
+        (0x20..<0x7F).contains(c) ? String(UnicodeScalar(c)) : "\\x" + String(c, radix: 16)
+    }
+}

@@ -1,0 +1,304 @@
+import HTTPCore
+import JSON
+import PushModel
+
+/// The answer a service decided, before faults and observers.
+struct ServiceOutcome {
+    var response: HTTPResponse
+    /// APNs reason / FCM errorCode / OAuth error; nil on success.
+    var reason: String?
+    /// Things a real gateway would accept but a conformance run should see
+    /// (e.g. a background push with an alert in `aps`). Reported in the exchange's verdict.
+    var warnings: [String] = []
+    /// The request carried valid credentials (raises the stream limit).
+    var authenticated = false
+}
+
+/// `POST /3/device/{token}`: every rule of apns.md, answered as Apple answers.
+///
+/// Checks, in order (the first failing one answers):
+/// 1. an `apns-*` or `authorization` header given twice: 400 DuplicateHeaders
+/// 2. method other than POST: 405 MethodNotAllowed
+/// 3. path: not `/3/device/...` 404 BadPath; no token 400 MissingDeviceToken; token not hex of
+///    the configured length 400 BadDeviceToken
+/// 4. `apns-id` not a canonical UUID: 400 BadMessageId (a valid one is echoed on every answer,
+///    else one is generated)
+/// 5. `apns-push-type` unknown: 400 InvalidPushType (absent: alert, as Apple assumes)
+/// 6. `apns-topic` absent or empty: 400 MissingTopic; malformed or only a suffix: 400 BadTopic;
+///    missing the suffix its push type needs (or carrying another type's suffix): 400
+///    DeviceTokenNotForTopic (the device registered for `<bundle>.voip`, not `<bundle>`);
+///    bundle not among the configured ones: 400 TopicDisallowed
+/// 7. `apns-priority` not 10, 5 or 1, or not 5 on a background push: 400 BadPriority
+/// 8. `apns-expiration` not an integer: 400 BadExpirationDate
+/// 9. `apns-collapse-id` over 64 bytes: 400 BadCollapseId
+/// 10. provider token (when keys are configured): 403 MissingProviderToken,
+///     InvalidProviderToken, BadEnvironmentKeyIdInToken, UnrelatedKeyIdInToken,
+///     ExpiredProviderToken; 429 TooManyProviderTokenUpdates. With no keys configured (the
+///     zero-config default) any `bearer <token>` passes and so does no header at all (what a
+///     certificate-authenticated sender sends); a header that is not a bearer token is still
+///     403 InvalidProviderToken, an empty one 403 MissingProviderToken.
+/// 11. payload: empty 400 PayloadEmpty; over 4096 bytes (5120 VoIP) 413 PayloadTooLarge; not a
+///     JSON object with an `aps` object: 400 PayloadEmpty (Apple documents no reason for a
+///     malformed payload; "nothing deliverable" is the closest, and a warning names the cause)
+/// 12. the token's state: gone 410 Unregistered with `timestamp`; bad 400 BadDeviceToken
+///
+/// A background push whose `aps` holds anything but `content-available` is not rejected by
+/// Apple (it is delivered or silently dropped), so it is accepted with a warning.
+final class APNSService: Sendable {
+    let configuration: APNSConfiguration
+    let authority: APNSProviderTokenAuthority
+    let registry: DeviceTokenRegistry
+    let identifiers: IdentifierSource
+    let clock: GatewayClock
+
+    init(configuration: APNSConfiguration, authority: APNSProviderTokenAuthority, registry: DeviceTokenRegistry,
+         identifiers: IdentifierSource, clock: GatewayClock) {
+        self.configuration = configuration
+        self.authority = authority
+        self.registry = registry
+        self.identifiers = identifiers
+        self.clock = clock
+    }
+
+    /// The `apns-*` and `authorization` headers of one request, with duplicates noticed.
+    struct Headers {
+        var authorization: String?
+        var id: String?
+        var pushType: String?
+        var topic: String?
+        var priority: String?
+        var expiration: String?
+        var collapseID: String?
+        var duplicate = false
+
+        init(_ headers: [HTTPHeader]) {
+            for (index, header) in headers.enumerated() {
+                switch header.name {
+                case "authorization": Self.set(&authorization, header.value, &duplicate)
+                case "apns-id": Self.set(&id, header.value, &duplicate)
+                case "apns-push-type": Self.set(&pushType, header.value, &duplicate)
+                case "apns-topic": Self.set(&topic, header.value, &duplicate)
+                case "apns-priority": Self.set(&priority, header.value, &duplicate)
+                case "apns-expiration": Self.set(&expiration, header.value, &duplicate)
+                case "apns-collapse-id": Self.set(&collapseID, header.value, &duplicate)
+                default:
+                    // Other apns-* headers (apns-unique-id, future ones) count too.
+                    if header.name.utf8.starts(with: "apns-".utf8),
+                       headers[..<index].contains(where: { $0.name == header.name }) {
+                        duplicate = true
+                    }
+                }
+            }
+        }
+
+        private static func set(_ slot: inout String?, _ value: String, _ duplicate: inout Bool) {
+            if slot != nil { duplicate = true } else { slot = value }
+        }
+    }
+
+    func handle(_ request: HTTPRequest, connection: GatewayConnectionState) -> ServiceOutcome {
+        let headers = Headers(request.headers)
+        let givenIDIsValid = headers.id.map(isCanonicalUUID) ?? true
+        let apnsID = givenIDIsValid ? headers.id ?? identifiers.uuid() : identifiers.uuid()
+        var warnings: [String] = []
+        if request.version == .http1_1 { warnings.append("APNs speaks HTTP/2 only; this request came over HTTP/1.1") }
+
+        func reject(_ reason: APNSReason, timestamp: UInt64? = nil, authenticated: Bool = false) -> ServiceOutcome {
+            ServiceOutcome(response: errorResponse(reason, apnsID: apnsID, timestamp: timestamp), reason: reason.rawValue,
+                           warnings: warnings, authenticated: authenticated)
+        }
+
+        if headers.duplicate { return reject(.duplicateHeaders) }
+        guard request.method == "POST" else { return reject(.methodNotAllowed) }
+
+        let token: String
+        switch deviceToken(in: request.path) {
+        case .rejected(let reason): return reject(reason)
+        case .token(let t): token = t
+        }
+
+        if !givenIDIsValid { return reject(.badMessageId) }
+
+        let pushType: APNSPushType
+        if let raw = headers.pushType {
+            guard let known = APNSPushType(rawValue: raw) else { return reject(.invalidPushType) }
+            pushType = known
+        } else {
+            pushType = .alert
+        }
+
+        if let reason = checkTopic(headers.topic, pushType: pushType) { return reject(reason) }
+
+        if let raw = headers.priority {
+            guard let priority = Int(raw).flatMap(APNSPriority.init(rawValue:)) else { return reject(.badPriority) }
+            if pushType == .background, priority != .powerConsiderate { return reject(.badPriority) }
+        } else if pushType == .background {
+            warnings.append("background push without apns-priority: Apple requires 5 (the default is 10)")
+        }
+
+        if let raw = headers.expiration, !isInteger(raw) { return reject(.badExpirationDate) }
+        if let collapseID = headers.collapseID, collapseID.utf8.count > 64 { return reject(.badCollapseId) }
+
+        var authenticated = false
+        if authority.isEnabled {
+            switch authority.authenticate(headers.authorization, connection: connection) {
+            case .failure(let rejection): return reject(rejection.reason)
+            case .success: authenticated = true
+            }
+        } else if let authorization = headers.authorization {
+            // Auth off: any bearer token passes, but a header that is not a bearer token is
+            // still wrong (no header at all is certificate-style auth, which passes).
+            let utf8 = Substring(authorization).utf8
+            if !hasPrefixIgnoringASCIICase(utf8, "bearer ") {
+                return reject(authorization.isEmpty ? .missingProviderToken : .invalidProviderToken)
+            }
+            if authorization.dropFirst(7).allSatisfy({ $0 == " " }) { return reject(.missingProviderToken) }
+        }
+
+        let body = request.body
+        if body.isEmpty { return reject(.payloadEmpty, authenticated: authenticated) }
+        if body.count > pushType.maxPayloadBytes { return reject(.payloadTooLarge, authenticated: authenticated) }
+        if let problem = payloadProblem(body, pushType: pushType, warnings: &warnings) {
+            warnings.append(problem)
+            return reject(.payloadEmpty, authenticated: authenticated)
+        }
+
+        switch registry.state(ofNormalized: token) {
+        case .valid: break
+        case .bad: return reject(.badDeviceToken, authenticated: authenticated)
+        case .gone(let since): return reject(.unregistered, timestamp: since, authenticated: authenticated)
+        }
+
+        var responseHeaders = [HTTPHeader("apns-id", apnsID)]
+        if configuration.environment == .development { responseHeaders.append(HTTPHeader("apns-unique-id", identifiers.uuid())) }
+        return ServiceOutcome(response: HTTPResponse(status: 200, headers: responseHeaders), reason: nil,
+                              warnings: warnings, authenticated: authenticated)
+    }
+
+    /// `{"reason":"…"}`, plus `timestamp` on a 410 (apns.md, Responses).
+    func errorResponse(_ reason: APNSReason, apnsID: String, timestamp: UInt64? = nil, retryAfter: Int? = nil) -> HTTPResponse {
+        var writer = JSONWriter(capacity: 64)
+        writer.beginObject()
+        writer.key("reason")
+        writer.string(reason.rawValue)
+        if let timestamp {
+            writer.key("timestamp")
+            writer.uint(timestamp)
+        }
+        writer.endObject()
+        var headers = [HTTPHeader("apns-id", apnsID), HTTPHeader("content-type", "application/json")]
+        if let retryAfter { headers.append(HTTPHeader("retry-after", String(retryAfter))) }
+        return HTTPResponse(status: reason.status, headers: headers, body: writer.bytes)
+    }
+
+    /// The device token of `/3/device/{token}`, lowercased.
+    enum PathToken {
+        case token(String)
+        case rejected(APNSReason)
+    }
+
+    func deviceToken(in fullPath: String) -> PathToken {
+        if let parsed = fullPath.utf8.withContiguousStorageIfAvailable({ deviceToken(inPath: $0) }) { return parsed }
+        return Array(fullPath.utf8).withUnsafeBufferPointer { deviceToken(inPath: $0) }
+    }
+
+    private static let devicePrefix: [UInt8] = Array("/3/device".utf8)
+
+    /// One pass over the path bytes: prefix, separator, hex digits, lowercased copy.
+    private func deviceToken(inPath bytes: UnsafeBufferPointer<UInt8>) -> PathToken {
+        var end = bytes.count
+        for i in 0..<bytes.count where bytes[i] == UInt8(ascii: "?") {
+            end = i
+            break
+        }
+        let prefix = Self.devicePrefix
+        guard end >= prefix.count else { return .rejected(.badPath) }
+        for i in 0..<prefix.count where bytes[i] != prefix[i] { return .rejected(.badPath) }
+        var start = prefix.count
+        if start == end { return .rejected(.missingDeviceToken) }
+        guard bytes[start] == UInt8(ascii: "/") else { return .rejected(.badPath) }
+        start += 1
+        if start == end { return .rejected(.missingDeviceToken) }
+        var allHex = true
+        for i in start..<end {
+            let b = bytes[i]
+            if b == UInt8(ascii: "/") { return .rejected(.badPath) }
+            if !isHexDigit(b) { allHex = false }
+        }
+        let length = end - start
+        guard allHex, length >= configuration.tokenHexLength, length <= configuration.maxTokenHexLength else {
+            return .rejected(.badDeviceToken)
+        }
+        // Lowercased as it is copied: the registry's key for hex tokens.
+        return .token(String(unsafeUninitializedCapacity: length) { out in
+            for i in 0..<length {
+                let b = bytes[start + i]
+                out[i] = b >= 0x41 && b <= 0x46 ? b + 0x20 : b
+            }
+            return length
+        })
+    }
+
+    private static let suffixes: [(suffix: String, type: APNSPushType)] = APNSPushType.allCases
+        .compactMap { type in type.requiredTopicSuffix.map { ($0, type) } }
+        .sorted { $0.suffix.utf8.count > $1.suffix.utf8.count }
+
+    func checkTopic(_ topic: String?, pushType: APNSPushType) -> APNSReason? {
+        guard let topic, !topic.isEmpty else { return .missingTopic }
+        // A bundle id is letters, digits, '-' and '.'; MDM topics (com.apple.mgmt.…) also fit.
+        guard topic.utf8.allSatisfy({ b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "_")
+        }), topic.utf8.first != UInt8(ascii: "."), topic.utf8.last != UInt8(ascii: ".") else { return .badTopic }
+        if pushType == .mdm { return nil }
+        let bundle: Substring
+        if let required = pushType.requiredTopicSuffix {
+            guard utf8HasSuffix(Substring(topic).utf8, required) else { return .deviceTokenNotForTopic }
+            bundle = Substring(Substring(topic).utf8.dropLast(required.utf8.count))
+            if bundle.isEmpty { return .badTopic }
+        } else {
+            // alert/background go to the bare bundle; a topic carrying a PushKit suffix names
+            // a different topic than the one the device registered for.
+            if let bundleIDs = configuration.bundleIDs, !bundleIDs.contains(topic),
+               Self.suffixes.contains(where: { entry in
+                   utf8HasSuffix(Substring(topic).utf8, entry.suffix)
+                       && bundleIDs.contains(String(Substring(Substring(topic).utf8.dropLast(entry.suffix.utf8.count))))
+               }) {
+                return .deviceTokenNotForTopic
+            }
+            bundle = Substring(topic)
+        }
+        if let bundleIDs = configuration.bundleIDs, !bundleIDs.contains(String(bundle)) { return .topicDisallowed }
+        return nil
+    }
+
+    /// Decimal digits with an optional leading '-' (Apple: "a UNIX epoch date expressed in seconds").
+    func isInteger(_ text: String) -> Bool {
+        var digits = Substring(text).utf8
+        if digits.first == UInt8(ascii: "-") { digits = digits.dropFirst() }
+        return !digits.isEmpty && digits.count <= 19 && digits.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    }
+
+    /// nil when the payload is a JSON object with an `aps` object; else why not.
+    func payloadProblem(_ body: [UInt8], pushType: APNSPushType, warnings: inout [String]) -> String? {
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(body, options: .init(maxDepth: 64))
+        } catch {
+            return "payload is not JSON: \(error)"
+        }
+        guard case .object(let root) = document else { return "payload is a JSON \(document.typeName), not an object" }
+        guard let aps = root["aps"] else { return "payload has no \"aps\" dictionary" }
+        guard case .object(let apsObject) = aps else { return "\"aps\" is a \(aps.typeName), not a dictionary" }
+        if pushType == .background {
+            let extra = apsObject.keys.filter { $0 != "content-available" }
+            if !extra.isEmpty {
+                warnings.append("background push: aps holds \(extra.joined(separator: ", ")) besides content-available (Apple may not deliver it)")
+            }
+            if apsObject["content-available"]?.intValue != 1 {
+                warnings.append("background push without \"content-available\": 1")
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,245 @@
+import HTTPCore
+import JSON
+
+/// The control API on the admin listener (loopback by default): status, reset, device token
+/// states, faults, recording counters and `/metrics`. JSON in, JSON out; every error is
+/// `{"error": "..."}` with a 4xx status. The endpoints are listed in the README ("Control API").
+public final class AdminAPI: HTTPHandler {
+    public struct Statistics: Sendable {
+        public var openConnections: Int
+        public var acceptedConnections: Int
+        public var requestsServed: Int
+        public init(openConnections: Int, acceptedConnections: Int, requestsServed: Int) {
+            self.openConnections = openConnections
+            self.acceptedConnections = acceptedConnections
+            self.requestsServed = requestsServed
+        }
+    }
+
+    private let gateway: MockGateway
+    private let metrics: GatewayMetrics
+    private let recorder: Recorder?
+    private let statistics: @Sendable () -> Statistics
+    private let startedNanos: UInt64
+    private let description: @Sendable () -> JSONObject
+
+    /// - Parameters:
+    ///   - description: facts for `/status` that the API does not own (bound addresses, TLS, specs…).
+    ///   - statistics: the transport's live counters.
+    public init(gateway: MockGateway, metrics: GatewayMetrics, recorder: Recorder?,
+                description: @escaping @Sendable () -> JSONObject = { [:] },
+                statistics: @escaping @Sendable () -> Statistics) {
+        self.gateway = gateway
+        self.metrics = metrics
+        self.recorder = recorder
+        self.statistics = statistics
+        self.description = description
+        startedNanos = GatewayClock.system.nowNanos
+    }
+
+    public func handle(_ request: HTTPRequest, on connection: ConnectionContext) -> HTTPResponse {
+        let path = request.path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.path
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        switch (request.method, parts.first ?? "", parts.count) {
+        case ("GET", "status", 1): return json(200, status())
+        case ("GET", "metrics", 1): return metricsResponse()
+        case ("POST", "reset", 1): return reset()
+        case ("GET", "tokens", 1): return json(200, tokenCounts())
+        case ("POST", "tokens", 1): return bulkTokens(request.body)
+        case ("GET", "tokens", 2): return json(200, tokenState(parts[1]))
+        case ("PUT", "tokens", 2): return setToken(parts[1], body: request.body)
+        case ("DELETE", "tokens", 2):
+            gateway.tokens.clear(parts[1])
+            return json(200, tokenState(parts[1]))
+        case ("GET", "faults", 1): return json(200, allFaults())
+        case ("DELETE", "faults", 1):
+            gateway.faults.clearAll()
+            return json(200, allFaults())
+        case ("GET", "faults", 2), ("PUT", "faults", 2), ("DELETE", "faults", 2):
+            return routeFaults(request.method, parts[1], body: request.body)
+        case ("GET", "recording", 1): return json(200, recording())
+        case ("POST", "recording", 2) where parts[1] == "flush":
+            recorder?.file.flush()
+            return json(200, recording())
+        case (_, "status", 1), (_, "metrics", 1), (_, "reset", 1), (_, "tokens", _), (_, "faults", _), (_, "recording", _):
+            return error(405, "method \(request.method) not allowed on \(path)")
+        default:
+            return error(404, "no such endpoint \(path); see GET /status and the README's Control API")
+        }
+    }
+
+    // MARK: Endpoints
+
+    private func status() -> JSONValue {
+        let stats = statistics()
+        var object = description()
+        object["uptime_seconds"] = .number(Double(GatewayClock.system.nowNanos &- startedNanos) / 1e9)
+        object["connections"] = ["open": .number(Double(stats.openConnections)),
+                                 "accepted": .number(Double(stats.acceptedConnections))]
+        object["requests"] = .number(Double(stats.requestsServed))
+        object["answered"] = .number(Double(gateway.answeredCount))
+        object["apns_token_auth"] = .bool(gateway.apnsTokenAuthEnabled)
+        object["fcm_auth"] = .bool(gateway.fcmAuthEnabled)
+        object["max_concurrent_streams"] = .number(Double(gateway.configuredMaxConcurrentStreams))
+        object["tokens"] = tokenCounts()
+        object["recording"] = recording()
+        return .object(object)
+    }
+
+    private func metricsResponse() -> HTTPResponse {
+        let stats = statistics()
+        var gauges = [
+            GatewayMetrics.Gauge(name: "pushproof_open_connections", help: "Connections open now.", value: Double(stats.openConnections)),
+            GatewayMetrics.Gauge(name: "pushproof_accepted_connections", help: "Connections accepted since start.",
+                                 value: Double(stats.acceptedConnections)),
+        ]
+        if let recorder {
+            gauges.append(.init(name: "pushproof_record_lines", help: "Lines appended to the record file.",
+                                value: Double(recorder.file.lineCount)))
+            gauges.append(.init(name: "pushproof_record_failed_writes", help: "Writes to the record file that failed.",
+                                value: Double(recorder.file.failedWrites)))
+        }
+        return HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")],
+                            body: Array(metrics.render(gauges: gauges).utf8))
+    }
+
+    /// Back to the state at start: configured token states and faults, metrics zeroed.
+    /// The record file is never truncated (it is the evidence); its counters keep counting.
+    private func reset() -> HTTPResponse {
+        let configuration = gateway.configuration
+        gateway.tokens.reset(unknownTokens: configuration.tokens.unknownTokens)
+        gateway.tokens.set(configuration.tokens.valid, to: .valid)
+        let now = GatewayClock.system.nowMillis
+        for (token, since) in configuration.tokens.gone { gateway.tokens.set(token, to: .gone(sinceMillis: since ?? now)) }
+        gateway.tokens.set(configuration.tokens.bad, to: .bad)
+        gateway.faults.clearAll()
+        for (route, faults) in configuration.faults.routes { gateway.faults.setFaults(faults, for: route) }
+        metrics.reset()
+        return json(200, status())
+    }
+
+    private func tokenCounts() -> JSONValue {
+        let counts = gateway.tokens.counts()
+        return ["valid": .number(Double(counts.valid)), "gone": .number(Double(counts.gone)), "bad": .number(Double(counts.bad)),
+                "unknown_tokens": .string(gateway.tokens.unknownTokens.rawValue)]
+    }
+
+    private func tokenState(_ token: String) -> JSONValue {
+        let recorded = gateway.tokens.recordedState(of: token)
+        var object: JSONObject = ["token": .string(token), "known": .bool(recorded != nil)]
+        switch gateway.tokens.state(of: token) {
+        case .valid: object["state"] = "valid"
+        case .bad: object["state"] = "bad"
+        case .gone(let since):
+            object["state"] = "gone"
+            object["since_ms"] = .number(Double(since))
+        }
+        return .object(object)
+    }
+
+    /// `{"state": "valid" | "gone" | "bad", "since_ms"?: N}`.
+    private func setToken(_ token: String, body: [UInt8]) -> HTTPResponse {
+        let document: JSONValue
+        do { document = try JSONParser.parse(body) } catch { return self.error(400, "body is not JSON: \(error)") }
+        guard let state = document["state"]?.stringValue else { return error(400, #"body needs "state": "valid", "gone" or "bad""#) }
+        switch state {
+        case "valid": gateway.tokens.set(token, to: .valid)
+        case "bad": gateway.tokens.set(token, to: .bad)
+        case "gone":
+            let since = document["since_ms"]?.intValue.map { UInt64(max(0, $0)) } ?? GatewayClock.system.nowMillis
+            gateway.tokens.set(token, to: .gone(sinceMillis: since))
+        default:
+            return error(400, "state must be valid, gone or bad, not \"\(state)\"")
+        }
+        return json(200, tokenState(token))
+    }
+
+    /// `{"valid": [...], "gone": [token | {"token", "since_ms"}], "bad": [...], "unknown_tokens"?: "accept"|"refuse"}`:
+    /// the same shape as the configuration file's `tokens`, applied on top of the current states.
+    private func bulkTokens(_ body: [UInt8]) -> HTTPResponse {
+        do {
+            let document = try JSONParser.parse(body)
+            let reader = ConfigReader(baseDirectory: ".")
+            let tokens = try reader.tokenConfiguration(document, "tokens")
+            if document["unknown_tokens"] != nil { gateway.tokens.unknownTokens = tokens.unknownTokens }
+            gateway.tokens.set(tokens.valid, to: .valid)
+            let now = GatewayClock.system.nowMillis
+            for (token, since) in tokens.gone { gateway.tokens.set(token, to: .gone(sinceMillis: since ?? now)) }
+            gateway.tokens.set(tokens.bad, to: .bad)
+            return json(200, tokenCounts())
+        } catch {
+            return self.error(400, "\(error)")
+        }
+    }
+
+    private func allFaults() -> JSONValue {
+        var object = JSONObject()
+        for route in [GatewayRoute.apns, .fcm, .oauth] { object[route.rawValue] = gateway.faults.faults(for: route).json }
+        return .object(object)
+    }
+
+    private func routeFaults(_ method: String, _ routeName: String, body: [UInt8]) -> HTTPResponse {
+        guard let route = GatewayRoute(rawValue: routeName), route != .unknown else {
+            return error(404, "no route \"\(routeName)\" (apns, fcm or oauth)")
+        }
+        switch method {
+        case "PUT":
+            do {
+                let document = try JSONParser.parse(body)
+                let faults = try ConfigReader(baseDirectory: ".").routeFaults(document, "faults.\(routeName)")
+                gateway.faults.setFaults(faults, for: route)
+            } catch {
+                return self.error(400, "\(error)")
+            }
+        case "DELETE":
+            gateway.faults.setFaults(RouteFaults(), for: route)
+        default:
+            break
+        }
+        return json(200, gateway.faults.faults(for: route).json)
+    }
+
+    private func recording() -> JSONValue {
+        guard let recorder else { return ["enabled": false] }
+        return ["enabled": true, "path": .string(recorder.file.path), "lines": .number(Double(recorder.file.lineCount)),
+                "failed_writes": .number(Double(recorder.file.failedWrites))]
+    }
+
+    // MARK: Responses
+
+    private func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
+        var body = value.bytes()
+        body.append(0x0A)
+        return HTTPResponse(status: status, headers: [HTTPHeader("content-type", "application/json")], body: body)
+    }
+
+    private func error(_ status: Int, _ message: String) -> HTTPResponse {
+        json(status, ["error": .string(message)])
+    }
+}
+
+extension RouteFaults {
+    /// The configuration-file form (`faults.<route>`), for `GET /faults`.
+    public var json: JSONValue {
+        var object = JSONObject()
+        if let latency {
+            switch latency {
+            case .fixed(let ms): object["latency"] = ["fixed_ms": .number(ms)]
+            case .uniform(let low, let high):
+                object["latency"] = ["distribution": ["kind": "uniform", "min_ms": .number(low), "max_ms": .number(high)]]
+            case .normal(let mean, let deviation):
+                object["latency"] = ["distribution": ["kind": "normal", "mean_ms": .number(mean), "stddev_ms": .number(deviation)]]
+            case .exponential(let mean):
+                object["latency"] = ["distribution": ["kind": "exponential", "mean_ms": .number(mean)]]
+            }
+        }
+        if !errorRates.isEmpty {
+            object["error_rates"] = .object(JSONObject(errorRates.sorted { $0.key < $1.key }.map { (key: String($0.key), value: .number($0.value)) }))
+        }
+        object["retry_after_seconds"] = .number(Double(retryAfterSeconds))
+        if let goAwayAfterStreams { object["goaway_after_streams"] = .number(Double(goAwayAfterStreams)) }
+        if resetRate > 0 { object["reset_rate"] = .number(resetRate) }
+        if closeRate > 0 { object["close_rate"] = .number(closeRate) }
+        return .object(object)
+    }
+}

@@ -1,0 +1,513 @@
+// The gateway's configuration file. Cold path: Foundation is used to read key files.
+import Foundation
+import JSON
+
+/// A configuration problem, naming the key path (`apns.keys[0].team_id`) and what is wrong.
+public struct GatewayConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var keyPath: String
+    public var problem: String
+
+    public init(keyPath: String, problem: String) {
+        self.keyPath = keyPath
+        self.problem = problem
+    }
+
+    public var description: String { keyPath.isEmpty ? problem : "\(keyPath): \(problem)" }
+}
+
+/// `production` (api.push.apple.com) or `development` (api.sandbox.push.apple.com).
+/// The development environment adds `apns-unique-id` to answers (apns.md: development only).
+public enum APNSEnvironment: String, Sendable {
+    case production, development
+}
+
+/// Everything `pushproof serve` can be told, decodable from one JSON file. Every key is
+/// optional: the empty object `{}` is the zero-config gateway (no auth, every token valid,
+/// no faults). Unknown keys are rejected so that typos do not silently do nothing.
+///
+/// ```
+/// {
+///   "apns": {
+///     "keys": [{"key_id": "ABC123DEFG", "team_id": "TEAM123456",
+///               "public_key_pem": "-----BEGIN PUBLIC KEY-----...",   // or "public_key_file": "key.pub.pem"
+///               "environment": "production"}],                       // optional: the key's environment
+///     "bundle_ids": ["com.example.app"],      // allowed topics' bundles; absent = any (TopicDisallowed)
+///     "token_hex_length": 64,                 // shortest device token accepted (hex digits)
+///     "max_token_hex_length": 64,             // longest; raise to accept longer tokens
+///     "max_concurrent_streams": 1000,         // advertised once a connection is authenticated
+///     "environment": "production",            // or "development"
+///     "accept_der_signatures": false          // also accept DER ES256 signatures (lenient clients)
+///   },
+///   "fcm": {
+///     "project_id": "my-project",             // absent = any project in the path
+///     "project_number": "1234567890",         // also accepted in the path
+///     "token_url": "https://127.0.0.1:8443/token", // an extra accepted OAuth `aud`
+///     "service_accounts": [{"client_email": "x@my-project.iam.gserviceaccount.com",
+///                           "private_key_id": "abc",
+///                           "public_key_pem": "..."}],          // or "private_key_pem", or
+///                                                               // "service_account_file": "sa.json"
+///     "access_token_lifetime_seconds": 3600
+///   },
+///   "tokens": {
+///     "default": "valid",                     // unknown tokens: "valid" or "refuse" (treated as bad)
+///     "valid": ["..."], "bad": ["..."],
+///     "gone": [{"token": "...", "since_ms": 1700000000000}]    // or plain strings
+///   },
+///   "faults": {
+///     "seed": 42,
+///     "max_concurrent_streams": 500,          // overrides apns.max_concurrent_streams
+///     "apns": {"latency": {"fixed_ms": 5}, "error_rates": {"429": 0.01, "500": 0.001, "503": 0.002},
+///              "retry_after_seconds": 30, "goaway_after_streams": 1000,
+///              "reset_rate": 0.0005, "close_rate": 0.0001},
+///     "fcm": {"latency": {"distribution": {"kind": "normal", "mean_ms": 20, "stddev_ms": 5}}},
+///     "oauth": {}
+///   }
+/// }
+/// ```
+/// Latency distributions: `{"kind": "uniform", "min_ms", "max_ms"}`,
+/// `{"kind": "normal", "mean_ms", "stddev_ms"}` (clamped at 0), `{"kind": "exponential", "mean_ms"}`.
+public struct GatewayConfiguration: Sendable {
+    public var apns: APNSConfiguration
+    public var fcm: FCMConfiguration
+    public var tokens: TokenConfiguration
+    public var faults: FaultConfiguration
+
+    public init(apns: APNSConfiguration = .init(), fcm: FCMConfiguration = .init(),
+                tokens: TokenConfiguration = .init(), faults: FaultConfiguration = .init()) {
+        self.apns = apns
+        self.fcm = fcm
+        self.tokens = tokens
+        self.faults = faults
+    }
+
+    /// Reads a configuration file; relative key file paths resolve against its directory.
+    public static func load(path: String) throws(GatewayConfigurationError) -> GatewayConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw GatewayConfigurationError(keyPath: "", problem: "cannot read configuration file \(path)")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        return try parse(json: [UInt8](data), baseDirectory: directory.isEmpty ? "." : directory)
+    }
+
+    /// Parses configuration JSON. `baseDirectory` resolves relative `*_file` keys.
+    public static func parse(json: [UInt8], baseDirectory: String = ".") throws(GatewayConfigurationError) -> GatewayConfiguration {
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(json, options: .init(duplicateKeys: .reject))
+        } catch {
+            throw GatewayConfigurationError(keyPath: "", problem: "not valid JSON: \(error)")
+        }
+        var reader = ConfigReader(baseDirectory: baseDirectory)
+        return try reader.configuration(document)
+    }
+}
+
+/// APNs settings. Token auth is on exactly when `keys` is not empty.
+public struct APNSConfiguration: Sendable {
+    /// A provider-token signing key (.p8), as Apple's developer account lists it.
+    public struct SigningKey: Sendable {
+        /// The 10-character key id (`kid` in the JWT header).
+        public var keyID: String
+        /// The 10-character team id the key belongs to (`iss` must equal it).
+        public var teamID: String
+        /// The P-256 public key, SPKI PEM.
+        public var publicKeyPEM: String
+        /// When set and different from the gateway's environment: BadEnvironmentKeyIdInToken.
+        public var environment: APNSEnvironment?
+
+        public init(keyID: String, teamID: String, publicKeyPEM: String, environment: APNSEnvironment? = nil) {
+            self.keyID = keyID
+            self.teamID = teamID
+            self.publicKeyPEM = publicKeyPEM
+            self.environment = environment
+        }
+    }
+
+    public var keys: [SigningKey]
+    /// Bundle ids topics may name; nil accepts any (else 400 TopicDisallowed).
+    public var bundleIDs: Set<String>?
+    public var tokenHexLength: Int
+    public var maxTokenHexLength: Int
+    public var maxConcurrentStreams: UInt32
+    public var environment: APNSEnvironment
+    /// JWS requires the 64-byte R||S form; some clients send DER. Apple's behaviour with DER is
+    /// not documented, so it is refused (InvalidProviderToken) unless this is on (apns.md).
+    public var acceptDERSignatures: Bool
+
+    public init(keys: [SigningKey] = [], bundleIDs: Set<String>? = nil, tokenHexLength: Int = 64,
+                maxTokenHexLength: Int? = nil, maxConcurrentStreams: UInt32 = 1000,
+                environment: APNSEnvironment = .production, acceptDERSignatures: Bool = false) {
+        self.acceptDERSignatures = acceptDERSignatures
+        self.keys = keys
+        self.bundleIDs = bundleIDs
+        self.tokenHexLength = tokenHexLength
+        self.maxTokenHexLength = max(maxTokenHexLength ?? tokenHexLength, tokenHexLength)
+        self.maxConcurrentStreams = maxConcurrentStreams
+        self.environment = environment
+    }
+
+    public var tokenAuthEnabled: Bool { !keys.isEmpty }
+}
+
+/// FCM and Google OAuth settings. Auth is on exactly when `serviceAccounts` is not empty.
+public struct FCMConfiguration: Sendable {
+    public struct ServiceAccount: Sendable {
+        public var clientEmail: String
+        public var privateKeyID: String
+        /// An RSA public key, certificate or private key PEM (the public half is derived).
+        public var keyPEM: String
+
+        public init(clientEmail: String, privateKeyID: String, keyPEM: String) {
+            self.clientEmail = clientEmail
+            self.privateKeyID = privateKeyID
+            self.keyPEM = keyPEM
+        }
+    }
+
+    public var projectID: String?
+    public var projectNumber: String?
+    public var serviceAccounts: [ServiceAccount]
+    /// Accepted as the assertion's `aud` besides Google's own URL and this server's `/token`.
+    public var tokenURL: String?
+    public var accessTokenLifetimeSeconds: Int
+
+    public init(projectID: String? = nil, projectNumber: String? = nil, serviceAccounts: [ServiceAccount] = [],
+                tokenURL: String? = nil, accessTokenLifetimeSeconds: Int = 3600) {
+        self.projectID = projectID
+        self.projectNumber = projectNumber
+        self.serviceAccounts = serviceAccounts
+        self.tokenURL = tokenURL
+        self.accessTokenLifetimeSeconds = accessTokenLifetimeSeconds
+    }
+
+    public var authEnabled: Bool { !serviceAccounts.isEmpty }
+}
+
+/// The device tokens the gateway starts with (APNs and FCM share one registry).
+public struct TokenConfiguration: Sendable {
+    public var unknownTokens: UnknownTokenPolicy
+    public var valid: [String]
+    public var gone: [(token: String, sinceMillis: UInt64?)]
+    public var bad: [String]
+
+    public init(unknownTokens: UnknownTokenPolicy = .accept, valid: [String] = [],
+                gone: [(token: String, sinceMillis: UInt64?)] = [], bad: [String] = []) {
+        self.unknownTokens = unknownTokens
+        self.valid = valid
+        self.gone = gone
+        self.bad = bad
+    }
+}
+
+/// What happens to a token the registry does not hold.
+public enum UnknownTokenPolicy: String, Sendable {
+    /// Delivered (the zero-config default: any well-formed token works).
+    case accept = "valid"
+    /// Treated as a bad token: APNs 400 BadDeviceToken, FCM 400 INVALID_ARGUMENT (invalid token).
+    case refuse
+}
+
+/// Injected faults, per route.
+public struct FaultConfiguration: Sendable {
+    public var seed: UInt64
+    /// Replaces `apns.max_concurrent_streams` when set.
+    public var maxConcurrentStreams: UInt32?
+    public var routes: [GatewayRoute: RouteFaults]
+
+    public init(seed: UInt64 = 0x5EED, maxConcurrentStreams: UInt32? = nil, routes: [GatewayRoute: RouteFaults] = [:]) {
+        self.seed = seed
+        self.maxConcurrentStreams = maxConcurrentStreams
+        self.routes = routes
+    }
+}
+
+/// Faults for one route. Rates are probabilities per request in [0, 1].
+public struct RouteFaults: Sendable, Equatable {
+    public var latency: LatencyDistribution?
+    /// HTTP status (429, 500, 503) -> probability. Answered with the route's error shape.
+    public var errorRates: [Int: Double]
+    /// `retry-after` on injected 429 and 503 answers.
+    public var retryAfterSeconds: Int
+    /// GOAWAY (NO_ERROR, `{"reason":"Shutdown"}`) with the answer to the Nth request on a connection.
+    public var goAwayAfterStreams: Int?
+    /// RST_STREAM (REFUSED_STREAM) instead of an answer.
+    public var resetRate: Double
+    /// TCP close without an answer.
+    public var closeRate: Double
+
+    public init(latency: LatencyDistribution? = nil, errorRates: [Int: Double] = [:], retryAfterSeconds: Int = 30,
+                goAwayAfterStreams: Int? = nil, resetRate: Double = 0, closeRate: Double = 0) {
+        self.latency = latency
+        self.errorRates = errorRates
+        self.retryAfterSeconds = retryAfterSeconds
+        self.goAwayAfterStreams = goAwayAfterStreams
+        self.resetRate = resetRate
+        self.closeRate = closeRate
+    }
+
+    public var isEmpty: Bool {
+        latency == nil && errorRates.values.allSatisfy { $0 == 0 } && goAwayAfterStreams == nil
+            && resetRate == 0 && closeRate == 0
+    }
+}
+
+/// Added latency, in milliseconds.
+public enum LatencyDistribution: Sendable, Equatable {
+    case fixed(milliseconds: Double)
+    case uniform(minMilliseconds: Double, maxMilliseconds: Double)
+    case normal(meanMilliseconds: Double, standardDeviationMilliseconds: Double)
+    case exponential(meanMilliseconds: Double)
+}
+
+// MARK: - Reading
+
+/// Walks the configuration document, keeping the key path for error messages.
+struct ConfigReader {
+    let baseDirectory: String
+
+    func fail(_ path: String, _ problem: String) -> GatewayConfigurationError {
+        GatewayConfigurationError(keyPath: path, problem: problem)
+    }
+
+    func object(_ value: JSONValue, _ path: String, allowed: Set<String>) throws(GatewayConfigurationError) -> JSONObject {
+        guard case .object(let object) = value else { throw fail(path, "expected an object, found \(value.typeName)") }
+        for key in object.keys where !allowed.contains(key) {
+            throw fail(join(path, key), "unknown key (allowed: \(allowed.sorted().joined(separator: ", ")))")
+        }
+        return object
+    }
+
+    func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    func string(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> String? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard case .string(let s) = value else { throw fail(join(path, key), "expected a string, found \(value.typeName)") }
+        return s
+    }
+
+    func requiredString(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> String {
+        guard let s = try string(object, key, path), !s.isEmpty else { throw fail(join(path, key), "required (a non-empty string)") }
+        return s
+    }
+
+    func integer(_ object: JSONObject, _ key: String, _ path: String, range: ClosedRange<Int>) throws(GatewayConfigurationError) -> Int? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard let i = value.intValue else { throw fail(join(path, key), "expected an integer, found \(value.serialized())") }
+        guard range.contains(i) else { throw fail(join(path, key), "must be between \(range.lowerBound) and \(range.upperBound), found \(i)") }
+        return i
+    }
+
+    func bool(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> Bool? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard case .bool(let b) = value else { throw fail(join(path, key), "expected true or false, found \(value.typeName)") }
+        return b
+    }
+
+    func number(_ object: JSONObject, _ key: String, _ path: String, range: ClosedRange<Double>) throws(GatewayConfigurationError) -> Double? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard let d = value.doubleValue else { throw fail(join(path, key), "expected a number, found \(value.typeName)") }
+        guard range.contains(d) else { throw fail(join(path, key), "must be between \(range.lowerBound) and \(range.upperBound), found \(d)") }
+        return d
+    }
+
+    func array(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> [JSONValue] {
+        guard let value = object[key], !value.isNull else { return [] }
+        guard case .array(let a) = value else { throw fail(join(path, key), "expected an array, found \(value.typeName)") }
+        return a
+    }
+
+    func stringArray(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> [String] {
+        var result: [String] = []
+        for (i, element) in try array(object, key, path).enumerated() {
+            guard case .string(let s) = element, !s.isEmpty else {
+                throw fail("\(join(path, key))[\(i)]", "expected a non-empty string, found \(element.typeName)")
+            }
+            result.append(s)
+        }
+        return result
+    }
+
+    func readFile(_ file: String, _ path: String) throws(GatewayConfigurationError) -> String {
+        let full = file.hasPrefix("/") ? file : baseDirectory + "/" + file
+        guard let data = FileManager.default.contents(atPath: full) else { throw fail(path, "cannot read file \(full)") }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    mutating func configuration(_ document: JSONValue) throws(GatewayConfigurationError) -> GatewayConfiguration {
+        let root = try object(document, "", allowed: ["apns", "fcm", "tokens", "faults"])
+        var configuration = GatewayConfiguration()
+        if let apns = root["apns"] { configuration.apns = try apnsConfiguration(apns, "apns") }
+        if let fcm = root["fcm"] { configuration.fcm = try fcmConfiguration(fcm, "fcm") }
+        if let tokens = root["tokens"] { configuration.tokens = try tokenConfiguration(tokens, "tokens") }
+        if let faults = root["faults"] { configuration.faults = try faultConfiguration(faults, "faults") }
+        return configuration
+    }
+
+    func environment(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> APNSEnvironment? {
+        guard let text = try string(object, key, path) else { return nil }
+        switch text {
+        case "production": return .production
+        case "development", "sandbox": return .development
+        default: throw fail(join(path, key), "expected \"production\" or \"development\", found \"\(text)\"")
+        }
+    }
+
+    func apnsConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> APNSConfiguration {
+        let o = try object(value, path, allowed: ["keys", "bundle_ids", "token_hex_length", "max_token_hex_length",
+                                                  "max_concurrent_streams", "environment", "accept_der_signatures"])
+        var keys: [APNSConfiguration.SigningKey] = []
+        for (i, element) in try array(o, "keys", path).enumerated() {
+            let keyPath = "\(path).keys[\(i)]"
+            let k = try object(element, keyPath, allowed: ["key_id", "team_id", "public_key_pem", "public_key_file", "environment"])
+            let keyID = try requiredString(k, "key_id", keyPath)
+            let teamID = try requiredString(k, "team_id", keyPath)
+            let pem: String
+            if let inline = try string(k, "public_key_pem", keyPath) {
+                pem = inline
+            } else if let file = try string(k, "public_key_file", keyPath) {
+                pem = try readFile(file, join(keyPath, "public_key_file"))
+            } else {
+                throw fail(keyPath, "needs public_key_pem or public_key_file")
+            }
+            if keys.contains(where: { $0.keyID == keyID }) { throw fail(join(keyPath, "key_id"), "duplicate key id \(keyID)") }
+            keys.append(.init(keyID: keyID, teamID: teamID, publicKeyPEM: pem, environment: try environment(k, "environment", keyPath)))
+        }
+        let bundles = o["bundle_ids"] == nil ? nil : Set(try stringArray(o, "bundle_ids", path))
+        let minLength = try integer(o, "token_hex_length", path, range: 8...1024) ?? 64
+        let maxLength = try integer(o, "max_token_hex_length", path, range: 8...1024) ?? minLength
+        guard maxLength >= minLength else {
+            throw fail(join(path, "max_token_hex_length"), "must not be less than token_hex_length (\(minLength))")
+        }
+        let streams = try integer(o, "max_concurrent_streams", path, range: 1...Int(Int32.max)) ?? 1000
+        return APNSConfiguration(keys: keys, bundleIDs: bundles, tokenHexLength: minLength, maxTokenHexLength: maxLength,
+                                 maxConcurrentStreams: UInt32(streams),
+                                 environment: try environment(o, "environment", path) ?? .production,
+                                 acceptDERSignatures: try bool(o, "accept_der_signatures", path) ?? false)
+    }
+
+    func fcmConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> FCMConfiguration {
+        let o = try object(value, path, allowed: ["project_id", "project_number", "token_url", "service_accounts",
+                                                  "access_token_lifetime_seconds"])
+        var accounts: [FCMConfiguration.ServiceAccount] = []
+        for (i, element) in try array(o, "service_accounts", path).enumerated() {
+            let accountPath = "\(path).service_accounts[\(i)]"
+            let a = try object(element, accountPath, allowed: ["client_email", "private_key_id", "public_key_pem",
+                                                               "private_key_pem", "service_account_file"])
+            var email = try string(a, "client_email", accountPath)
+            var keyID = try string(a, "private_key_id", accountPath)
+            var pem = try string(a, "public_key_pem", accountPath)
+            if pem == nil { pem = try string(a, "private_key_pem", accountPath) }
+            if let file = try string(a, "service_account_file", accountPath) {
+                let filePath = join(accountPath, "service_account_file")
+                let text = try readFile(file, filePath)
+                guard case .object(let sa)? = try? JSONParser.parse(text) else {
+                    throw fail(filePath, "\(file) is not a service-account JSON object")
+                }
+                email = email ?? sa["client_email"]?.stringValue
+                keyID = keyID ?? sa["private_key_id"]?.stringValue
+                pem = pem ?? sa["private_key"]?.stringValue
+            }
+            guard let email, !email.isEmpty else { throw fail(join(accountPath, "client_email"), "required (a non-empty string)") }
+            guard let keyID, !keyID.isEmpty else { throw fail(join(accountPath, "private_key_id"), "required (a non-empty string)") }
+            guard let pem, !pem.isEmpty else {
+                throw fail(accountPath, "needs public_key_pem, private_key_pem or service_account_file")
+            }
+            accounts.append(.init(clientEmail: email, privateKeyID: keyID, keyPEM: pem))
+        }
+        let lifetime = try integer(o, "access_token_lifetime_seconds", path, range: 1...86_400) ?? 3600
+        return FCMConfiguration(projectID: try string(o, "project_id", path), projectNumber: try string(o, "project_number", path),
+                                serviceAccounts: accounts, tokenURL: try string(o, "token_url", path),
+                                accessTokenLifetimeSeconds: lifetime)
+    }
+
+    func tokenConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> TokenConfiguration {
+        let o = try object(value, path, allowed: ["default", "valid", "gone", "bad"])
+        var policy = UnknownTokenPolicy.accept
+        if let text = try string(o, "default", path) {
+            guard let p = UnknownTokenPolicy(rawValue: text) else {
+                throw fail(join(path, "default"), "expected \"valid\" or \"refuse\", found \"\(text)\"")
+            }
+            policy = p
+        }
+        var gone: [(token: String, sinceMillis: UInt64?)] = []
+        for (i, element) in try array(o, "gone", path).enumerated() {
+            let elementPath = "\(path).gone[\(i)]"
+            switch element {
+            case .string(let token) where !token.isEmpty:
+                gone.append((token, nil))
+            case .object:
+                let g = try object(element, elementPath, allowed: ["token", "since_ms"])
+                let since = try integer(g, "since_ms", elementPath, range: 0...Int(Int64.max)).map { UInt64($0) }
+                gone.append((try requiredString(g, "token", elementPath), since))
+            default:
+                throw fail(elementPath, "expected a token string or {\"token\", \"since_ms\"}")
+            }
+        }
+        return TokenConfiguration(unknownTokens: policy, valid: try stringArray(o, "valid", path), gone: gone,
+                                  bad: try stringArray(o, "bad", path))
+    }
+
+    func faultConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> FaultConfiguration {
+        let o = try object(value, path, allowed: ["seed", "max_concurrent_streams", "apns", "fcm", "oauth"])
+        var faults = FaultConfiguration()
+        if let seed = try integer(o, "seed", path, range: 0...Int.max) { faults.seed = UInt64(seed) }
+        faults.maxConcurrentStreams = try integer(o, "max_concurrent_streams", path, range: 1...Int(Int32.max)).map { UInt32($0) }
+        for route in [GatewayRoute.apns, .fcm, .oauth] {
+            if let routeValue = o[route.rawValue] {
+                faults.routes[route] = try routeFaults(routeValue, join(path, route.rawValue))
+            }
+        }
+        return faults
+    }
+
+    func routeFaults(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> RouteFaults {
+        let o = try object(value, path, allowed: ["latency", "error_rates", "retry_after_seconds", "goaway_after_streams",
+                                                  "reset_rate", "close_rate"])
+        var faults = RouteFaults()
+        if let latency = o["latency"], !latency.isNull { faults.latency = try latencyDistribution(latency, join(path, "latency")) }
+        if let rates = o["error_rates"], !rates.isNull {
+            let ratesPath = join(path, "error_rates")
+            guard case .object(let r) = rates else { throw fail(ratesPath, "expected an object like {\"503\": 0.01}") }
+            for (key, _) in r.entries {
+                guard let status = Int(key), [429, 500, 503].contains(status) else {
+                    throw fail(join(ratesPath, key), "status must be one of 429, 500, 503")
+                }
+                faults.errorRates[status] = try number(r, key, ratesPath, range: 0...1)
+            }
+            guard faults.errorRates.values.reduce(0, +) <= 1 else { throw fail(ratesPath, "rates add up to more than 1") }
+        }
+        faults.retryAfterSeconds = try integer(o, "retry_after_seconds", path, range: 0...86_400) ?? 30
+        faults.goAwayAfterStreams = try integer(o, "goaway_after_streams", path, range: 1...Int(Int32.max))
+        faults.resetRate = try number(o, "reset_rate", path, range: 0...1) ?? 0
+        faults.closeRate = try number(o, "close_rate", path, range: 0...1) ?? 0
+        return faults
+    }
+
+    func latencyDistribution(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> LatencyDistribution {
+        let o = try object(value, path, allowed: ["fixed_ms", "distribution"])
+        let limit = 600_000.0
+        if let fixed = try number(o, "fixed_ms", path, range: 0...limit) {
+            guard o["distribution"] == nil else { throw fail(path, "give fixed_ms or distribution, not both") }
+            return .fixed(milliseconds: fixed)
+        }
+        guard let d = o["distribution"] else { throw fail(path, "needs fixed_ms or distribution") }
+        let dPath = join(path, "distribution")
+        let dist = try object(d, dPath, allowed: ["kind", "min_ms", "max_ms", "mean_ms", "stddev_ms"])
+        func need(_ key: String) throws(GatewayConfigurationError) -> Double {
+            guard let v = try number(dist, key, dPath, range: 0...limit) else { throw fail(join(dPath, key), "required for this kind") }
+            return v
+        }
+        switch try requiredString(dist, "kind", dPath) {
+        case "uniform":
+            let low = try need("min_ms"), high = try need("max_ms")
+            guard high >= low else { throw fail(join(dPath, "max_ms"), "must not be less than min_ms") }
+            return .uniform(minMilliseconds: low, maxMilliseconds: high)
+        case "normal":
+            return .normal(meanMilliseconds: try need("mean_ms"), standardDeviationMilliseconds: try need("stddev_ms"))
+        case "exponential":
+            return .exponential(meanMilliseconds: try need("mean_ms"))
+        case let other:
+            throw fail(join(dPath, "kind"), "expected uniform, normal or exponential, found \"\(other)\"")
+        }
+    }
+}

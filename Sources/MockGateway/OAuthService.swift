@@ -1,0 +1,214 @@
+import Crypto
+import HTTPCore
+import JSON
+import Synchronization
+
+/// An access token this gateway issued at `POST /token`.
+struct IssuedAccessToken: Sendable {
+    var clientEmail: String
+    var expiresAtSeconds: Int64
+    /// The assertion's scope included firebase.messaging or cloud-platform.
+    var hasMessagingScope: Bool
+}
+
+/// The access tokens issued so far, looked up by FCM on every request whose token is not the
+/// one its connection already showed. Expired tokens are purged when the map grows.
+final class AccessTokenStore: Sendable {
+    private let tokens = Mutex<[String: IssuedAccessToken]>([:])
+    private static let purgeThreshold = 100_000
+
+    func insert(_ token: String, _ issued: IssuedAccessToken, now: Int64) {
+        tokens.withLock { tokens in
+            if tokens.count >= Self.purgeThreshold { tokens = tokens.filter { $0.value.expiresAtSeconds > now } }
+            tokens[token] = issued
+        }
+    }
+
+    func lookup(_ token: String) -> IssuedAccessToken? {
+        tokens.withLock { $0[token] }
+    }
+
+    var count: Int { tokens.withLock { $0.count } }
+}
+
+/// `POST /token`: Google's OAuth2 JWT-bearer grant (RFC 7523) as service accounts use it
+/// (fcm.md, "OAuth2 service-account flow").
+///
+/// With service accounts configured, the assertion must be RS256, signed by the account whose
+/// `client_email` is `iss` (and whose `private_key_id` is `kid`, when given), with `aud` equal to
+/// `https://oauth2.googleapis.com/token`, the configured `token_url` or this server's own
+/// `/token` URL, `iat` not in the future, `exp` after now and at most an hour after `iat`, and a
+/// `scope`. Without service accounts any well-formed assertion gets a token.
+/// A scope without firebase.messaging or cloud-platform still gets a token (Google issues it);
+/// FCM then refuses it with 403 "insufficient authentication scopes".
+final class OAuthService: Sendable {
+    struct Account: Sendable {
+        var privateKeyID: String
+        var publicKey: RSAPublicKey
+    }
+
+    static let googleTokenURL = "https://oauth2.googleapis.com/token"
+    static let messagingScopes: Set<Substring> = [
+        "https://www.googleapis.com/auth/firebase.messaging",
+        "https://www.googleapis.com/auth/cloud-platform",
+    ]
+    /// Tolerated clock skew for `iat` in the future.
+    static let allowedSkewSeconds: Int64 = 300
+
+    let accounts: [String: Account]
+    let configuration: FCMConfiguration
+    let store: AccessTokenStore
+    let identifiers: IdentifierSource
+    let clock: GatewayClock
+
+    init(configuration: FCMConfiguration, store: AccessTokenStore, identifiers: IdentifierSource,
+         clock: GatewayClock) throws(GatewayConfigurationError) {
+        var accounts: [String: Account] = [:]
+        for (i, account) in configuration.serviceAccounts.enumerated() {
+            let publicKey: RSAPublicKey
+            if let key = try? RSAPublicKey(pem: account.keyPEM) {
+                publicKey = key
+            } else {
+                do {
+                    publicKey = try RSAPrivateKey(pem: account.keyPEM).publicKey
+                } catch {
+                    throw GatewayConfigurationError(keyPath: "fcm.service_accounts[\(i)]",
+                                                    problem: "the key is not an RSA public or private key PEM: \(error)")
+                }
+            }
+            accounts[account.clientEmail] = Account(privateKeyID: account.privateKeyID, publicKey: publicKey)
+        }
+        self.accounts = accounts
+        self.configuration = configuration
+        self.store = store
+        self.identifiers = identifiers
+        self.clock = clock
+    }
+
+    var authEnabled: Bool { !accounts.isEmpty }
+
+    static let shortLivedMessage = "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."
+
+    func handle(_ request: HTTPRequest) -> ServiceOutcome {
+        var warnings: [String] = []
+        func fail(_ error: String, _ description: String, status: Int = 400) -> ServiceOutcome {
+            ServiceOutcome(response: Self.errorResponse(error, description, status: status), reason: error, warnings: warnings)
+        }
+        guard request.method == "POST" else { return fail("invalid_request", "Method \(request.method) is not allowed; use POST", status: 405) }
+        if let type = request.header("content-type"), !type.lowercased().hasPrefix("application/x-www-form-urlencoded") {
+            warnings.append("token request content-type is \(type), not application/x-www-form-urlencoded")
+        }
+        let form = Self.parseForm(request.body)
+        guard let grantType = form["grant_type"] else { return fail("invalid_request", "Missing required parameter: grant_type") }
+        guard grantType == "urn:ietf:params:oauth:grant-type:jwt-bearer" else {
+            return fail("unsupported_grant_type", "Invalid grant_type: \(grantType)")
+        }
+        guard let assertion = form["assertion"], !assertion.isEmpty else {
+            return fail("invalid_request", "Missing required parameter: assertion")
+        }
+        let jwt: DecodedJWT
+        do {
+            jwt = try JWT.decode(assertion)
+        } catch {
+            return fail("invalid_grant", "Invalid JWT: \(error)")
+        }
+        guard let issuer = jwt.claims["iss"]?.stringValue, !issuer.isEmpty else {
+            return fail("invalid_request", "Invalid JWT: the assertion has no iss claim")
+        }
+        let scope = jwt.claims["scope"]?.stringValue ?? ""
+        let hasMessagingScope = scope.split(separator: " ").contains { Self.messagingScopes.contains($0) }
+        let now = clock.nowSeconds
+
+        if authEnabled {
+            guard let account = accounts[issuer] else { return fail("invalid_grant", "Invalid grant: account not found") }
+            guard jwt.algorithm == "RS256" else { return fail("invalid_grant", "Invalid JWT Signature.") }
+            if let keyID = jwt.keyID, keyID != account.privateKeyID { return fail("invalid_grant", "Invalid JWT Signature.") }
+            guard jwt.verifyRS256(key: account.publicKey) else { return fail("invalid_grant", "Invalid JWT Signature.") }
+            guard let audience = jwt.claims["aud"]?.stringValue, acceptedAudience(audience, request: request) else {
+                return fail("invalid_grant", "Invalid JWT: Failed audience check. The right audience is \(Self.googleTokenURL)")
+            }
+            guard let issuedAt = jwt.claims["iat"]?.intValue, let expiresAt = jwt.claims["exp"]?.intValue,
+                  Int64(expiresAt) > now, Int64(issuedAt) <= now + Self.allowedSkewSeconds,
+                  expiresAt > issuedAt, expiresAt - issuedAt <= 3600
+            else { return fail("invalid_grant", Self.shortLivedMessage) }
+            guard !scope.isEmpty else { return fail("invalid_scope", "Invalid OAuth scope or ID token audience provided.") }
+        }
+        if !hasMessagingScope {
+            warnings.append("assertion scope has neither firebase.messaging nor cloud-platform; FCM will refuse the token")
+        }
+
+        let lifetime = configuration.accessTokenLifetimeSeconds
+        let token = "ya29.mock-" + identifiers.hex(48)
+        store.insert(token, IssuedAccessToken(clientEmail: issuer, expiresAtSeconds: now + Int64(lifetime),
+                                              hasMessagingScope: hasMessagingScope), now: now)
+        var w = JSONWriter(capacity: 128)
+        w.beginObject()
+        w.key("access_token"); w.string(token)
+        w.key("expires_in"); w.int(lifetime)
+        w.key("token_type"); w.string("Bearer")
+        w.endObject()
+        let response = HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "application/json; charset=utf-8"),
+                                                           HTTPHeader("cache-control", "no-cache, no-store, max-age=0, must-revalidate")],
+                                    body: w.bytes)
+        return ServiceOutcome(response: response, reason: nil, warnings: warnings, authenticated: true)
+    }
+
+    /// Python's google-auth sends Google's URL; Go sends the key file's `token_uri` (the mock).
+    func acceptedAudience(_ audience: String, request: HTTPRequest) -> Bool {
+        if audience == Self.googleTokenURL || audience == configuration.tokenURL { return true }
+        guard let authority = request.authority else { return false }
+        return audience == "https://\(authority)/token" || audience == "http://\(authority)/token"
+    }
+
+    static func errorResponse(_ error: String, _ description: String, status: Int = 400) -> HTTPResponse {
+        var w = JSONWriter(capacity: 128)
+        w.beginObject()
+        w.key("error"); w.string(error)
+        w.key("error_description"); w.string(description)
+        w.endObject()
+        return HTTPResponse(status: status, headers: [HTTPHeader("content-type", "application/json; charset=utf-8")], body: w.bytes)
+    }
+
+    /// `application/x-www-form-urlencoded`: `&`-separated `name=value`, `+` for space, `%XX`.
+    /// The first occurrence of a name wins.
+    static func parseForm(_ body: [UInt8]) -> [String: String] {
+        var result: [String: String] = [:]
+        for pair in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            let name = percentDecode(parts[0])
+            let value = parts.count > 1 ? percentDecode(parts[1]) : ""
+            if result[name] == nil { result[name] = value }
+        }
+        return result
+    }
+
+    static func percentDecode(_ bytes: ArraySlice<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let b = bytes[i]
+            if b == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if b == UInt8(ascii: "%"), bytes.endIndex - i >= 3,
+                      let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) {
+                out.append(high << 4 | low)
+                i += 3
+                continue
+            } else {
+                out.append(b)
+            }
+            i += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 0x30...0x39: b - 0x30
+        case 0x41...0x46: b - 0x41 + 10
+        case 0x61...0x66: b - 0x61 + 10
+        default: nil
+        }
+    }
+}

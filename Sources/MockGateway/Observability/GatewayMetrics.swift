@@ -1,0 +1,134 @@
+import JSON
+import Synchronization
+
+/// Counters behind `/metrics` (Prometheus text exposition format 0.0.4): requests by route,
+/// status and reason; a latency histogram; spec violations by spec and rule. Gauges owned
+/// by others (open connections, record lines) are passed to `render`.
+public final class GatewayMetrics: GatewayObserver {
+    /// Upper bounds of the latency histogram, in seconds (Prometheus `le` labels).
+    public static let latencyBuckets: [Double] = [
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
+
+    private struct RequestKey: Hashable {
+        var route: GatewayRoute
+        var status: Int
+        var reason: String
+    }
+
+    private struct ViolationKey: Hashable {
+        var spec: String
+        var rule: String
+    }
+
+    private struct State {
+        var requests: [RequestKey: UInt64] = [:]
+        var violations: [ViolationKey: UInt64] = [:]
+        var unmatched: UInt64 = 0
+        var bucketCounts = [UInt64](repeating: 0, count: GatewayMetrics.latencyBuckets.count + 1)
+        var latencySum: Double = 0
+        var latencyCount: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func observe(_ exchange: GatewayExchange) {
+        let latencyNanos = exchange.answeredNanos &- exchange.request.arrivalNanos &+ exchange.response.delayNanos
+        let seconds = exchange.answeredNanos >= exchange.request.arrivalNanos ? Double(latencyNanos) / 1e9 : 0
+        let bucket = Self.latencyBuckets.firstIndex { seconds <= $0 } ?? Self.latencyBuckets.count
+        let key = RequestKey(route: exchange.route, status: exchange.response.status, reason: exchange.reason ?? "")
+        var violated: [ViolationKey] = []
+        var unmatched = false
+        if let verdict = exchange.verdict {
+            let spec = verdict["spec"]?.stringValue
+            if spec == nil, verdict["unmatched"]?.boolValue == true { unmatched = true }
+            for violation in verdict["violations"]?.arrayValue ?? [] {
+                violated.append(ViolationKey(spec: spec ?? "unmatched", rule: violation["rule"]?.stringValue ?? "unknown"))
+            }
+        }
+        state.withLock { state in
+            state.requests[key, default: 0] += 1
+            state.bucketCounts[bucket] += 1
+            state.latencySum += seconds
+            state.latencyCount += 1
+            for v in violated { state.violations[v, default: 0] += 1 }
+            if unmatched { state.unmatched += 1 }
+        }
+    }
+
+    public func reset() {
+        state.withLock { $0 = State() }
+    }
+
+    /// Total requests counted, all routes.
+    public var requestCount: UInt64 { state.withLock { $0.latencyCount } }
+
+    /// Requests counted for one route, by status.
+    public func count(route: GatewayRoute) -> [Int: UInt64] {
+        state.withLock { state in
+            var out: [Int: UInt64] = [:]
+            for (key, n) in state.requests where key.route == route { out[key.status, default: 0] += n }
+            return out
+        }
+    }
+
+    public struct Gauge: Sendable {
+        public var name: String
+        public var help: String
+        public var value: Double
+        public init(name: String, help: String, value: Double) {
+            self.name = name
+            self.help = help
+            self.value = value
+        }
+    }
+
+    /// The exposition text.
+    public func render(gauges: [Gauge] = []) -> String {
+        let snapshot = state.withLock { $0 }
+        var out = ""
+        out += "# HELP pushproof_requests_total Requests answered, by route, HTTP status and APNs reason / FCM error code.\n"
+        out += "# TYPE pushproof_requests_total counter\n"
+        for (key, n) in snapshot.requests.sorted(by: { ($0.key.route.rawValue, $0.key.status, $0.key.reason) < ($1.key.route.rawValue, $1.key.status, $1.key.reason) }) {
+            out += "pushproof_requests_total{route=\"\(key.route.rawValue)\",status=\"\(key.status)\",reason=\"\(escape(key.reason))\"} \(n)\n"
+        }
+        out += "# HELP pushproof_request_duration_seconds Time from a request's arrival to its answer, injected latency included.\n"
+        out += "# TYPE pushproof_request_duration_seconds histogram\n"
+        var cumulative: UInt64 = 0
+        for (i, bound) in Self.latencyBuckets.enumerated() {
+            cumulative += snapshot.bucketCounts[i]
+            out += "pushproof_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        cumulative += snapshot.bucketCounts[Self.latencyBuckets.count]
+        out += "pushproof_request_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
+        out += "pushproof_request_duration_seconds_sum \(snapshot.latencySum)\n"
+        out += "pushproof_request_duration_seconds_count \(snapshot.latencyCount)\n"
+        out += "# HELP pushproof_spec_violations_total Spec violations found, by spec and rule.\n"
+        out += "# TYPE pushproof_spec_violations_total counter\n"
+        for (key, n) in snapshot.violations.sorted(by: { ($0.key.spec, $0.key.rule) < ($1.key.spec, $1.key.rule) }) {
+            out += "pushproof_spec_violations_total{spec=\"\(escape(key.spec))\",rule=\"\(escape(key.rule))\"} \(n)\n"
+        }
+        out += "# HELP pushproof_spec_unmatched_total Requests no spec matched.\n"
+        out += "# TYPE pushproof_spec_unmatched_total counter\n"
+        out += "pushproof_spec_unmatched_total \(snapshot.unmatched)\n"
+        for gauge in gauges {
+            out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) gauge\n\(gauge.name) \(gauge.value)\n"
+        }
+        return out
+    }
+
+    private func escape(_ label: String) -> String {
+        var out = ""
+        for c in label {
+            switch c {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,188 @@
+// Small building blocks the gateway's request path shares: the clock, a lock-free seedable
+// random source, message ids, hex and base64url helpers. No Foundation here: everything runs
+// once per request.
+#if canImport(Glibc)
+import Glibc
+#endif
+import JSON
+import Synchronization
+
+/// Where the gateway reads the time: provider-token age (ExpiredProviderToken), token-update
+/// rate (TooManyProviderTokenUpdates), access-token expiry, 410 timestamps. Tests pass a
+/// `ManualClock` so those rules are checked without waiting.
+public struct GatewayClock: Sendable {
+    private let read: @Sendable () -> UInt64
+
+    /// `nowNanos` returns nanoseconds since the Unix epoch.
+    public init(nowNanos: @escaping @Sendable () -> UInt64) { read = nowNanos }
+
+    public var nowNanos: UInt64 { read() }
+    public var nowSeconds: Int64 { Int64(read() / 1_000_000_000) }
+    public var nowMillis: UInt64 { read() / 1_000_000 }
+
+    /// The wall clock (CLOCK_REALTIME).
+    public static let system = GatewayClock {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+    }
+}
+
+/// A clock that only moves when told to, for tests and for replaying recordings.
+public final class ManualClock: Sendable {
+    private let nanos: Atomic<UInt64>
+
+    public init(epochSeconds: UInt64 = 1_800_000_000) {
+        nanos = Atomic(epochSeconds * 1_000_000_000)
+    }
+
+    public var nowSeconds: UInt64 { nanos.load(ordering: .relaxed) / 1_000_000_000 }
+
+    public func advance(seconds: UInt64) {
+        nanos.add(seconds * 1_000_000_000, ordering: .relaxed)
+    }
+
+    public var gatewayClock: GatewayClock {
+        GatewayClock { [nanos = self] in nanos.nanos.load(ordering: .relaxed) }
+    }
+}
+
+/// SplitMix64 (Steele, Lea, Flood 2014): a full-period bijective mixer. Fed with a counter it
+/// is a random stream any number of threads can draw from with one atomic increment, and the
+/// same seed replays the same sequence of draws.
+@inline(__always)
+func splitMix64(_ value: UInt64) -> UInt64 {
+    var z = value &+ 0x9E37_79B9_7F4A_7C15
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+}
+
+/// A seedable random source shared by all event loops without a lock.
+final class CounterRandomSource: Sendable {
+    private let seed: UInt64
+    private let counter = Atomic<UInt64>(0)
+
+    init(seed: UInt64) { self.seed = seed }
+
+    func next() -> UInt64 {
+        splitMix64(seed ^ splitMix64(counter.add(1, ordering: .relaxed).newValue))
+    }
+
+    /// Uniform in [0, 1).
+    func nextUnit() -> Double {
+        Double(next() >> 11) * (1.0 / 9_007_199_254_740_992.0)
+    }
+}
+
+/// Process-unique identifiers: APNs ids (UUID form), FCM message ids, OAuth access tokens.
+/// A random 64-bit process prefix plus a mixed counter: unique without a lock.
+final class IdentifierSource: Sendable {
+    private let random: CounterRandomSource
+
+    init() {
+        var system = SystemRandomNumberGenerator()
+        random = CounterRandomSource(seed: system.next())
+    }
+
+    /// A canonical lowercase version-4 UUID ("8-4-4-4-12"), the form APNs uses for `apns-id`.
+    func uuid() -> String {
+        // Version 4 and the RFC 4122 variant, set in the random bits.
+        let high = random.next() & 0xFFFF_FFFF_FFFF_0FFF | 0x0000_0000_0000_4000
+        let low = random.next() & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000
+        return String(unsafeUninitializedCapacity: 36) { out in
+            var w = 0
+            for nibbleIndex in 0..<32 {
+                if nibbleIndex == 8 || nibbleIndex == 12 || nibbleIndex == 16 || nibbleIndex == 20 {
+                    out[w] = UInt8(ascii: "-")
+                    w += 1
+                }
+                let word = nibbleIndex < 16 ? high : low
+                let shift = UInt64(60 - 4 * (nibbleIndex % 16))
+                out[w] = hexDigit(UInt8(truncatingIfNeeded: (word >> shift) & 0xF))
+                w += 1
+            }
+            return w
+        }
+    }
+
+    /// `count` lowercase hex digits.
+    func hex(_ count: Int) -> String {
+        String(unsafeUninitializedCapacity: count) { out in
+            var word = random.next()
+            for i in 0..<count {
+                if i % 16 == 0 && i > 0 { word = random.next() }
+                out[i] = hexDigit(UInt8(truncatingIfNeeded: word & 0xF))
+                word >>= 4
+            }
+            return count
+        }
+    }
+
+    /// A decimal message id like the ones FCM returns ("0:1700000000000000%31bd1c9631bd1c96" is
+    /// the legacy form; v1 names end in a plain id).
+    func messageID() -> String { "0:" + String(random.next() >> 1) }
+}
+
+@inline(__always)
+func hexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+}
+
+@inline(__always)
+func isHexDigit(_ byte: UInt8) -> Bool {
+    (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66) || (byte >= 0x41 && byte <= 0x46)
+}
+
+/// True for a canonical UUID: 36 characters, hyphens at 8, 13, 18, 23, hex elsewhere
+/// (APNs: "a canonical UUID", else BadMessageId). Either case is accepted.
+func isCanonicalUUID(_ text: String) -> Bool {
+    guard text.utf8.count == 36 else { return false }
+    func check(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for i in 0..<36 {
+            let b = bytes[i]
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                if b != UInt8(ascii: "-") { return false }
+            } else if !isHexDigit(b) {
+                return false
+            }
+        }
+        return true
+    }
+    if let result = text.utf8.withContiguousStorageIfAvailable(check) { return result }
+    return Array(text.utf8).withUnsafeBufferPointer(check)
+}
+
+/// Byte equality of a slice and a string, by `memcmp` when both are contiguous.
+func utf8Equal(_ bytes: Substring.UTF8View, _ text: String) -> Bool {
+    guard bytes.count == text.utf8.count else { return false }
+    let fast: Bool? = bytes.withContiguousStorageIfAvailable { a in
+        text.utf8.withContiguousStorageIfAvailable { b in
+            guard let pa = a.baseAddress, let pb = b.baseAddress else { return a.count == b.count }
+            return memcmp(pa, pb, a.count) == 0
+        }
+    } ?? nil
+    return fast ?? bytes.elementsEqual(text.utf8)
+}
+
+/// Byte suffix test (String.hasSuffix compares Characters, which costs grapheme breaking).
+func utf8HasSuffix(_ text: Substring.UTF8View, _ suffix: String) -> Bool {
+    let count = suffix.utf8.count
+    guard text.count >= count else { return false }
+    return utf8Equal(text.suffix(count), suffix)
+}
+
+/// Case-insensitive ASCII prefix test without allocating.
+func hasPrefixIgnoringASCIICase(_ text: Substring.UTF8View, _ prefix: StaticString) -> Bool {
+    let p = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+    guard text.count >= p.count else { return false }
+    var i = text.startIndex
+    for expected in p {
+        var b = text[i]
+        if b >= 0x41 && b <= 0x5A { b += 0x20 }
+        if b != expected { return false }
+        i = text.index(after: i)
+    }
+    return true
+}
+

@@ -1,1 +1,0 @@
-// Module PushproofCLI: see Package.swift for its place in the layout.

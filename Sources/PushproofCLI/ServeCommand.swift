@@ -1,0 +1,247 @@
+import Crypto
+import Dispatch
+import Foundation
+import HTTP2Server
+import HTTPCore
+import JSON
+import MockGateway
+import Synchronization
+
+/// `pushproof serve`: the mock APNs + FCM gateway.
+struct ServeCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "serve",
+        abstract: "Run the mock APNs + FCM gateway (with Google's OAuth token endpoint).",
+        options: [
+            .value("listen", "HOST:PORT", "Where the gateway listens (APNs, FCM and /token on one port).", default: "127.0.0.1:8443"),
+            .value("admin", "HOST:PORT|off", "Where the control API and /metrics listen (keep it on loopback).", default: "127.0.0.1:8444"),
+            .flag("h2c", "Serve cleartext (HTTP/2 by prior knowledge, or HTTP/1.1) instead of TLS: for speed runs."),
+            .value("cert", "FILE", "TLS certificate chain (PEM). Without --cert/--key a self-signed one is made at start."),
+            .value("key", "FILE", "TLS private key (PEM), with --cert."),
+            .value("cert-out", "FILE", "Where the generated self-signed certificate is written, for clients to trust.",
+                   default: "pushproof-cert.pem"),
+            .value("config", "FILE", "Gateway configuration (JSON): APNs keys, FCM service accounts, token states, faults. "
+                   + "Without it auth is off and every well-formed token is valid."),
+            .value("record", "FILE", "Append every request and its answer to FILE, one JSON object a line."),
+            .flag("record-append", "Keep the record file's existing lines (default: start it afresh)."),
+            .value("specs", "DIR", "Judge every request against the push specs in DIR and record the verdict."),
+            .flag("reject-violations", "With --specs: answer spec violations 400 instead of as the real gateway would."),
+            .value("threads", "N", "Event-loop threads.", default: "number of cores"),
+            .value("max-body", "BYTES", "Largest request body accepted (larger: stream reset / HTTP 413).", default: "1048576"),
+            .value("idle-timeout", "SECONDS", "Close connections idle this long.", default: "60"),
+            .flag("quiet", "Print nothing but the ready line and errors."),
+        ],
+        discussion: """
+        Prints one line once it is ready, e.g.
+          pushproof serve: ready https://127.0.0.1:8443 (h2, http/1.1) admin http://127.0.0.1:8444 cert pushproof-cert.pem
+        SIGINT or SIGTERM stop it cleanly: answers in flight finish, the record file is flushed and synced.
+
+        EXAMPLES:
+          pushproof serve                                   # zero config: TLS, auth off, every token valid
+          pushproof serve --h2c --listen 127.0.0.1:8080 --record out/record.jsonl
+          pushproof serve --config gateway.json --specs Specs --record out/record.jsonl
+        """)
+
+    let listen: HostPort
+    let admin: HostPort?
+    let h2c: Bool
+    let certificate: (cert: String, key: String)?
+    let certificateOut: String
+    let configPath: String?
+    let recordPath: String?
+    let recordAppend: Bool
+    let specsDirectory: String?
+    let rejectViolations: Bool
+    let threads: Int
+    let maxBody: Int
+    let idleTimeout: Int
+    let quiet: Bool
+
+    init(_ arguments: ParsedArguments) throws {
+        listen = try HostPort(parsing: arguments.value("listen") ?? "127.0.0.1:8443", option: "listen")
+        let adminText = arguments.value("admin") ?? "127.0.0.1:8444"
+        admin = adminText == "off" ? nil : try HostPort(parsing: adminText, option: "admin")
+        h2c = arguments.has("h2c")
+        switch (arguments.value("cert"), arguments.value("key")) {
+        case (let cert?, let key?):
+            guard !h2c else { throw UsageError(message: "--cert/--key and --h2c exclude each other") }
+            certificate = (cert, key)
+        case (nil, nil): certificate = nil
+        default: throw UsageError(message: "--cert and --key go together")
+        }
+        certificateOut = arguments.value("cert-out") ?? "pushproof-cert.pem"
+        configPath = arguments.value("config")
+        recordPath = arguments.value("record")
+        recordAppend = arguments.has("record-append")
+        if recordAppend, recordPath == nil { throw UsageError(message: "--record-append needs --record") }
+        specsDirectory = arguments.value("specs")
+        rejectViolations = arguments.has("reject-violations")
+        if rejectViolations, specsDirectory == nil { throw UsageError(message: "--reject-violations needs --specs") }
+        threads = try arguments.int("threads", default: ServerConfiguration.defaultThreadCount, range: 1...256)
+        maxBody = try arguments.int("max-body", default: 1 << 20, range: 4096...(64 << 20))
+        idleTimeout = try arguments.int("idle-timeout", default: 60, range: 1...86_400)
+        quiet = arguments.has("quiet")
+        if let admin, admin.port == listen.port, admin.port != 0 {
+            throw UsageError(message: "--admin and --listen use the same port \(admin.port)")
+        }
+    }
+
+    func run() async -> Int32 {
+        // Configuration and material first: every problem is reported before anything listens.
+        var configuration = GatewayConfiguration()
+        if let configPath {
+            do {
+                configuration = try GatewayConfiguration.load(path: configPath)
+            } catch {
+                printError("pushproof serve: \(configPath): \(error)")
+                return ExitCode.ioError
+            }
+        }
+        // TODO(specs): judge requests once the spec engine lands.
+        var tls: TLSConfiguration?
+        var certificateNote = ""
+        if let certificate {
+            tls = TLSConfiguration(certificateChainPath: certificate.cert, privateKeyPath: certificate.key)
+        } else if !h2c {
+            do {
+                let generated = try SelfSignedCertificate.generate(
+                    commonName: "pushproof", subjectAltNames: ["localhost", "127.0.0.1", "::1"] + (isLiteralAddress(listen.host) ? [] : [listen.host]))
+                try generated.certificatePEM.write(toFile: certificateOut, atomically: true, encoding: .utf8)
+                tls = TLSConfiguration(certificateChainPEM: generated.certificatePEM, privateKeyPEM: generated.privateKeyPEM)
+                certificateNote = " cert \(certificateOut)"
+            } catch {
+                printError("pushproof serve: cannot write the self-signed certificate to \(certificateOut): \(error)")
+                return ExitCode.ioError
+            }
+        }
+        var recorder: Recorder?
+        if let recordPath {
+            do {
+                recorder = Recorder(file: try RecordFile(path: recordPath, append: recordAppend))
+            } catch {
+                printError("pushproof serve: \(error)")
+                return ExitCode.ioError
+            }
+        }
+        let metrics = GatewayMetrics()
+        let gateway: MockGateway
+        do {
+            gateway = try MockGateway(configuration: configuration, observers: [recorder as (any GatewayObserver)?, metrics].compactMap { $0 })
+        } catch {
+            printError("pushproof serve: \(configPath ?? "configuration"): \(error)")
+            recorder?.file.close()
+            return ExitCode.ioError
+        }
+
+        let server = ServerBox()
+        var description: JSONObject = [
+            "tls": .bool(tls != nil), "threads": .number(Double(threads)),
+            "config": configPath.map { .string($0) } ?? .null, "specs": specsDirectory.map { .string($0) } ?? .null,
+        ]
+        if rejectViolations { description["reject_violations"] = true }
+        var listeners = [ListenerConfiguration(host: listen.host, port: listen.port, tls: tls, handler: gateway)]
+        if let admin {
+            let facts = description
+            let api = AdminAPI(gateway: gateway, metrics: metrics, recorder: recorder,
+                               description: { server.describe(facts) }, statistics: { server.statistics })
+            listeners.append(ListenerConfiguration(host: admin.host, port: admin.port, handler: api))
+        }
+        var settings = ServerConfiguration(threads: threads)
+        settings.maxRequestBodyBytes = maxBody
+        settings.idleTimeout = .seconds(idleTimeout)
+        // APNs' wording when a client opens more streams than allowed.
+        settings.http2.streamLimitGoAwayDebugData = Array(#"{"reason":"Maximum active streams violated for this endpoint."}"#.utf8)
+        let http = HTTPServer(listeners: listeners, configuration: settings)
+        let bound: [BoundListener]
+        do {
+            bound = try http.start()
+        } catch {
+            printError("pushproof serve: \(error)")
+            recorder?.file.close()
+            return ExitCode.ioError
+        }
+        server.set(http)
+
+        let signals = SignalWaiter([SIGINT, SIGTERM])
+        let main = bound[0]
+        let scheme = tls == nil ? "http" : "https"
+        var ready = "pushproof serve: ready \(scheme)://\(HostPort(host: main.host, port: main.port).description) "
+        ready += tls == nil ? "(h2c prior knowledge, http/1.1)" : "(h2, http/1.1)"
+        if bound.count > 1 { ready += " admin http://\(HostPort(host: bound[1].host, port: bound[1].port).description)" }
+        ready += certificateNote
+        if let recordPath { ready += " record \(recordPath)" }
+        if let specsDirectory { ready += " specs \(specsDirectory)" }
+        printNow(ready)
+        if !quiet {
+            printError("pushproof serve: APNs token auth \(gateway.apnsTokenAuthEnabled ? "on" : "off (any bearer token)"), "
+                       + "FCM auth \(gateway.fcmAuthEnabled ? "on" : "off (any access token)"), "
+                       + "\(threads) thread\(threads == 1 ? "" : "s"); SIGINT or SIGTERM to stop")
+        }
+
+        let signal = await signals.next()
+        if !quiet { printError("pushproof serve: \(signal == SIGINT ? "SIGINT" : "SIGTERM"), stopping") }
+        http.shutdown(gracePeriod: .seconds(5))
+        recorder?.file.close()
+        if !quiet {
+            var summary = "pushproof serve: stopped after \(gateway.answeredCount) requests"
+            if let recorder { summary += "; \(recorder.file.lineCount) lines in \(recorder.file.path)" }
+            if let recorder, recorder.file.failedWrites > 0 { summary += " (\(recorder.file.failedWrites) writes FAILED)" }
+            printError(summary)
+        }
+        return recorder.map { $0.file.failedWrites > 0 ? ExitCode.ioError : ExitCode.success } ?? ExitCode.success
+    }
+}
+
+private func isLiteralAddress(_ host: String) -> Bool {
+    host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." } || host == "localhost"
+}
+
+/// Holds the server once started, so the admin API (created before it) can read its counters.
+final class ServerBox: Sendable {
+    private let server = Mutex<HTTPServer?>(nil)
+
+    func set(_ server: HTTPServer) { self.server.withLock { $0 = server } }
+
+    /// `facts` plus the addresses actually bound (port 0 becomes the chosen port).
+    func describe(_ facts: JSONObject) -> JSONObject {
+        var out = facts
+        let bound = server.withLock { $0?.boundListeners } ?? []
+        if let main = bound.first { out["listen"] = .string(HostPort(host: main.host, port: main.port).description) }
+        if bound.count > 1 { out["admin"] = .string(HostPort(host: bound[1].host, port: bound[1].port).description) }
+        return out
+    }
+
+    var statistics: AdminAPI.Statistics {
+        guard let server = server.withLock({ $0 }) else {
+            return .init(openConnections: 0, acceptedConnections: 0, requestsServed: 0)
+        }
+        return .init(openConnections: server.openConnections, acceptedConnections: server.acceptedConnections,
+                     requestsServed: server.requestsServed)
+    }
+}
+
+/// Turns SIGINT/SIGTERM into an awaitable event (Dispatch signal sources: the default action,
+/// termination, is disabled first so no record is lost).
+final class SignalWaiter {
+    private let sources: [any DispatchSourceSignal]
+    private let stream: AsyncStream<Int32>
+
+    init(_ signals: [Int32]) {
+        let (stream, continuation) = AsyncStream<Int32>.makeStream()
+        self.stream = stream
+        var sources: [any DispatchSourceSignal] = []
+        for number in signals {
+            Foundation.signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    func next() async -> Int32 {
+        for await signal in stream { return signal }
+        return SIGTERM
+    }
+}

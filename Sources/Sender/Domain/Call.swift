@@ -1,0 +1,140 @@
+// Calls and rooms (poolse seed, "Ring", "Ring ended", "Call finished", "Missed call").
+
+/// A call rings people; a room is joined at will. "Rooms never ring" and "Rooms never
+/// produce" a missed call (poolse seed).
+public enum CallKind: String, Sendable, Hashable {
+    case call
+    case room
+}
+
+/// `media` on the wire.
+public enum CallMedia: String, Sendable, Hashable {
+    case audio
+    case video
+
+    /// Word used in missed-call text: "Missed voice call" / "Missed video call".
+    var spokenName: String { self == .audio ? "voice" : "video" }
+}
+
+/// `reason` of a `ring_ended` push.
+public enum RingEndedReason: String, Sendable, Hashable, CaseIterable {
+    /// The user answered on another device; "the device that answered is skipped".
+    case answeredElsewhere = "answered_elsewhere"
+    /// The user declined on another device.
+    case declined
+    /// The caller hung up.
+    case cancelled
+    /// The call rang out.
+    case timeout
+    case finished
+}
+
+/// `reason` of a `finished` push ("see Calls & rooms").
+public enum CallEndReason: String, Sendable, Hashable, CaseIterable {
+    case finished
+    case cancelled
+    case noAnswer = "no_answer"
+    case declinedAll = "declined_all"
+    case busyAll = "busy_all"
+
+    /// The `ring_ended` reason a phone still ringing at the end gets: "the call ends while
+    /// their phone is still ringing (cancelled, timeout or finished)".
+    public var ringEndedReason: RingEndedReason {
+        switch self {
+        case .cancelled: .cancelled
+        case .noAnswer: .timeout
+        case .finished, .declinedAll, .busyAll: .finished
+        }
+    }
+}
+
+/// What stopped someone's phone from ringing.
+public enum RingStop: Sendable, Hashable {
+    /// `userID` answered on `deviceToken`: their other Android devices stop.
+    case answeredElsewhere(userID: String, deviceToken: String)
+    /// `userID` declined on `deviceToken` (when known): their other Android devices stop.
+    case declined(userID: String, deviceToken: String?)
+    /// The whole call ended while phones were ringing: everyone still ringing stops.
+    case callEnded(CallEndReason)
+
+    public var reason: RingEndedReason {
+        switch self {
+        case .answeredElsewhere: .answeredElsewhere
+        case .declined: .declined
+        case .callEnded(let end): end.ringEndedReason
+        }
+    }
+}
+
+/// The state of a call or room as the rules see it.
+public struct Call: Sendable, Hashable {
+    public var id: String
+    public var kind: CallKind
+    public var conversation: Conversation
+    public var caller: User
+    public var media: CallMedia
+    /// People rung when the call was placed.
+    public var rung: [String]
+    /// People added later with "Add people" (they were rung too).
+    public var added: [String]
+    public var joined: Set<String>
+    public var declined: Set<String>
+    /// People whose phone refused the ring because they were on another call.
+    public var busy: Set<String>
+    /// Unix milliseconds when the ring gives up (`ring_deadline`).
+    public var ringDeadline: Int64
+
+    public init(
+        id: String, kind: CallKind = .call, conversation: Conversation, caller: User, media: CallMedia,
+        rung: [String] = [], added: [String] = [], joined: Set<String> = [], declined: Set<String> = [],
+        busy: Set<String> = [], ringDeadline: Int64 = 0
+    ) {
+        self.id = id
+        self.kind = kind
+        self.conversation = conversation
+        self.caller = caller
+        self.media = media
+        self.rung = rung
+        self.added = added
+        self.joined = joined
+        self.declined = declined
+        self.busy = busy
+        self.ringDeadline = ringDeadline
+    }
+
+    /// "everyone else in the conversation when a call is placed" (poolse seed, "Ring").
+    public static func placed(
+        id: String, conversation: Conversation, caller: User, media: CallMedia, ringDeadline: Int64
+    ) -> Call {
+        Call(id: id, kind: .call, conversation: conversation, caller: caller, media: media,
+             rung: conversation.members.filter { $0 != caller.id }, ringDeadline: ringDeadline)
+    }
+
+    /// Everyone ever rung, placed first then added, without repeats.
+    public var everyoneRung: [String] {
+        var seen = Set<String>()
+        return (rung + added).filter { seen.insert($0).inserted }
+    }
+
+    /// Rung people whose phone is still ringing: not joined, declined or busy.
+    public var stillRinging: [String] {
+        everyoneRung.filter { !joined.contains($0) && !declined.contains($0) && !busy.contains($0) }
+    }
+
+    /// "the caller, everyone rung, and everyone who joined" (poolse seed, "Call finished").
+    /// Joiners not otherwise listed follow in id order so the fan-out is deterministic.
+    public var everyoneInvolved: [String] {
+        var seen = Set<String>()
+        var people: [String] = []
+        for id in [caller.id] + everyoneRung + joined.sorted() where seen.insert(id).inserted {
+            people.append(id)
+        }
+        return people
+    }
+
+    /// "each person rung who never joined ..., except people who declined. People whose phone
+    /// refused the ring because they were on another call (busy) do get it."
+    public var missedBy: [String] {
+        everyoneRung.filter { !joined.contains($0) && !declined.contains($0) && $0 != caller.id }
+    }
+}

@@ -1,0 +1,47 @@
+import PushModel
+
+/// The `PushRequest.kind` of every seed push.
+public enum PushKind {
+    public static let ring = "poolse.ring"
+    public static let ringEnded = "poolse.ring_ended"
+    public static let callFinished = "poolse.finished"
+    public static let missedCall = "poolse.missed"
+    public static let newMessage = "poolse.message"
+    public static let conversationRead = "poolse.read"
+    public static let yamaMessage = "yama.message"
+    public static let conciergeReply = "concierge.reply"
+}
+
+/// Collects the pushes of one event. Payloads are built lazily, at most once per recipient
+/// and platform, and shared by that recipient's devices (arrays are copy-on-write).
+struct Fanout {
+    var requests: [PushRequest] = []
+
+    /// One FCM data message per Android device in `devices` (skipping `skipToken`).
+    mutating func android(
+        _ devices: [Device], kind: String, ttl: FCMTimeToLive, skipToken: String? = nil,
+        data: () -> [UInt8]
+    ) {
+        var built: [UInt8]?
+        for device in devices where device.platform == .android && !device.token.isEmpty && device.token != skipToken {
+            let payload = built ?? data()
+            built = payload
+            requests.append(PushRequest(
+                device: device, kind: kind,
+                body: FCMEnvelope.dataMessage(token: device.token, data: payload, ttl: ttl)))
+        }
+    }
+
+    /// One APNs push per iOS device in `devices` holding a `tokenKind` token.
+    mutating func apple(
+        _ devices: [Device], tokenKind: IOSTokenKind, kind: String,
+        headers: [(name: String, value: String)], body: () -> [UInt8]
+    ) {
+        var built: [UInt8]?
+        for device in devices where device.platform == .ios && device.kind == tokenKind && !device.token.isEmpty {
+            let payload = built ?? body()
+            built = payload
+            requests.append(PushRequest(device: device, kind: kind, headers: headers, body: payload))
+        }
+    }
+}

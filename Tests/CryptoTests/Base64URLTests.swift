@@ -1,0 +1,83 @@
+import Testing
+@testable import Crypto
+
+@Suite struct Base64URLTests {
+    @Test(arguments: [
+        ([UInt8](), ""),
+        ([0x66], "Zg"),
+        ([0x66, 0x6F], "Zm8"),
+        ([0x66, 0x6F, 0x6F], "Zm9v"),
+        (Array("foobar".utf8), "Zm9vYmFy"),
+        ([0xFB, 0xFF, 0xBF], "-_-_"),   // the two characters that differ from plain base64
+        ([0x00, 0x00, 0x00, 0x00], "AAAAAA"),
+    ])
+    func encodesWithoutPadding(bytes: [UInt8], expected: String) {
+        #expect(Base64URL.encode(bytes) == expected)
+        #expect(Base64URL.decode(expected) == bytes)
+    }
+
+    @Test func acceptsCorrectPadding() {
+        #expect(Base64URL.decode("Zg==") == [0x66])
+        #expect(Base64URL.decode("Zm8=") == [0x66, 0x6F])
+    }
+
+    @Test(arguments: [
+        "Zg=",        // padding that does not complete a quantum
+        "Zg===",      // too much padding
+        "Z===",
+        "====",
+        "Zm9v=",
+        "Z",          // one character left over cannot encode a byte
+        "Zm9vY",
+        "Zm+v",       // plain-base64 characters
+        "Zm/v",
+        "Zm 9v",      // whitespace
+        "Zm9v\n",
+        "Zh",         // non-zero unused bits (canonical form is "Zg")
+        "Zm9",        // canonical form is "Zm8"
+        "Zm8=Zm8=",   // padding in the middle
+        "é",
+    ])
+    func rejectsInvalid(text: String) {
+        #expect(Base64URL.decode(text) == nil)
+    }
+
+    @Test func roundTripsEveryLengthAndByte() {
+        var bytes: [UInt8] = []
+        for length in 0 ..< 300 {
+            bytes.append(UInt8(truncatingIfNeeded: length &* 37 &+ 11))
+            let encoded = Base64URL.encode(bytes)
+            #expect(!encoded.contains("="))
+            #expect(Base64URL.decode(encoded) == bytes)
+            #expect(Base64URL.decode(bytes: Array(encoded.utf8)) == bytes)
+        }
+    }
+
+    @Test func decodesSubstringsAndNonContiguousCollections() {
+        let text = "xx.Zm9vYmFy.yy"
+        let middle = text.split(separator: ".")[1]
+        #expect(Base64URL.decode(middle) == Array("foobar".utf8))
+        #expect(Base64URL.encode(Array("foobar".utf8).lazy.map { $0 }) == "Zm9vYmFy")
+        #expect(Base64URL.decode(bytes: "Zm9vYmFy".utf8.lazy.map { $0 }) == Array("foobar".utf8))
+    }
+}
+
+@Suite struct DigestAndRandomTests {
+    @Test func sha256KnownAnswers() {
+        // FIPS 180-2 appendix B.1 and the empty string.
+        #expect(hex(SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(hex(SHA256.hash([UInt8]())) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hash("abc".utf8) == SHA256.hash(Array("abc".utf8)))
+    }
+
+    @Test func randomBytesHaveTheLengthAskedAndDiffer() {
+        #expect(SecureRandom.bytes(0).isEmpty)
+        let a = SecureRandom.bytes(32), b = SecureRandom.bytes(32)
+        #expect(a.count == 32 && b.count == 32)
+        #expect(a != b)
+    }
+}
+
+func hex(_ bytes: [UInt8]) -> String {
+    bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+}

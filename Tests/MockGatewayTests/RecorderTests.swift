@@ -1,0 +1,126 @@
+import Foundation
+import HTTPCore
+import JSON
+import Testing
+@testable import MockGateway
+
+@Suite struct RecorderTests {
+    static func exchange(body: String = #"{"aps":{}}"#, route: GatewayRoute = .apns,
+                         authorization: String = "bearer aGVhZGVy.Y2xhaW1z.c2lnbmF0dXJl") -> GatewayExchange {
+        let request = HTTPRequest(method: "POST", path: "/3/device/abcd", authority: "127.0.0.1",
+                                  headers: [HTTPHeader("authorization", authorization), HTTPHeader("apns-topic", "com.x"),
+                                            HTTPHeader("apns-topic", "com.y")],
+                                  body: Array(body.utf8), connectionID: 7, streamID: 3,
+                                  arrivalNanos: 1_793_952_000_123_456_789)
+        let response = HTTPResponse(status: 400, headers: [HTTPHeader("apns-id", "0D8E0FD5-E3C4-4B4B-8E2A-0E94E1E1B1B1")],
+                                    body: Array(#"{"reason":"DuplicateHeaders"}"#.utf8))
+        return GatewayExchange(request: request, response: response, route: route, reason: "DuplicateHeaders",
+                               answeredNanos: 1_793_952_000_124_000_000)
+    }
+
+    static func temporaryPath(_ name: String) -> String {
+        NSTemporaryDirectory() + "pushproof-\(UUID().uuidString)-\(name)"
+    }
+
+    static func lines(of path: String) throws -> [JSONValue] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        return try text.split(separator: "\n").map { try JSONParser.parse(String($0)) }
+    }
+
+    @Test func aLineHoldsRequestResponseAndRedactedAuthorization() throws {
+        let path = Self.temporaryPath("one.jsonl")
+        defer { unlink(path) }
+        let recorder = Recorder(file: try RecordFile(path: path))
+        recorder.observe(Self.exchange())
+        recorder.file.close()
+        let line = try #require(try Self.lines(of: path).first)
+        #expect(line["v"] == 1)
+        #expect(line["seq"] == 1)
+        #expect(line["time"] == "2026-11-06T08:00:00.123456Z")
+        #expect(line["connection"] == 7)
+        #expect(line["stream"] == 3)
+        #expect(line["route"] == "apns")
+        #expect(line["path"] == "/3/device/abcd")
+        // Repeated headers are kept in order, as pairs.
+        #expect(line["headers"] == [["authorization", "bearer aGVhZGVy.Y2xhaW1z.<redacted>"], ["apns-topic", "com.x"], ["apns-topic", "com.y"]])
+        #expect(line["body"] == #"{"aps":{}}"#)
+        #expect(line["response"]?["status"] == 400)
+        #expect(line["response"]?["reason"] == "DuplicateHeaders")
+        #expect(line["response"]?["body"] == #"{"reason":"DuplicateHeaders"}"#)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(!text.contains("c2lnbmF0dXJl"), "the JWT signature must never be written")
+    }
+
+    @Test func opaqueTokensAndOAuthAssertionsAreRedacted() {
+        #expect(Redaction.authorization("Bearer ya29.secretsecretsecret") == "Bearer ya29.sec…<redacted>")
+        #expect(Redaction.formAssertion("grant_type=x&assertion=aaa.bbb.sig") == "grant_type=x&assertion=aaa.bbb.<redacted>")
+        #expect(Redaction.authorization("garbage") == "<redacted>")
+    }
+
+    @Test func binaryBodiesAreKeptAsBase64() throws {
+        let path = Self.temporaryPath("binary.jsonl")
+        defer { unlink(path) }
+        let recorder = Recorder(file: try RecordFile(path: path))
+        var exchange = Self.exchange()
+        exchange.request.body = [0xFF, 0x00, 0x41]
+        recorder.observe(exchange)
+        recorder.file.close()
+        let line = try #require(try Self.lines(of: path).first)
+        #expect(line["body"] == nil)
+        #expect(line["body_base64"] == "/wBB")
+    }
+
+    @Test func concurrentWritersLoseNothingAndSequenceIsDense() async throws {
+        let path = Self.temporaryPath("many.jsonl")
+        defer { unlink(path) }
+        // A tiny high-water mark forces producers through the overflow path too.
+        let recorder = Recorder(file: try RecordFile(path: path, highWater: 4096, flushIntervalMillis: 5))
+        let writers = 8, perWriter = 2_000
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<writers {
+                group.addTask { for _ in 0..<perWriter { recorder.observe(Self.exchange()) } }
+            }
+        }
+        recorder.file.close()
+        let lines = try Self.lines(of: path)
+        #expect(lines.count == writers * perWriter)
+        let sequences = lines.compactMap { $0["seq"]?.intValue }
+        #expect(sequences == Array(1...(writers * perWriter)), "lines are in sequence order with no gaps")
+    }
+
+    @Test func openingAnUnwritablePathIsAClearError() {
+        #expect {
+            _ = try RecordFile(path: "/nonexistent-dir/record.jsonl")
+        } throws: { error in
+            "\(error)".contains("/nonexistent-dir/record.jsonl") && "\(error)".contains("No such file")
+        }
+    }
+
+    @Test func timestampsFormatAcrossLeapYears() {
+        #expect(Timestamp.iso8601(nanos: 0) == "1970-01-01T00:00:00.000000Z")
+        #expect(Timestamp.iso8601(nanos: 951_782_400_000_000_000) == "2000-02-29T00:00:00.000000Z")
+        #expect(Timestamp.iso8601(nanos: 1_709_251_199_999_999_000) == "2024-02-29T23:59:59.999999Z")
+    }
+}
+
+@Suite struct GatewayMetricsTests {
+    @Test func countsByRouteStatusReasonAndViolations() {
+        let metrics = GatewayMetrics()
+        var exchange = RecorderTests.exchange()
+        metrics.observe(exchange)
+        metrics.observe(exchange)
+        exchange.verdict = ["spec": "poolse.ring.apns", "violations": [["rule": "push-type"]]]
+        metrics.observe(exchange)
+        let text = metrics.render(gauges: [.init(name: "pushproof_open_connections", help: "Open connections.", value: 2)])
+        #expect(text.contains(#"pushproof_requests_total{route="apns",status="400",reason="DuplicateHeaders"} 3"#))
+        #expect(text.contains(#"pushproof_spec_violations_total{spec="poolse.ring.apns",rule="push-type"} 1"#))
+        #expect(text.contains("pushproof_request_duration_seconds_count 3"))
+        #expect(text.contains(#"pushproof_request_duration_seconds_bucket{le="+Inf"} 3"#))
+        // 0.54 ms from arrival to answer: counted in the 1 ms bucket, not the 0.5 ms one.
+        #expect(text.contains(#"pushproof_request_duration_seconds_bucket{le="0.0005"} 0"#))
+        #expect(text.contains(#"pushproof_request_duration_seconds_bucket{le="0.001"} 3"#))
+        #expect(text.contains("pushproof_open_connections 2.0"))
+        metrics.reset()
+        #expect(metrics.requestCount == 0)
+    }
+}
