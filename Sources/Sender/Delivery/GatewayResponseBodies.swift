@@ -1,6 +1,6 @@
 // The bodies the gateways answer with, read into small structs. Only the fields the sender
 // acts on are kept.
-import Foundation
+import JSON
 
 /// APNs error body: `{"reason": "BadDeviceToken"}`; a 410 adds `"timestamp": <ms>` (apns.md).
 public struct APNSErrorBody: Sendable, Equatable {
@@ -46,23 +46,23 @@ enum GatewayResponseBodies {
 
     static func apnsError(_ body: [UInt8]) -> APNSErrorBody? {
         guard let object = jsonObject(body) else { return nil }
-        return APNSErrorBody(reason: object["reason"] as? String, timestamp: integer(object["timestamp"]))
+        return APNSErrorBody(reason: object["reason"]?.stringValue, timestamp: object["timestamp"]?.intValue)
     }
 
     static func fcmMessageName(_ body: [UInt8]) -> String? {
-        jsonObject(body)?["name"] as? String
+        jsonObject(body)?["name"]?.stringValue
     }
 
     static func fcmError(_ body: [UInt8]) -> FCMErrorBody? {
-        guard let error = jsonObject(body)?["error"] as? [String: Any] else { return nil }
-        var parsed = FCMErrorBody(code: integer(error["code"]), message: error["message"] as? String, status: error["status"] as? String)
-        for detail in (error["details"] as? [Any]) ?? [] {
-            guard let detail = detail as? [String: Any], let type = detail["@type"] as? String else { continue }
+        guard let error = jsonObject(body)?["error"]?.objectValue else { return nil }
+        var parsed = FCMErrorBody(code: error["code"]?.intValue, message: error["message"]?.stringValue, status: error["status"]?.stringValue)
+        for detail in error["details"]?.arrayValue ?? [] {
+            guard let type = detail["@type"]?.stringValue else { continue }
             if type == fcmErrorType, parsed.errorCode == nil {
-                parsed.errorCode = detail["errorCode"] as? String
+                parsed.errorCode = detail["errorCode"]?.stringValue
             } else if type == badRequestType {
-                for violation in (detail["fieldViolations"] as? [Any]) ?? [] {
-                    if let field = (violation as? [String: Any])?["field"] as? String { parsed.violatedFields.append(field) }
+                for violation in detail["fieldViolations"]?.arrayValue ?? [] {
+                    if let field = violation["field"]?.stringValue { parsed.violatedFields.append(field) }
                 }
             }
         }
@@ -70,26 +70,21 @@ enum GatewayResponseBodies {
     }
 
     static func oauthToken(_ body: [UInt8]) -> OAuthTokenResponse? {
-        guard let object = jsonObject(body), let token = object["access_token"] as? String, !token.isEmpty else { return nil }
-        return OAuthTokenResponse(accessToken: token, expiresIn: integer(object["expires_in"]) ?? 3600)
+        guard let object = jsonObject(body), let token = object["access_token"]?.stringValue, !token.isEmpty else { return nil }
+        return OAuthTokenResponse(accessToken: token, expiresIn: object["expires_in"]?.intValue ?? 3600)
     }
 
     /// `{"error": "invalid_grant", "error_description": "..."}` as one string.
     static func oauthError(_ body: [UInt8]) -> String? {
-        guard let object = jsonObject(body), let error = object["error"] as? String else { return nil }
-        if let description = object["error_description"] as? String { return "\(error): \(description)" }
+        guard let object = jsonObject(body), let error = object["error"]?.stringValue else { return nil }
+        if let description = object["error_description"]?.stringValue { return "\(error): \(description)" }
         return error
     }
 
-    private static func jsonObject(_ body: [UInt8]) -> [String: Any]? {
+    /// Gateway answers are small and untrusted: a shallow depth limit, and anything that is
+    /// not a JSON object reads as "no body".
+    private static func jsonObject(_ body: [UInt8]) -> JSONObject? {
         guard !body.isEmpty else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-    }
-
-    private static func integer(_ value: Any?) -> Int? {
-        guard let number = value as? NSNumber else { return nil }
-        let double = number.doubleValue
-        guard double.isFinite, abs(double) < 9.0e15 else { return nil }
-        return Int(double)
+        return (try? JSONParser.parse(body, options: .init(maxDepth: 32)))?.objectValue
     }
 }
