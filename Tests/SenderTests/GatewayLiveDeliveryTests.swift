@@ -65,11 +65,7 @@ import Testing
         #expect(try store.devices(of: "gone") == [])
         #expect(try store.devices(of: "payload") == [payloadError])
         let statistics = deliverer.metrics.snapshot
-        if base.hasPrefix("https://") || PushDeliverer.canMultiplexCleartextHTTP2 {
-            #expect(statistics.connectionsOpened == 1)
-        } else {
-            #expect(statistics.connectionsOpened == statistics.attemptsSent + statistics.accessTokensFetched)
-        }
+        #expect(statistics.connectionsOpened == 1)
         #expect(statistics.providerTokensSigned == 1)
         #expect(statistics.accessTokensFetched == 1)
         #expect(statistics.devicesDeleted == 4)

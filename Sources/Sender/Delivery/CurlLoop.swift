@@ -23,6 +23,20 @@ final class CurlLoop {
     private var accessTokenRequestInFlight = false
     private var lastAccessTokenFailure: UInt64?
     private var random = SystemRandomNumberGenerator()
+    /// h2c on a libcurl that cannot reuse prior-knowledge connections (see
+    /// `CurlTransfer.HTTPMode`): per origin, whether a connection is being opened (requests
+    /// park until it is up) or is up (requests multiplex onto it).
+    private var cleartextOrigins: [String: CleartextOriginState] = [:]
+    private var parkedUntilConnected: [String: [ParkedRequest]] = [:]
+
+    private enum CleartextOriginState { case cold, connecting, connected }
+
+    private struct ParkedRequest {
+        var url: String
+        var headers: [String]
+        var body: [UInt8]
+        var purpose: CurlTransfer.Purpose
+    }
 
     init(shared: DeliveryShared) throws(DeliveryError) {
         guard curlGlobalInitResult == CURLE_OK else { throw .setupFailed("curl_global_init failed") }
@@ -71,7 +85,7 @@ final class CurlLoop {
     }
 
     private var isIdle: Bool {
-        activeTransfers == 0 && retryQueue.isEmpty && waitingForAccessToken.isEmpty
+        activeTransfers == 0 && retryQueue.isEmpty && waitingForAccessToken.isEmpty && parkedUntilConnected.isEmpty
     }
 
     private func pollTimeoutMilliseconds() -> Int32 {
@@ -195,26 +209,71 @@ final class CurlLoop {
     }
 
     private func startTransfer(url: String, headers: [String], body: [UInt8], purpose: CurlTransfer.Purpose) {
+        var mode = CurlTransfer.HTTPMode.tls
+        if url.hasPrefix("http://") {
+            mode = .priorKnowledge
+            if CurlTransfer.priorKnowledgeReuseIsBroken {
+                let origin = Self.origin(of: url)
+                switch cleartextOrigins[origin, default: .cold] {
+                case .cold:
+                    cleartextOrigins[origin] = .connecting
+                    mode = .priorKnowledgeProbe(origin: origin)
+                case .connecting:
+                    parkedUntilConnected[origin, default: []].append(ParkedRequest(url: url, headers: headers, body: body, purpose: purpose))
+                    return
+                case .connected:
+                    mode = .reuseCleartext(origin: origin)
+                }
+            }
+        }
         let transfer: CurlTransfer
         if let idle = idleTransfers.popLast() {
             transfer = idle
-        } else {
-            guard let created = CurlTransfer(configuration: configuration) else {
-                fail(purpose, verdict: .fail(reason: "NetworkError: curl_easy_init failed", status: 0))
-                return
-            }
+        } else if let created = CurlTransfer(configuration: configuration) {
             transfer = created
             allTransfers.append(transfer)
+        } else {
+            cleartextOriginFinished(mode, connected: false)
+            fail(purpose, verdict: .fail(reason: "NetworkError: curl_easy_init failed", status: 0))
+            return
         }
-        let prepared = transfer.prepare(url: url, headers: headers, body: body, purpose: purpose)
+        let prepared = transfer.prepare(url: url, headers: headers, body: body, purpose: purpose, mode: mode)
         guard prepared, curl_multi_add_handle(multi, transfer.easy) == CURLM_OK else {
             transfer.reset()
             idleTransfers.append(transfer)
+            cleartextOriginFinished(mode, connected: false)
             fail(purpose, verdict: .fail(reason: "NetworkError: could not set up the request for \(url)", status: 0))
             return
         }
         activeTransfers += 1
         if case .push = purpose { shared.metrics.attemptsSent.add(1, ordering: .relaxed) }
+    }
+
+    /// Tracks h2c connections on a libcurl that cannot reuse them with prior knowledge.
+    /// A probe that got an HTTP/2 answer means the connection is up: parked requests go
+    /// out and multiplex onto it. A reusing request that had to open a connection itself
+    /// (the h2c one was closed) got HTTP/1.1: the next request probes again.
+    private func cleartextOriginFinished(_ mode: CurlTransfer.HTTPMode, connected: Bool) {
+        switch mode {
+        case .priorKnowledgeProbe(let origin):
+            cleartextOrigins[origin] = connected ? .connected : .cold
+            let parked = parkedUntilConnected.removeValue(forKey: origin) ?? []
+            for request in parked {
+                startTransfer(url: request.url, headers: request.headers, body: request.body, purpose: request.purpose)
+            }
+        case .reuseCleartext(let origin):
+            if !connected, cleartextOrigins[origin] == .connected { cleartextOrigins[origin] = .cold }
+        case .tls, .priorKnowledge:
+            break
+        }
+    }
+
+    /// "http://host:port" of a URL: libcurl shares connections per host and port.
+    static func origin(of url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        let rest = url[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        return String(url[..<authorityEnd])
     }
 
     private func fail(_ purpose: CurlTransfer.Purpose, verdict: DeliveryVerdict) {
@@ -251,6 +310,16 @@ final class CurlLoop {
             shared.metrics.connectionsOpened.add(newConnections, ordering: .relaxed)
             let answer = transfer.finish(result: result, status: status)
             idleTransfers.append(transfer)
+            if answer.mode.cleartextOrigin != nil {
+                var httpVersion = 0
+                _ = cshim_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &httpVersion)
+                let overHTTP2 = result == CURLE_OK && httpVersion == Int(CURL_HTTP_VERSION_2_0)
+                if case .reuseCleartext = answer.mode {
+                    cleartextOriginFinished(answer.mode, connected: overHTTP2 && newConnections == 0)
+                } else {
+                    cleartextOriginFinished(answer.mode, connected: overHTTP2)
+                }
+            }
             switch answer.purpose {
             case .push(var job):
                 job.attempts += 1

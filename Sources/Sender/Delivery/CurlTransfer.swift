@@ -12,9 +12,31 @@ final class CurlTransfer {
         case accessToken
     }
 
+    /// How the request asks for HTTP/2.
+    enum HTTPMode: Equatable {
+        /// https://: h2 by ALPN.
+        case tls
+        /// http://: HTTP/2 with prior knowledge (h2c), on a new or an existing connection.
+        case priorKnowledge
+        /// http:// on a libcurl that cannot reuse h2c connections: the first request to an
+        /// origin opens the connection with prior knowledge (`priorKnowledgeProbe`), the rest
+        /// ask for plain HTTP/2 (`reuseCleartext`), which libcurl multiplexes onto that
+        /// connection without tripping the bug.
+        case priorKnowledgeProbe(origin: String)
+        case reuseCleartext(origin: String)
+
+        var cleartextOrigin: String? {
+            switch self {
+            case .priorKnowledgeProbe(let origin), .reuseCleartext(let origin): origin
+            case .tls, .priorKnowledge: nil
+            }
+        }
+    }
+
     /// What one finished request produced.
     struct Answer {
         var purpose: Purpose
+        var mode: HTTPMode
         var body: [UInt8]
         var apnsID: String?
         var retryAfter: Double?
@@ -29,6 +51,7 @@ final class CurlTransfer {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private(set) var purpose: Purpose = .idle
+    private(set) var mode: HTTPMode = .tls
     fileprivate var body: [UInt8] = []
     fileprivate var apnsID: String?
     fileprivate var retryAfter: Double?
@@ -48,6 +71,8 @@ final class CurlTransfer {
         _ = cshim_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = cshim_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = cshim_easy_setopt_long(easy, CURLOPT_POST, 1)
+        // Wait for an existing connection to multiplex on rather than open another.
+        _ = cshim_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = cshim_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, configuration.requestTimeoutMilliseconds)
         _ = cshim_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeoutMilliseconds)
         switch configuration.tls {
@@ -68,26 +93,21 @@ final class CurlTransfer {
         errorBuffer.deallocate()
     }
 
-    /// Sets up one POST. http:// speaks HTTP/2 with prior knowledge (h2c); https:// asks
-    /// for h2 by ALPN.
-    func prepare(url: String, headers: [String], body requestBody: [UInt8], purpose: Purpose) -> Bool {
+    /// Sets up one POST; `mode` says how to ask for HTTP/2.
+    func prepare(url: String, headers: [String], body requestBody: [UInt8], purpose: Purpose, mode: HTTPMode) -> Bool {
         reset()
         self.purpose = purpose
+        self.mode = mode
         for line in headers {
             guard let appended = curl_slist_append(headerList, line) else { return false }
             headerList = appended
         }
-        let cleartext = url.hasPrefix("http://")
-        let version = cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
-        // Wait for an existing connection to multiplex on rather than open another, except
-        // where the libcurl in use cannot reuse an h2c connection at all.
-        let multiplex = !(cleartext && CurlTransfer.priorKnowledgeReuseIsBroken)
+        let version = switch mode {
+        case .tls, .reuseCleartext: CURL_HTTP_VERSION_2TLS
+        case .priorKnowledge, .priorKnowledgeProbe: CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+        }
         var ok = cshim_easy_setopt_string(easy, CURLOPT_URL, url) == CURLE_OK
         ok = ok && cshim_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(version)) == CURLE_OK
-        ok = ok && cshim_easy_setopt_long(easy, CURLOPT_PIPEWAIT, multiplex ? 1 : 0) == CURLE_OK
-        // Both: FORBID_REUSE alone still lets a pending transfer join the open connection.
-        ok = ok && cshim_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, multiplex ? 0 : 1) == CURLE_OK
-        ok = ok && cshim_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, multiplex ? 0 : 1) == CURLE_OK
         ok = ok && cshim_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList) == CURLE_OK
         ok = ok && cshim_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(requestBody.count)) == CURLE_OK
         // libcurl copies the body, so the push's array need not outlive this call.
@@ -100,7 +120,7 @@ final class CurlTransfer {
 
     /// Takes the answer and makes the handle idle again.
     func finish(result: CURLcode, status: Int) -> Answer {
-        var answer = Answer(purpose: purpose, body: body, apnsID: apnsID, retryAfter: retryAfter, transportError: nil)
+        var answer = Answer(purpose: purpose, mode: mode, body: body, apnsID: apnsID, retryAfter: retryAfter, transportError: nil)
         if result != CURLE_OK {
             let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(result))
             answer.transportError = ResponseClassifier.classifyTransportError(
@@ -112,6 +132,7 @@ final class CurlTransfer {
 
     func reset() {
         purpose = .idle
+        mode = .tls
         curl_slist_free_all(headerList)
         headerList = nil
         body.removeAll(keepingCapacity: true)
@@ -122,8 +143,8 @@ final class CurlTransfer {
 
     /// libcurl before 8.0 fails every request that reuses an HTTP/2 prior-knowledge (h2c)
     /// connection with CURLE_HTTP2, "Error in the HTTP2 framing layer" (curl issue #10634,
-    /// fixed in 8.0.0 by PR #10643; Debian bookworm ships 7.88.1 unfixed). There, each h2c
-    /// request gets its own connection; HTTP/2 over TLS multiplexes normally.
+    /// fixed in 8.0.0 by PR #10643; Debian bookworm ships 7.88.1 unfixed). Requests that
+    /// ask for plain HTTP/2 reuse such a connection fine, hence `HTTPMode.reuseCleartext`.
     static let priorKnowledgeReuseIsBroken: Bool = {
         // version_num sits in the first version of the struct, so the oldest layout suffices.
         guard let info = curl_version_info(CURLVERSION_FIRST) else { return true }

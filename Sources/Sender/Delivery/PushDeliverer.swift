@@ -62,11 +62,6 @@ public final class PushDeliverer: Sendable {
         shared.requestStop()
     }
 
-    /// Whether the libcurl in use can multiplex HTTP/2 prior-knowledge (http://) requests
-    /// over one connection. libcurl before 8.0 cannot (curl issue #10634): there every
-    /// http:// request opens its own connection, while https:// multiplexes as configured.
-    public static var canMultiplexCleartextHTTP2: Bool { !CurlTransfer.priorKnowledgeReuseIsBroken }
-
     /// Hands a push over; returns its ticket (the `PushResult.ticket` of its outcome).
     /// Suspends while `maxInFlight` pushes are unfinished.
     @discardableResult
