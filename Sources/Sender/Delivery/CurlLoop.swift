@@ -23,13 +23,12 @@ final class CurlLoop {
     private var accessTokenRequestInFlight = false
     private var lastAccessTokenFailure: UInt64?
     private var random = SystemRandomNumberGenerator()
-    /// h2c on a libcurl that cannot reuse prior-knowledge connections (see
-    /// `CurlTransfer.HTTPMode`): per origin, whether a connection is being opened (requests
-    /// park until it is up) or is up (requests multiplex onto it).
-    private var cleartextOrigins: [String: CleartextOriginState] = [:]
+    /// Per origin: no connection yet, one being opened by a lone first request (the others
+    /// park until it answers), or one up that requests multiplex onto.
+    private var origins: [String: OriginState] = [:]
     private var parkedUntilConnected: [String: [ParkedRequest]] = [:]
 
-    private enum CleartextOriginState { case cold, connecting, connected }
+    private enum OriginState { case cold, connecting, connected }
 
     private struct ParkedRequest {
         var url: String
@@ -50,9 +49,18 @@ final class CurlLoop {
         accessTokens = AccessTokenCache(refreshMarginSeconds: shared.configuration.accessTokenRefreshMarginSeconds)
         // HTTP/2 multiplexing: many streams per connection, at most N connections per host.
         _ = cshim_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
-        _ = cshim_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.connectionsPerGateway)
+        _ = cshim_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, Self.effectiveConnectionsPerHost(configuration))
         _ = cshim_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.streamsPerConnection)
         _ = cshim_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.connectionsPerGateway * 3)
+    }
+
+    /// `connectionsPerGateway`, except with h2c on a libcurl that cannot reuse prior-knowledge
+    /// connections: there a second connection would be opened by a plain-HTTP/2 request and
+    /// so speak HTTP/1.1, so one connection it is.
+    static func effectiveConnectionsPerHost(_ configuration: DeliveryConfiguration) -> Int {
+        let urls = [configuration.apnsBaseURL, configuration.fcmBaseURL, configuration.oauthTokenURL ?? ""]
+        if CurlTransfer.priorKnowledgeReuseIsBroken, urls.contains(where: { $0.hasPrefix("http://") }) { return 1 }
+        return configuration.connectionsPerGateway
     }
 
     deinit {
@@ -208,23 +216,26 @@ final class CurlLoop {
             body: Array(body.utf8), purpose: .accessToken)
     }
 
+    /// Starts one request. The first request to an origin goes alone and the rest wait for
+    /// its answer: APNs lets a new connection carry one stream until a request with a valid
+    /// provider token succeeds (apns.md, "Transport"), so a burst on a fresh connection is
+    /// refused or answered with GOAWAY; and on libcurl before 8.0 only that first h2c
+    /// request may use prior knowledge (`CurlTransfer.priorKnowledgeReuseIsBroken`).
     private func startTransfer(url: String, headers: [String], body: [UInt8], purpose: CurlTransfer.Purpose) {
-        var mode = CurlTransfer.HTTPMode.tls
-        if url.hasPrefix("http://") {
-            mode = .priorKnowledge
-            if CurlTransfer.priorKnowledgeReuseIsBroken {
-                let origin = Self.origin(of: url)
-                switch cleartextOrigins[origin, default: .cold] {
-                case .cold:
-                    cleartextOrigins[origin] = .connecting
-                    mode = .priorKnowledgeProbe(origin: origin)
-                case .connecting:
-                    parkedUntilConnected[origin, default: []].append(ParkedRequest(url: url, headers: headers, body: body, purpose: purpose))
-                    return
-                case .connected:
-                    mode = .reuseCleartext(origin: origin)
-                }
-            }
+        let origin = Self.origin(of: url)
+        let cleartext = url.hasPrefix("http://")
+        let mode: CurlTransfer.HTTPMode
+        switch origins[origin, default: .cold] {
+        case .cold:
+            origins[origin] = .connecting
+            mode = .init(version: cleartext ? .priorKnowledge : .tls, origin: origin, isProbe: true)
+        case .connecting:
+            parkedUntilConnected[origin, default: []].append(ParkedRequest(url: url, headers: headers, body: body, purpose: purpose))
+            return
+        case .connected:
+            let version: CurlTransfer.HTTPMode.Version =
+                cleartext ? (CurlTransfer.priorKnowledgeReuseIsBroken ? .plainHTTP2 : .priorKnowledge) : .tls
+            mode = .init(version: version, origin: origin, isProbe: false)
         }
         let transfer: CurlTransfer
         if let idle = idleTransfers.popLast() {
@@ -233,38 +244,35 @@ final class CurlLoop {
             transfer = created
             allTransfers.append(transfer)
         } else {
-            cleartextOriginFinished(mode, connected: false)
             fail(purpose, verdict: .fail(reason: "NetworkError: curl_easy_init failed", status: 0))
+            originFinished(mode, connectionIsUp: false)
             return
         }
         let prepared = transfer.prepare(url: url, headers: headers, body: body, purpose: purpose, mode: mode)
         guard prepared, curl_multi_add_handle(multi, transfer.easy) == CURLM_OK else {
             transfer.reset()
             idleTransfers.append(transfer)
-            cleartextOriginFinished(mode, connected: false)
             fail(purpose, verdict: .fail(reason: "NetworkError: could not set up the request for \(url)", status: 0))
+            originFinished(mode, connectionIsUp: false)
             return
         }
         activeTransfers += 1
         if case .push = purpose { shared.metrics.attemptsSent.add(1, ordering: .relaxed) }
     }
 
-    /// Tracks h2c connections on a libcurl that cannot reuse them with prior knowledge.
-    /// A probe that got an HTTP/2 answer means the connection is up: parked requests go
-    /// out and multiplex onto it. A reusing request that had to open a connection itself
-    /// (the h2c one was closed) got HTTP/1.1: the next request probes again.
-    private func cleartextOriginFinished(_ mode: CurlTransfer.HTTPMode, connected: Bool) {
-        switch mode {
-        case .priorKnowledgeProbe(let origin):
-            cleartextOrigins[origin] = connected ? .connected : .cold
-            let parked = parkedUntilConnected.removeValue(forKey: origin) ?? []
+    /// A probe's answer opens the origin to everyone parked behind it (or, if it failed,
+    /// the next of them probes). A later request that had to open a connection itself (the
+    /// last one was closed or sent GOAWAY) or fell back to HTTP/1.1 makes the next request
+    /// probe again.
+    private func originFinished(_ mode: CurlTransfer.HTTPMode, connectionIsUp: Bool) {
+        if mode.isProbe {
+            origins[mode.origin] = connectionIsUp ? .connected : .cold
+            let parked = parkedUntilConnected.removeValue(forKey: mode.origin) ?? []
             for request in parked {
                 startTransfer(url: request.url, headers: request.headers, body: request.body, purpose: request.purpose)
             }
-        case .reuseCleartext(let origin):
-            if !connected, cleartextOrigins[origin] == .connected { cleartextOrigins[origin] = .cold }
-        case .tls, .priorKnowledge:
-            break
+        } else if !connectionIsUp, origins[mode.origin] == .connected {
+            origins[mode.origin] = .cold
         }
     }
 
@@ -310,15 +318,14 @@ final class CurlLoop {
             shared.metrics.connectionsOpened.add(newConnections, ordering: .relaxed)
             let answer = transfer.finish(result: result, status: status)
             idleTransfers.append(transfer)
-            if answer.mode.cleartextOrigin != nil {
+            if answer.mode.isProbe {
+                originFinished(answer.mode, connectionIsUp: result == CURLE_OK)
+            } else {
                 var httpVersion = 0
                 _ = cshim_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &httpVersion)
-                let overHTTP2 = result == CURLE_OK && httpVersion == Int(CURL_HTTP_VERSION_2_0)
-                if case .reuseCleartext = answer.mode {
-                    cleartextOriginFinished(answer.mode, connected: overHTTP2 && newConnections == 0)
-                } else {
-                    cleartextOriginFinished(answer.mode, connected: overHTTP2)
-                }
+                let fellBackToHTTP1 = answer.mode.version == .plainHTTP2 && result == CURLE_OK
+                    && httpVersion != Int(CURL_HTTP_VERSION_2_0)
+                originFinished(answer.mode, connectionIsUp: newConnections == 0 && !fellBackToHTTP1)
             }
             switch answer.purpose {
             case .push(var job):

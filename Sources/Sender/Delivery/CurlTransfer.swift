@@ -12,25 +12,26 @@ final class CurlTransfer {
         case accessToken
     }
 
-    /// How the request asks for HTTP/2.
-    enum HTTPMode: Equatable {
-        /// https://: h2 by ALPN.
-        case tls
-        /// http://: HTTP/2 with prior knowledge (h2c), on a new or an existing connection.
-        case priorKnowledge
-        /// http:// on a libcurl that cannot reuse h2c connections: the first request to an
-        /// origin opens the connection with prior knowledge (`priorKnowledgeProbe`), the rest
-        /// ask for plain HTTP/2 (`reuseCleartext`), which libcurl multiplexes onto that
-        /// connection without tripping the bug.
-        case priorKnowledgeProbe(origin: String)
-        case reuseCleartext(origin: String)
-
-        var cleartextOrigin: String? {
-            switch self {
-            case .priorKnowledgeProbe(let origin), .reuseCleartext(let origin): origin
-            case .tls, .priorKnowledge: nil
-            }
+    /// How a request asks for HTTP/2, and where it stands on its connection.
+    struct HTTPMode: Equatable {
+        enum Version: Equatable {
+            /// https://: h2 by ALPN.
+            case tls
+            /// http://: HTTP/2 with prior knowledge (h2c).
+            case priorKnowledge
+            /// http:// onto an h2c connection already open, on a libcurl that fails to reuse
+            /// h2c connections with prior knowledge (`priorKnowledgeReuseIsBroken`): asking
+            /// for plain HTTP/2 multiplexes onto it without tripping the bug.
+            case plainHTTP2
         }
+
+        var version: Version
+        /// "scheme://host:port": libcurl shares connections per host and port.
+        var origin: String
+        /// The first request on a new connection, sent alone (see `CurlLoop.startTransfer`).
+        var isProbe: Bool
+
+        static let idle = HTTPMode(version: .tls, origin: "", isProbe: false)
     }
 
     /// What one finished request produced.
@@ -51,7 +52,7 @@ final class CurlTransfer {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private(set) var purpose: Purpose = .idle
-    private(set) var mode: HTTPMode = .tls
+    private(set) var mode: HTTPMode = .idle
     fileprivate var body: [UInt8] = []
     fileprivate var apnsID: String?
     fileprivate var retryAfter: Double?
@@ -102,9 +103,9 @@ final class CurlTransfer {
             guard let appended = curl_slist_append(headerList, line) else { return false }
             headerList = appended
         }
-        let version = switch mode {
-        case .tls, .reuseCleartext: CURL_HTTP_VERSION_2TLS
-        case .priorKnowledge, .priorKnowledgeProbe: CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+        let version = switch mode.version {
+        case .tls, .plainHTTP2: CURL_HTTP_VERSION_2TLS
+        case .priorKnowledge: CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
         }
         var ok = cshim_easy_setopt_string(easy, CURLOPT_URL, url) == CURLE_OK
         ok = ok && cshim_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(version)) == CURLE_OK
@@ -132,7 +133,7 @@ final class CurlTransfer {
 
     func reset() {
         purpose = .idle
-        mode = .tls
+        mode = .idle
         curl_slist_free_all(headerList)
         headerList = nil
         body.removeAll(keepingCapacity: true)
@@ -144,7 +145,7 @@ final class CurlTransfer {
     /// libcurl before 8.0 fails every request that reuses an HTTP/2 prior-knowledge (h2c)
     /// connection with CURLE_HTTP2, "Error in the HTTP2 framing layer" (curl issue #10634,
     /// fixed in 8.0.0 by PR #10643; Debian bookworm ships 7.88.1 unfixed). Requests that
-    /// ask for plain HTTP/2 reuse such a connection fine, hence `HTTPMode.reuseCleartext`.
+    /// ask for plain HTTP/2 reuse such a connection fine, hence `HTTPMode.Version.plainHTTP2`.
     static let priorKnowledgeReuseIsBroken: Bool = {
         // version_num sits in the first version of the struct, so the oldest layout suffices.
         guard let info = curl_version_info(CURLVERSION_FIRST) else { return true }

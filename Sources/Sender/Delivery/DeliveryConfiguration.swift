@@ -24,7 +24,8 @@ public struct DeliveryConfiguration: Sendable {
     /// The most connections libcurl opens to one host (CURLMOPT_MAX_HOST_CONNECTIONS).
     /// libcurl multiplexes streams on an open connection before it opens another
     /// (CURLOPT_PIPEWAIT), so this is an upper bound. A mock serving APNs, FCM and OAuth on
-    /// one host:port shares the bound among them.
+    /// one host:port shares the bound among them. With http:// (h2c) on libcurl before 8.0
+    /// it is 1 (see `CurlTransfer.priorKnowledgeReuseIsBroken`).
     public var connectionsPerGateway: Int
     /// Most streams libcurl opens on one connection; the server's SETTINGS may lower it
     /// (APNs allows 1 until the first authenticated request succeeds).

@@ -113,7 +113,10 @@ final class DeliveryShared: Sendable {
     struct State {
         var submissions: [DeliveryJob] = []
         var inFlight = 0
+        /// FIFO of callers waiting for a slot; `slotWaitersHead` is the first still waiting,
+        /// so handing a slot over is O(1) however many wait.
         var slotWaiters: [CheckedContinuation<Void, Never>] = []
+        var slotWaitersHead = 0
         var nextTicket: UInt64 = 1
         var stopping = false
         var loopExited = false
@@ -221,7 +224,18 @@ final class DeliveryShared: Sendable {
 
     private func releaseSlot() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if !state.slotWaiters.isEmpty { return state.slotWaiters.removeFirst() }
+            if state.slotWaitersHead < state.slotWaiters.count {
+                let waiter = state.slotWaiters[state.slotWaitersHead]
+                state.slotWaitersHead += 1
+                if state.slotWaitersHead >= 1024, state.slotWaitersHead * 2 >= state.slotWaiters.count {
+                    state.slotWaiters.removeFirst(state.slotWaitersHead)
+                    state.slotWaitersHead = 0
+                } else if state.slotWaitersHead == state.slotWaiters.count {
+                    state.slotWaiters.removeAll(keepingCapacity: true)
+                    state.slotWaitersHead = 0
+                }
+                return waiter
+            }
             state.inFlight -= 1
             return nil
         }
