@@ -33,8 +33,12 @@ struct FixedAssertionSource: OAuthAssertionSource {
         let source = CountingTokenSource()
         var cache = ProviderTokenCache(source: source, refreshSeconds: 50 * 60)
         _ = try cache.token(now: 10)
-        cache.invalidate()
+        cache.invalidate(generation: cache.signings)
         _ = try cache.token(now: 11)
+        #expect(source.signings.load(ordering: .relaxed) == 2)
+        // A late refusal of the first token does not discard the second.
+        cache.invalidate(generation: 1)
+        #expect(try cache.token(now: 12) == "jwt-11")
         #expect(source.signings.load(ordering: .relaxed) == 2)
     }
 
@@ -60,7 +64,9 @@ struct FixedAssertionSource: OAuthAssertionSource {
         #expect(cache.state(now: 1_000 + 3590 - 300) == .refreshSoon("ya29.token"))
         #expect(cache.state(now: 1_000 + 3590) == .missing)
         cache.store("ya29.next", expiresIn: 3600, now: 2_000)
-        cache.invalidate()
+        cache.invalidate(generation: 1)  // a refusal of the first token
+        #expect(cache.state(now: 2_000) == .fresh("ya29.next"))
+        cache.invalidate(generation: cache.generation)
         #expect(cache.state(now: 2_000) == .missing)
     }
 

@@ -125,6 +125,7 @@ final class CurlLoop {
     }
 
     private func beginAPNs(_ job: DeliveryJob) {
+        var job = job
         let jwt: String
         do {
             let signedBefore = providerTokens?.signings ?? 0
@@ -153,6 +154,7 @@ final class CurlLoop {
         if !hasContentType { headers.append("Content-Type:") }
         headers.append("Accept:")
         headers.append("Expect:")
+        job.credentialGeneration = providerTokens?.signings ?? 0
         startTransfer(url: url, headers: headers, body: job.push.body, purpose: .push(job))
     }
 
@@ -172,6 +174,8 @@ final class CurlLoop {
     }
 
     private func sendFCM(_ job: DeliveryJob, accessToken: String) {
+        var job = job
+        job.credentialGeneration = accessTokens.generation
         guard let source = shared.credentials.fcm else {
             shared.finish(job, .failed(reason: "MissingFCMCredentials", status: 0))
             return
@@ -371,8 +375,8 @@ final class CurlLoop {
                 return
             }
             switch job.push.transport {
-            case .apns: providerTokens?.invalidate()
-            case .fcm: accessTokens.invalidate()
+            case .apns: providerTokens?.invalidate(generation: job.credentialGeneration)
+            case .fcm: accessTokens.invalidate(generation: job.credentialGeneration)
             }
             schedule(job, afterSeconds: 0)
         }

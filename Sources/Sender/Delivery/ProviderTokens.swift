@@ -48,8 +48,12 @@ struct ProviderTokenCache {
         return token
     }
 
-    /// The gateway called the token expired: sign a new one on next use.
-    mutating func invalidate() { current = nil }
+    /// The gateway called the token expired: sign a new one on next use, unless the refused
+    /// token (`generation`, the `signings` count when it was used) was already replaced;
+    /// re-signing more often than needed earns TooManyProviderTokenUpdates.
+    mutating func invalidate(generation: Int) {
+        if generation == signings { current = nil }
+    }
 }
 
 /// The OAuth2 access token and when it runs out.
@@ -65,6 +69,8 @@ struct AccessTokenCache {
 
     let refreshMarginSeconds: Int
     private var token: String?
+    /// Bumped by every stored token, so a refusal of an older one does not discard a newer.
+    private(set) var generation = 0
     private var expiresAt = 0
     private var refreshAt = 0
 
@@ -79,6 +85,7 @@ struct AccessTokenCache {
 
     mutating func store(_ token: String, expiresIn: Int, now: Int) {
         self.token = token
+        generation += 1
         // A little slack for the time the answer took to arrive.
         let lifetime = max(0, expiresIn - 10)
         expiresAt = now + lifetime
@@ -87,7 +94,9 @@ struct AccessTokenCache {
         refreshAt = expiresAt - min(refreshMarginSeconds, lifetime / 2)
     }
 
-    mutating func invalidate() {
+    /// The gateway refused the token used at `generation`; a newer one stays.
+    mutating func invalidate(generation: Int) {
+        guard generation == self.generation else { return }
         token = nil
         expiresAt = 0
         refreshAt = 0

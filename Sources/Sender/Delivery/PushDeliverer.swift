@@ -105,6 +105,8 @@ struct DeliveryJob: Sendable {
     var attempts = 0
     var holdsSlot: Bool
     var completion: (@Sendable (PushResult) -> Void)?
+    /// Which provider token or access token the last attempt carried.
+    var credentialGeneration = 0
 }
 
 /// State shared by callers, the loop thread and the cleanup queue. Everything mutable is
