@@ -45,13 +45,16 @@ let package = Package(
         .target(name: "PushproofCLI", dependencies: ["JSON", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver"]),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"]),
 
+        // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
+        .target(name: "PushproofTestSupport", path: "Sources/PushproofTestSupport"),
+
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["HTTP2Server", "HTTPCore", "CCurl"]),
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "PushModel"]),
         .testTarget(name: "MockGatewayTests", dependencies: ["MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator"]),
         .testTarget(name: "SenderTests", dependencies: ["Sender", "JSON", "Crypto", "PushModel"]),
-        .testTarget(name: "DriverTests", dependencies: ["Driver", "JSON"]),
-        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "JSON", "Crypto"]),
+        .testTarget(name: "DriverTests", dependencies: ["Driver", "JSON", "PushModel"]),
+        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "JSON", "Crypto", "PushproofTestSupport"]),
     ]
 )

@@ -12,13 +12,20 @@ public struct TLSConfiguration: Sendable {
     }
 
     public var source: Source
+    /// Ask clients for a certificate (APNs certificate-based provider auth) and hand it to
+    /// the application as `ConnectionContext.clientCertificateDER`. It is not verified here:
+    /// any certificate, or none, completes the handshake, so the application can answer
+    /// 403 BadCertificate the way APNs does instead of failing the handshake.
+    public var requestsClientCertificate: Bool
 
-    public init(certificateChainPath: String, privateKeyPath: String) {
+    public init(certificateChainPath: String, privateKeyPath: String, requestsClientCertificate: Bool = false) {
         source = .files(certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath)
+        self.requestsClientCertificate = requestsClientCertificate
     }
 
-    public init(certificateChainPEM: String, privateKeyPEM: String) {
+    public init(certificateChainPEM: String, privateKeyPEM: String, requestsClientCertificate: Bool = false) {
         source = .pem(certificateChain: certificateChainPEM, privateKey: privateKeyPEM)
+        self.requestsClientCertificate = requestsClientCertificate
     }
 }
 

@@ -65,10 +65,6 @@ final class Connection {
         return false
     }
 
-    func didOpen() {
-        loop.schedule(.idleCheck(self), after: loop.settings.idleTimeoutNanos)
-    }
-
     // MARK: Events
 
     @inline(__always)
@@ -228,6 +224,7 @@ final class Connection {
 
     private func startHTTP2() {
         let context = ConnectionContext(id: id, version: .http2, isTLS: isTLS, peer: peer)
+        context.clientCertificateDER = tls?.peerCertificateDER()
         self.context = context
         listener.handler.connectionOpened(context)
         guard let session = HTTP2Session(connection: self, context: context) else {
@@ -240,6 +237,7 @@ final class Connection {
 
     private func startHTTP1() {
         let context = ConnectionContext(id: id, version: .http1_1, isTLS: isTLS, peer: peer)
+        context.clientCertificateDER = tls?.peerCertificateDER()
         self.context = context
         listener.handler.connectionOpened(context)
         let session = HTTP1Session(connection: self, context: context)
@@ -366,8 +364,6 @@ final class Connection {
                 flush()
             }
             close()
-        } else {
-            loop.timers.schedule(.idleCheck(self), at: lastActivity &+ idle)
         }
     }
 

@@ -44,7 +44,9 @@ final class ListenerRuntime {
 }
 
 enum TimerKind {
-    case idleCheck(Connection)
+    /// Periodic scan for idle connections: one timer per loop rather than one per
+    /// connection, so closed connections are not kept alive by pending timers.
+    case idleSweep
     case delayedHTTP2(Connection, streamID: Int32)
     case delayedHTTP1(Connection, sequence: Int)
     case lingerExpired(Connection)
@@ -207,8 +209,16 @@ final class EventLoop {
         timers.schedule(kind, at: now &+ nanos)
     }
 
+    /// A connection is closed between `idleTimeout` and `idleTimeout + idleSweepInterval`
+    /// after its last activity.
+    private var idleSweepInterval: UInt64 {
+        max(10_000_000, min(1_000_000_000, settings.idleTimeoutNanos / 4))
+    }
+
     /// Runs until a shutdown has drained every connection.
     func run() {
+        now = monotonicNanos()
+        timers.schedule(.idleSweep, at: now &+ idleSweepInterval)
         while true {
             let ready = epoll_wait(epollFD, events, eventCapacity, waitTimeoutMilliseconds())
             now = monotonicNanos()
@@ -245,7 +255,9 @@ final class EventLoop {
     private func fireExpiredTimers() {
         while let kind = timers.popExpired(now: now) {
             switch kind {
-            case let .idleCheck(connection): connection.checkIdle()
+            case .idleSweep:
+                for connection in Array(connections.values) { connection.checkIdle() }
+                timers.schedule(.idleSweep, at: now &+ idleSweepInterval)
             case let .delayedHTTP2(connection, streamID): connection.fireDelayedHTTP2(streamID: streamID)
             case let .delayedHTTP1(connection, sequence): connection.fireDelayedHTTP1(sequence: sequence)
             case let .lingerExpired(connection): connection.close()
@@ -303,7 +315,6 @@ final class EventLoop {
             connections[fd] = connection
             state.acceptedConnections.wrappingAdd(1, ordering: .relaxed)
             state.openConnections.wrappingAdd(1, ordering: .relaxed)
-            connection.didOpen()
         }
     }
 }

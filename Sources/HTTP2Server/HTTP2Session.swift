@@ -76,6 +76,10 @@ final class HTTP2Session {
         streams.removeAll()
     }
 
+    deinit {
+        if let session { nghttp2_session_del(session) }
+    }
+
     /// Feeds received bytes to nghttp2. False on a fatal session error (the caller sends what
     /// nghttp2 queued, e.g. GOAWAY, and closes).
     func receive(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -215,7 +219,8 @@ final class HTTP2Session {
         let count = min(length, stream.responseBody.count - stream.responseOffset)
         if count > 0 {
             stream.responseBody.withUnsafeBytes { body in
-                UnsafeMutableRawPointer(buffer).copyMemory(from: body.baseAddress! + stream.responseOffset, byteCount: count)
+                guard let base = body.baseAddress else { return }
+                UnsafeMutableRawPointer(buffer).copyMemory(from: base + stream.responseOffset, byteCount: count)
             }
             stream.responseOffset += count
         }

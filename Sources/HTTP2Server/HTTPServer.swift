@@ -30,6 +30,9 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
     }
 
+    /// A server dropped without `shutdown` stops at once rather than leaking its threads.
+    deinit { shutdown(gracePeriod: .zero) }
+
     /// Connections currently open (TLS handshakes included).
     public var openConnections: Int { state.openConnections.load(ordering: .relaxed) }
     /// Connections accepted since start.
@@ -57,18 +60,18 @@ public final class HTTPServer: Sendable {
 
             var socketsPerLoop = [[Int32]](repeating: [], count: loopCount)
             var bound: [BoundListener] = []
-            var unowned: [Int32] = []
+            var unclaimedSockets: [Int32] = []
             var wakeFDs: [Int32] = []
             var loops: [EventLoop] = []
             do throws(HTTPServerError) {
                 for listener in listeners {
                     let first = try makeListeningSocket(host: listener.host, port: listener.port)
-                    unowned.append(first.fd)
+                    unclaimedSockets.append(first.fd)
                     socketsPerLoop[0].append(first.fd)
                     bound.append(BoundListener(host: listener.host, port: first.port, isTLS: listener.tls != nil))
                     for loopIndex in 1..<loopCount {
                         let next = try makeListeningSocket(host: listener.host, port: first.port)
-                        unowned.append(next.fd)
+                        unclaimedSockets.append(next.fd)
                         socketsPerLoop[loopIndex].append(next.fd)
                     }
                 }
@@ -88,11 +91,11 @@ public final class HTTPServer: Sendable {
                     guard wakeFD >= 0 else { throw systemError("eventfd") }
                     wakeFDs.append(wakeFD)
                     // From here the loop owns (and on failure closes) its listening sockets.
-                    unowned.removeAll { socketsPerLoop[loopIndex].contains($0) }
+                    unclaimedSockets.removeAll { socketsPerLoop[loopIndex].contains($0) }
                     loops.append(try EventLoop(listeners: runtimes, wakeFD: wakeFD, state: state, settings: settings))
                 }
             } catch {
-                for fd in unowned { close(fd) }
+                for fd in unclaimedSockets { close(fd) }
                 loops.removeAll()
                 for fd in wakeFDs { close(fd) }
                 throw error

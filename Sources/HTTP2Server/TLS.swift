@@ -47,8 +47,10 @@ private func selectApplicationProtocol(
 struct TLSMaterial: Sendable {
     var certificateChain: [UInt8]
     var privateKey: [UInt8]
+    var requestsClientCertificate: Bool
 
     init(_ configuration: TLSConfiguration) throws(HTTPServerError) {
+        requestsClientCertificate = configuration.requestsClientCertificate
         switch configuration.source {
         case let .pem(certificateChain, privateKey):
             self.certificateChain = Array(certificateChain.utf8)
@@ -87,6 +89,13 @@ final class TLSContext {
         _ = cshim_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
         _ = cshim_SSL_CTX_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
         SSL_CTX_set_alpn_select_cb(context, selectApplicationProtocol, nil)
+        if material.requestsClientCertificate {
+            // Accept whatever the client presents; the application decides.
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, { _, _ in 1 })
+            // Required for session resumption once peer verification is on.
+            let sessionContext: [UInt8] = Array("pushproof".utf8)
+            _ = SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count))
+        }
         try loadCertificateChain(material.certificateChain)
         try loadPrivateKey(material.privateKey)
         guard SSL_CTX_check_private_key(context) == 1 else {
@@ -209,6 +218,20 @@ final class TLSStream {
         let rc = SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count))
         if rc > 0 { return .done(Int(rc)) }
         return classify(rc)
+    }
+
+    /// The client's certificate in DER, if it sent one.
+    func peerCertificateDER() -> [UInt8]? {
+        guard let certificate = SSL_get1_peer_certificate(ssl) else { return nil }
+        defer { X509_free(certificate) }
+        let length = i2d_X509(certificate, nil)
+        guard length > 0 else { return nil }
+        var der = [UInt8](repeating: 0, count: Int(length))
+        let written: Int32 = der.withUnsafeMutableBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return i2d_X509(certificate, &cursor)
+        }
+        return written == length ? der : nil
     }
 
     /// Decrypted or buffered bytes OpenSSL holds that epoll cannot see.

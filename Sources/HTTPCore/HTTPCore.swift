@@ -117,6 +117,10 @@ public final class ConnectionContext {
     /// Requests completed on this connection so far (before the current one).
     public internal(set) var completedRequests: Int = 0
     public var applicationState: AnyObject?
+    /// The TLS client certificate (DER) when the listener asks for one and the client sent
+    /// one (APNs certificate-based provider auth); nil otherwise. Set by the transport before
+    /// `connectionOpened`; the application judges it (BadCertificate, ...).
+    public var clientCertificateDER: [UInt8]? = nil
 
     public init(id: UInt64, version: HTTPVersion, isTLS: Bool, peer: String) {
         self.id = id

@@ -170,12 +170,16 @@ private struct Reader {
         let start = position
         position += 1  // opening quote
         let contentStart = position
-        // Fast path: no escapes, so the bytes are the string.
+        // Fast path: no escapes, so the bytes are the string. All-ASCII strings (nearly every
+        // key and most values) skip UTF-8 validation: measured at ~40% of an APNs request's
+        // parse time when every string went through String(validating:).
+        var highBits: UInt8 = 0
         while position < bytes.count {
             let c = bytes[position]
             if c == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<position])
                 position += 1
+                if highBits & 0x80 == 0 { return String(decoding: slice, as: UTF8.self) }
                 guard let s = String(validating: slice, as: UTF8.self) else {
                     throw error("invalid UTF-8 in string", at: start)
                 }
@@ -183,6 +187,7 @@ private struct Reader {
             }
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw error("control character in string") }
+            highBits |= c
             position += 1
         }
         guard position < bytes.count else { throw error("unterminated string", at: start) }

@@ -43,6 +43,7 @@ final class APNSProviderTokenAuthority: Sendable {
     static let minimumRefreshIntervalSeconds: Int64 = 1200
     /// Bounded so a sender minting a token per request cannot grow memory without limit.
     static let cacheCapacity = 4096
+    static let maxCachedTokenBytes = 1024
 
     private let keys: [String: Key]
     private let environment: APNSEnvironment
@@ -125,6 +126,8 @@ final class APNSProviderTokenAuthority: Sendable {
     private func verify(_ token: String) -> Result<VerifiedProviderToken, TokenRejection> {
         if let cached = cache.withLock({ $0[token] }) { return cached }
         let outcome = verifyUncached(token) // no lock held while verifying
+        // A real provider token is ~200 bytes; oversized junk is verified but not kept.
+        guard token.utf8.count <= Self.maxCachedTokenBytes else { return outcome }
         cache.withLock { cache in
             if cache.count >= Self.cacheCapacity { cache.removeAll(keepingCapacity: true) }
             cache[token] = outcome

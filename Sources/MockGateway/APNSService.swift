@@ -38,9 +38,12 @@ struct ServiceOutcome {
 ///     certificate-authenticated sender sends); a header that is not a bearer token is still
 ///     403 InvalidProviderToken, an empty one 403 MissingProviderToken.
 /// 11. payload: empty 400 PayloadEmpty; over 4096 bytes (5120 VoIP) 413 PayloadTooLarge; not a
-///     JSON object with an `aps` object: 400 PayloadEmpty (Apple documents no reason for a
-///     malformed payload; "nothing deliverable" is the closest, and a warning names the cause)
-/// 12. the token's state: gone 410 Unregistered with `timestamp`; bad 400 BadDeviceToken
+///     JSON object: 400 PayloadEmpty (Apple documents no reason for a malformed payload;
+///     "nothing deliverable" is the closest, and a warning names the cause). A missing or
+///     malformed `aps` is only a warning: PushKit payloads (VoIP) carry none.
+/// 12. pushes to one device token over `device_rate_limit` (when configured): 429 TooManyRequests
+/// 13. the token's state: gone 410 Unregistered, expired 410 ExpiredToken (both with
+///     `timestamp`); bad 400 BadDeviceToken
 ///
 /// A background push whose `aps` holds anything but `content-available` is not rejected by
 /// Apple (it is delivered or silently dropped), so it is accepted with a warning.
@@ -50,9 +53,11 @@ final class APNSService: Sendable {
     let registry: DeviceTokenRegistry
     let identifiers: IdentifierSource
     let clock: GatewayClock
+    let deviceRateLimiter: RateLimiter?
 
     init(configuration: APNSConfiguration, authority: APNSProviderTokenAuthority, registry: DeviceTokenRegistry,
          identifiers: IdentifierSource, clock: GatewayClock) {
+        self.deviceRateLimiter = configuration.deviceRateLimit.map(RateLimiter.init)
         self.configuration = configuration
         self.authority = authority
         self.registry = registry
@@ -163,10 +168,15 @@ final class APNSService: Sendable {
             return reject(.payloadEmpty, authenticated: authenticated)
         }
 
-        switch registry.state(ofNormalized: token) {
+        let state = registry.state(ofNormalized: token)
+        if state == .valid, let limiter = deviceRateLimiter, limiter.take(token, nowNanos: clock.nowNanos) != nil {
+            return reject(.tooManyRequests, authenticated: authenticated)
+        }
+        switch state {
         case .valid: break
         case .bad: return reject(.badDeviceToken, authenticated: authenticated)
         case .gone(let since): return reject(.unregistered, timestamp: since, authenticated: authenticated)
+        case .expired(let since): return reject(.expiredToken, timestamp: since, authenticated: authenticated)
         }
 
         var responseHeaders = [HTTPHeader("apns-id", apnsID)]
@@ -279,7 +289,9 @@ final class APNSService: Sendable {
         return !digits.isEmpty && digits.count <= 19 && digits.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }
 
-    /// nil when the payload is a JSON object with an `aps` object; else why not.
+    /// nil when the payload is a JSON object; else why not. Observations about `aps` go to
+    /// `warnings`: APNs delivers an object without `aps` (PushKit payloads such as VoIP never
+    /// carry one; an alert without `aps` simply shows nothing), so they are not rejections.
     func payloadProblem(_ body: [UInt8], pushType: APNSPushType, warnings: inout [String]) -> String? {
         let document: JSONValue
         do {
@@ -288,8 +300,15 @@ final class APNSService: Sendable {
             return "payload is not JSON: \(error)"
         }
         guard case .object(let root) = document else { return "payload is a JSON \(document.typeName), not an object" }
-        guard let aps = root["aps"] else { return "payload has no \"aps\" dictionary" }
-        guard case .object(let apsObject) = aps else { return "\"aps\" is a \(aps.typeName), not a dictionary" }
+        let displaysFromAps = pushType == .alert || pushType == .background || pushType == .liveactivity
+        guard let aps = root["aps"] else {
+            if displaysFromAps { warnings.append("\(pushType.rawValue) push without an \"aps\" dictionary: the device shows nothing") }
+            return nil
+        }
+        guard case .object(let apsObject) = aps else {
+            warnings.append("\"aps\" is a \(aps.typeName), not a dictionary")
+            return nil
+        }
         if pushType == .background {
             let extra = apsObject.keys.filter { $0 != "content-available" }
             if !extra.isEmpty {

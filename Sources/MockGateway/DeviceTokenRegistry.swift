@@ -7,6 +7,8 @@ public enum DeviceTokenState: Sendable, Equatable {
     /// The app was uninstalled: APNs 410 Unregistered with `timestamp` (ms since the epoch when
     /// the token stopped being valid), FCM 404 UNREGISTERED.
     case gone(sinceMillis: UInt64)
+    /// The token expired: APNs 410 ExpiredToken with `timestamp`, FCM 404 UNREGISTERED.
+    case expired(sinceMillis: UInt64)
     /// Never valid here (wrong environment, garbage): APNs 400 BadDeviceToken, FCM 400
     /// INVALID_ARGUMENT "The registration token is not a valid FCM registration token".
     case bad
@@ -31,14 +33,18 @@ public final class DeviceTokenRegistry: Sendable {
     /// A registry holding the configured tokens; gone tokens without `since_ms` are gone since `nowMillis`.
     public convenience init(configuration: TokenConfiguration, nowMillis: UInt64) {
         self.init(unknownTokens: configuration.unknownTokens)
-        load(configuration, nowMillis: nowMillis)
+        apply(configuration, nowMillis: nowMillis)
     }
 
-    private func load(_ configuration: TokenConfiguration, nowMillis: UInt64) {
+    /// Sets every token a configuration lists (valid, gone, expired, bad) on top of the current
+    /// states; gone and expired tokens without `since_ms` date from `nowMillis`. The unknown-token
+    /// policy is left alone (`reset(unknownTokens:)` changes it).
+    public func apply(_ configuration: TokenConfiguration, nowMillis: UInt64) {
         state.withLock { state in
             state.tokens.reserveCapacity(configuration.valid.count + configuration.gone.count + configuration.bad.count)
             for token in configuration.valid { state.tokens[Self.key(token)] = .valid }
             for (token, since) in configuration.gone { state.tokens[Self.key(token)] = .gone(sinceMillis: since ?? nowMillis) }
+            for (token, since) in configuration.expired { state.tokens[Self.key(token)] = .expired(sinceMillis: since ?? nowMillis) }
             for token in configuration.bad { state.tokens[Self.key(token)] = .bad }
         }
     }
@@ -97,14 +103,14 @@ public final class DeviceTokenRegistry: Sendable {
 
     public var count: Int { state.withLock { $0.tokens.count } }
 
-    /// Counts by state, for the admin API.
+    /// Counts by state, for the admin API (expired tokens count as gone).
     public func counts() -> (valid: Int, gone: Int, bad: Int) {
         state.withLock { state in
             var valid = 0, gone = 0, bad = 0
             for value in state.tokens.values {
                 switch value {
                 case .valid: valid += 1
-                case .gone: gone += 1
+                case .gone, .expired: gone += 1
                 case .bad: bad += 1
                 }
             }

@@ -8,13 +8,16 @@ import PushModel
 /// with an access token this gateway issued and that has not expired (when service accounts are
 /// configured; else any non-empty bearer token) -> 401 UNAUTHENTICATED, and a token without a
 /// messaging scope -> 403 PERMISSION_DENIED; the project in the path (when configured) -> 403
-/// PERMISSION_DENIED; the body: JSON (else 400 "Invalid JSON payload received. …"), only known
+/// PERMISSION_DENIED; the project quota (`quota_per_minute`, counted before validation since
+/// client errors count too) -> 429 QUOTA_EXCEEDED with Retry-After; the body: JSON (else 400 "Invalid JSON payload received. …"), only known
 /// fields (snake_case or lowerCamelCase, as Google's JSON mapping accepts) with the right
 /// types (400 with a google.rpc.BadRequest detail, no FcmError: these fail before FCM sees the
 /// message), exactly one target (`token`, `topic`, `condition` or the newer `fid`), reserved data keys, `android.ttl` at most 4 weeks, the size
 /// limit (4096 bytes, 2048 for topics) -> 400 INVALID_ARGUMENT with an FcmError detail; then
-/// the token's state: gone -> 404 UNREGISTERED, bad -> 400 INVALID_ARGUMENT with
-/// `fcmInvalidTokenMessage`. `validate_only` answers `projects/{p}/messages/fake_message_id`.
+/// the per-token rate (`device_rate_limit`) -> 429 QUOTA_EXCEEDED; the token's state: gone or
+/// expired -> 404 UNREGISTERED, bad -> 400 INVALID_ARGUMENT with
+/// `fcmInvalidTokenMessage`. `validate_only` checks everything (the token included) and answers
+/// `projects/{p}/messages/fake_message_id`.
 ///
 /// Message texts: "Unknown name … Cannot find field.", "Invalid value at '…' (TYPE_STRING), …",
 /// "Recipient of the message is not set.", "Requested entity was not found." and the
@@ -27,9 +30,13 @@ final class FCMService: Sendable {
     let identifiers: IdentifierSource
     let clock: GatewayClock
     let authEnabled: Bool
+    let projectQuota: RateLimiter?
+    let deviceRateLimiter: RateLimiter?
 
     init(configuration: FCMConfiguration, registry: DeviceTokenRegistry, store: AccessTokenStore,
          identifiers: IdentifierSource, clock: GatewayClock) {
+        self.projectQuota = configuration.quotaPerMinute.map { RateLimiter(RateLimit(maximum: $0, perSeconds: 60)) }
+        self.deviceRateLimiter = configuration.deviceRateLimit.map(RateLimiter.init)
         self.configuration = configuration
         self.registry = registry
         self.store = store
@@ -59,6 +66,11 @@ final class FCMService: Sendable {
                                     message: "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist)."),
                         authenticated: true)
         }
+        if let quota = projectQuota, let wait = quota.take(project, nowNanos: clock.nowNanos) {
+            return fail(Self.quotaExceeded(project: project, retryAfter: wait,
+                                           "Quota exceeded for quota metric 'Send requests' and limit 'Send requests per minute' of service 'fcm.googleapis.com' for consumer 'project_number:\(project)'."),
+                        authenticated: true)
+        }
         if let type = request.header("content-type"), !hasPrefixIgnoringASCIICase(Substring(type).utf8, "application/json") {
             warnings.append("content-type is \(type), not application/json")
         }
@@ -76,19 +88,34 @@ final class FCMService: Sendable {
         }
         if let error = semanticError(message, validator: validator) { return fail(error, authenticated: true) }
 
-        if validator.validateOnly {
-            return success(project: project, id: "fake_message_id", warnings: warnings)
-        }
+        // A dry run checks the token too (senders use it to probe tokens), but sends nothing,
+        // so it does not count against the per-device rate.
         if let token = message["token"]?.stringValue {
-            switch registry.state(of: token) {
+            let state = registry.state(of: token)
+            if state == .valid, !validator.validateOnly, let limiter = deviceRateLimiter,
+               let wait = limiter.take(token, nowNanos: clock.nowNanos) {
+                return fail(Self.quotaExceeded(project: project, retryAfter: wait, "Sending limit exceeded for the message target."),
+                            authenticated: true)
+            }
+            switch state {
             case .valid: break
-            case .gone:
+            case .gone, .expired:
                 return fail(GoogleError(.unregistered, message: "Requested entity was not found."), authenticated: true)
             case .bad:
                 return fail(Self.invalidTokenError(), authenticated: true)
             }
         }
+        if validator.validateOnly {
+            return success(project: project, id: "fake_message_id", warnings: warnings)
+        }
         return success(project: project, id: identifiers.messageID(), warnings: warnings)
+    }
+
+    static func quotaExceeded(project: String, retryAfter: Int, _ message: String) -> GoogleError {
+        var error = GoogleError(.quotaExceeded, message: message)
+        error.quotaViolation = ("project_number:\(project)", message)
+        error.retryAfterSeconds = retryAfter
+        return error
     }
 
     static func invalidTokenError() -> GoogleError {

@@ -36,7 +36,8 @@ public enum APNSEnvironment: String, Sendable {
 ///     "max_token_hex_length": 64,             // longest; raise to accept longer tokens
 ///     "max_concurrent_streams": 1000,         // advertised once a connection is authenticated
 ///     "environment": "production",            // or "development"
-///     "accept_der_signatures": false          // also accept DER ES256 signatures (lenient clients)
+///     "accept_der_signatures": false,         // also accept DER ES256 signatures (lenient clients)
+///     "device_rate_limit": {"max": 10, "per_seconds": 1}   // 429 TooManyRequests beyond it; absent = off
 ///   },
 ///   "fcm": {
 ///     "project_id": "my-project",             // absent = any project in the path
@@ -46,12 +47,15 @@ public enum APNSEnvironment: String, Sendable {
 ///                           "private_key_id": "abc",
 ///                           "public_key_pem": "..."}],          // or "private_key_pem", or
 ///                                                               // "service_account_file": "sa.json"
-///     "access_token_lifetime_seconds": 3600
+///     "access_token_lifetime_seconds": 3600,
+///     "quota_per_minute": 600000,             // per project, 429 QUOTA_EXCEEDED beyond it; absent = off
+///     "device_rate_limit": {"max": 240, "per_seconds": 60} // per token, 429 QUOTA_EXCEEDED; absent = off
 ///   },
 ///   "tokens": {
 ///     "default": "valid",                     // unknown tokens: "valid" or "refuse" (treated as bad)
 ///     "valid": ["..."], "bad": ["..."],
-///     "gone": [{"token": "...", "since_ms": 1700000000000}]    // or plain strings
+///     "gone": [{"token": "...", "since_ms": 1700000000000}],   // or plain strings
+///     "expired": [{"token": "...", "since_ms": 1700000000000}] // APNs 410 ExpiredToken
 ///   },
 ///   "faults": {
 ///     "seed": 42,
@@ -133,11 +137,15 @@ public struct APNSConfiguration: Sendable {
     /// JWS requires the 64-byte R||S form; some clients send DER. Apple's behaviour with DER is
     /// not documented, so it is refused (InvalidProviderToken) unless this is on (apns.md).
     public var acceptDERSignatures: Bool
+    /// Pushes to one device token beyond this rate: 429 TooManyRequests. nil: no limit.
+    public var deviceRateLimit: RateLimit?
 
     public init(keys: [SigningKey] = [], bundleIDs: Set<String>? = nil, tokenHexLength: Int = 64,
                 maxTokenHexLength: Int? = nil, maxConcurrentStreams: UInt32 = 1000,
-                environment: APNSEnvironment = .production, acceptDERSignatures: Bool = false) {
+                environment: APNSEnvironment = .production, acceptDERSignatures: Bool = false,
+                deviceRateLimit: RateLimit? = nil) {
         self.acceptDERSignatures = acceptDERSignatures
+        self.deviceRateLimit = deviceRateLimit
         self.keys = keys
         self.bundleIDs = bundleIDs
         self.tokenHexLength = tokenHexLength
@@ -170,9 +178,17 @@ public struct FCMConfiguration: Sendable {
     /// Accepted as the assertion's `aud` besides Google's own URL and this server's `/token`.
     public var tokenURL: String?
     public var accessTokenLifetimeSeconds: Int
+    /// Messages per minute per project (Google's default quota is 600,000); every request
+    /// counts, client errors included. Beyond it: 429 QUOTA_EXCEEDED. nil: no quota.
+    public var quotaPerMinute: Int?
+    /// Messages to one registration token beyond this rate: 429 QUOTA_EXCEEDED. nil: no limit.
+    public var deviceRateLimit: RateLimit?
 
     public init(projectID: String? = nil, projectNumber: String? = nil, serviceAccounts: [ServiceAccount] = [],
-                tokenURL: String? = nil, accessTokenLifetimeSeconds: Int = 3600) {
+                tokenURL: String? = nil, accessTokenLifetimeSeconds: Int = 3600, quotaPerMinute: Int? = nil,
+                deviceRateLimit: RateLimit? = nil) {
+        self.quotaPerMinute = quotaPerMinute
+        self.deviceRateLimit = deviceRateLimit
         self.projectID = projectID
         self.projectNumber = projectNumber
         self.serviceAccounts = serviceAccounts
@@ -188,11 +204,15 @@ public struct TokenConfiguration: Sendable {
     public var unknownTokens: UnknownTokenPolicy
     public var valid: [String]
     public var gone: [(token: String, sinceMillis: UInt64?)]
+    /// APNs 410 ExpiredToken (FCM: 404 UNREGISTERED).
+    public var expired: [(token: String, sinceMillis: UInt64?)]
     public var bad: [String]
 
     public init(unknownTokens: UnknownTokenPolicy = .accept, valid: [String] = [],
-                gone: [(token: String, sinceMillis: UInt64?)] = [], bad: [String] = []) {
+                gone: [(token: String, sinceMillis: UInt64?)] = [], expired: [(token: String, sinceMillis: UInt64?)] = [],
+                bad: [String] = []) {
         self.unknownTokens = unknownTokens
+        self.expired = expired
         self.valid = valid
         self.gone = gone
         self.bad = bad
@@ -297,6 +317,19 @@ struct ConfigReader {
         return i
     }
 
+    func rateLimit(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> RateLimit? {
+        guard let value = object[key], !value.isNull else { return nil }
+        let limitPath = join(path, key)
+        let o = try self.object(value, limitPath, allowed: ["max", "per_seconds"])
+        guard let maximum = try integer(o, "max", limitPath, range: 1...Int(Int32.max)) else {
+            throw fail(join(limitPath, "max"), "required (a positive integer)")
+        }
+        guard let seconds = try number(o, "per_seconds", limitPath, range: 0.001...86_400) else {
+            throw fail(join(limitPath, "per_seconds"), "required (seconds, a positive number)")
+        }
+        return RateLimit(maximum: maximum, perSeconds: seconds)
+    }
+
     func bool(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> Bool? {
         guard let value = object[key], !value.isNull else { return nil }
         guard case .bool(let b) = value else { throw fail(join(path, key), "expected true or false, found \(value.typeName)") }
@@ -354,7 +387,8 @@ struct ConfigReader {
 
     func apnsConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> APNSConfiguration {
         let o = try object(value, path, allowed: ["keys", "bundle_ids", "token_hex_length", "max_token_hex_length",
-                                                  "max_concurrent_streams", "environment", "accept_der_signatures"])
+                                                  "max_concurrent_streams", "environment", "accept_der_signatures",
+                                                  "device_rate_limit"])
         var keys: [APNSConfiguration.SigningKey] = []
         for (i, element) in try array(o, "keys", path).enumerated() {
             let keyPath = "\(path).keys[\(i)]"
@@ -382,12 +416,13 @@ struct ConfigReader {
         return APNSConfiguration(keys: keys, bundleIDs: bundles, tokenHexLength: minLength, maxTokenHexLength: maxLength,
                                  maxConcurrentStreams: UInt32(streams),
                                  environment: try environment(o, "environment", path) ?? .production,
-                                 acceptDERSignatures: try bool(o, "accept_der_signatures", path) ?? false)
+                                 acceptDERSignatures: try bool(o, "accept_der_signatures", path) ?? false,
+                                 deviceRateLimit: try rateLimit(o, "device_rate_limit", path))
     }
 
     func fcmConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> FCMConfiguration {
         let o = try object(value, path, allowed: ["project_id", "project_number", "token_url", "service_accounts",
-                                                  "access_token_lifetime_seconds"])
+                                                  "access_token_lifetime_seconds", "quota_per_minute", "device_rate_limit"])
         var accounts: [FCMConfiguration.ServiceAccount] = []
         for (i, element) in try array(o, "service_accounts", path).enumerated() {
             let accountPath = "\(path).service_accounts[\(i)]"
@@ -417,11 +452,13 @@ struct ConfigReader {
         let lifetime = try integer(o, "access_token_lifetime_seconds", path, range: 1...86_400) ?? 3600
         return FCMConfiguration(projectID: try string(o, "project_id", path), projectNumber: try string(o, "project_number", path),
                                 serviceAccounts: accounts, tokenURL: try string(o, "token_url", path),
-                                accessTokenLifetimeSeconds: lifetime)
+                                accessTokenLifetimeSeconds: lifetime,
+                                quotaPerMinute: try integer(o, "quota_per_minute", path, range: 1...Int(Int32.max)),
+                                deviceRateLimit: try rateLimit(o, "device_rate_limit", path))
     }
 
     func tokenConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> TokenConfiguration {
-        let o = try object(value, path, allowed: ["default", "valid", "gone", "bad"])
+        let o = try object(value, path, allowed: ["default", "valid", "gone", "expired", "bad"])
         var policy = UnknownTokenPolicy.accept
         if let text = try string(o, "default", path) {
             guard let p = UnknownTokenPolicy(rawValue: text) else {
@@ -429,22 +466,27 @@ struct ConfigReader {
             }
             policy = p
         }
-        var gone: [(token: String, sinceMillis: UInt64?)] = []
-        for (i, element) in try array(o, "gone", path).enumerated() {
-            let elementPath = "\(path).gone[\(i)]"
-            switch element {
-            case .string(let token) where !token.isEmpty:
-                gone.append((token, nil))
-            case .object:
-                let g = try object(element, elementPath, allowed: ["token", "since_ms"])
-                let since = try integer(g, "since_ms", elementPath, range: 0...Int(Int64.max)).map { UInt64($0) }
-                gone.append((try requiredString(g, "token", elementPath), since))
-            default:
-                throw fail(elementPath, "expected a token string or {\"token\", \"since_ms\"}")
+        func datedTokens(_ key: String) throws(GatewayConfigurationError) -> [(token: String, sinceMillis: UInt64?)] {
+            var tokens: [(token: String, sinceMillis: UInt64?)] = []
+            for (i, element) in try array(o, key, path).enumerated() {
+                let elementPath = "\(path).\(key)[\(i)]"
+                switch element {
+                case .string(let token) where !token.isEmpty:
+                    tokens.append((token, nil))
+                case .object:
+                    let g = try object(element, elementPath, allowed: ["token", "since_ms"])
+                    let since = try integer(g, "since_ms", elementPath, range: 0...Int(Int64.max)).map { UInt64($0) }
+                    tokens.append((try requiredString(g, "token", elementPath), since))
+                default:
+                    throw fail(elementPath, "expected a token string or {\"token\", \"since_ms\"}")
+                }
             }
+            return tokens
         }
+        let gone = try datedTokens("gone")
+        let expired = try datedTokens("expired")
         return TokenConfiguration(unknownTokens: policy, valid: try stringArray(o, "valid", path), gone: gone,
-                                  bad: try stringArray(o, "bad", path))
+                                  expired: expired, bad: try stringArray(o, "bad", path))
     }
 
     func faultConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> FaultConfiguration {

@@ -1,4 +1,5 @@
 import HTTPCore
+import SpecValidator
 import JSON
 import PushModel
 import Synchronization
@@ -33,6 +34,8 @@ public final class MockGateway: HTTPHandler {
     /// Injected faults (admin API: change per route at runtime).
     public let faults: FaultInjector
     private let observers: [any GatewayObserver]
+    /// Judges each request against the push specs (`serve --specs`), when given.
+    public let judge: SpecJudge?
     private let clock: GatewayClock
     private let identifiers = IdentifierSource()
     private let apns: APNSService
@@ -43,9 +46,10 @@ public final class MockGateway: HTTPHandler {
 
     /// Builds the gateway; throws when a configured key cannot be read.
     public init(configuration: GatewayConfiguration, observers: [any GatewayObserver] = [],
-                clock: GatewayClock = .system) throws(GatewayConfigurationError) {
+                judge: SpecJudge? = nil, clock: GatewayClock = .system) throws(GatewayConfigurationError) {
         self.configuration = configuration
         self.observers = observers
+        self.judge = judge
         self.clock = clock
         tokens = DeviceTokenRegistry(configuration: configuration.tokens, nowMillis: clock.nowMillis)
         faults = FaultInjector(configuration: configuration.faults)
@@ -131,11 +135,28 @@ public final class MockGateway: HTTPHandler {
         }
         answer.response.actions.append(contentsOf: actions)
 
+        var specVerdict: SpecVerdict?
+        if let judge, route != .unknown {
+            let verdict = judge.judge(request, route: route)
+            specVerdict = verdict
+            // Only a would-be success is replaced: the gateway's own errors say more.
+            if judge.rejectViolations, !verdict.passed, answer.response.status == 200 {
+                let rejection = judge.rejection(for: verdict, route: route, apnsID: answer.response.headers.first { $0.name == "apns-id" }?.value)
+                answer.response.status = rejection.response.status
+                answer.response.headers = rejection.response.headers
+                answer.response.body = rejection.response.body
+                answer.reason = rejection.reason
+            }
+        }
+
         exchangeCount.add(1, ordering: .relaxed)
         if !observers.isEmpty {
             var verdict: JSONValue?
+            if let specVerdict, !specVerdict.outOfScope { verdict = specVerdict.json() }
             if !answer.warnings.isEmpty {
-                verdict = .object(["gateway_warnings": .array(answer.warnings.map { .string($0) })])
+                var object = verdict?.objectValue ?? JSONObject()
+                object["gateway_warnings"] = .array(answer.warnings.map { .string($0) })
+                verdict = .object(object)
             }
             let exchange = GatewayExchange(request: request, response: answer.response, route: route, reason: answer.reason,
                                            fault: faultLabel, verdict: verdict, answeredNanos: clock.nowNanos)

@@ -38,6 +38,8 @@ struct CommandEntry: Sendable {
 public enum PushproofCommand {
     static let subcommands: [CommandEntry] = [
         CommandEntry(ServeCommand.self),
+        CommandEntry(CheckCommand.self),
+        CommandEntry(SpecsLintCommand.self),
         CommandEntry(TokenCommand.self),
     ]
 

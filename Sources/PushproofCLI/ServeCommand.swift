@@ -26,6 +26,8 @@ struct ServeCommand: Subcommand {
             .flag("record-append", "Keep the record file's existing lines (default: start it afresh)."),
             .value("specs", "DIR", "Judge every request against the push specs in DIR and record the verdict."),
             .flag("reject-violations", "With --specs: answer spec violations 400 instead of as the real gateway would."),
+            .value("spec-config", "FILE", "With --specs: JSON that replaces values of specset.json's config "
+                   + "(e.g. {\"poolse\": {\"bundle_ids\": [\"com.acme.app\"]}})."),
             .value("threads", "N", "Event-loop threads.", default: "number of cores"),
             .value("max-body", "BYTES", "Largest request body accepted (larger: stream reset / HTTP 413).", default: "1048576"),
             .value("idle-timeout", "SECONDS", "Close connections idle this long.", default: "60"),
@@ -52,6 +54,7 @@ struct ServeCommand: Subcommand {
     let recordAppend: Bool
     let specsDirectory: String?
     let rejectViolations: Bool
+    let specConfigPath: String?
     let threads: Int
     let maxBody: Int
     let idleTimeout: Int
@@ -77,6 +80,8 @@ struct ServeCommand: Subcommand {
         specsDirectory = arguments.value("specs")
         rejectViolations = arguments.has("reject-violations")
         if rejectViolations, specsDirectory == nil { throw UsageError(message: "--reject-violations needs --specs") }
+        specConfigPath = arguments.value("spec-config")
+        if specConfigPath != nil, specsDirectory == nil { throw UsageError(message: "--spec-config needs --specs") }
         threads = try arguments.int("threads", default: ServerConfiguration.defaultThreadCount, range: 1...256)
         maxBody = try arguments.int("max-body", default: 1 << 20, range: 4096...(64 << 20))
         idleTimeout = try arguments.int("idle-timeout", default: 60, range: 1...86_400)
@@ -97,7 +102,16 @@ struct ServeCommand: Subcommand {
                 return ExitCode.ioError
             }
         }
-        // TODO(specs): judge requests once the spec engine lands.
+        var judge: SpecJudge?
+        if let specsDirectory {
+            do {
+                let overrides = try specConfigPath.map { path throws -> JSONObject in try loadSpecConfig(path) } ?? [:]
+                judge = try SpecJudge(directory: specsDirectory, configOverrides: overrides, rejectViolations: rejectViolations)
+            } catch {
+                printError("pushproof serve: --specs \(specsDirectory): \(error)")
+                return ExitCode.ioError
+            }
+        }
         var tls: TLSConfiguration?
         var certificateNote = ""
         if let certificate {
@@ -126,7 +140,8 @@ struct ServeCommand: Subcommand {
         let metrics = GatewayMetrics()
         let gateway: MockGateway
         do {
-            gateway = try MockGateway(configuration: configuration, observers: [recorder as (any GatewayObserver)?, metrics].compactMap { $0 })
+            gateway = try MockGateway(configuration: configuration, observers: [recorder as (any GatewayObserver)?, metrics].compactMap { $0 },
+                                  judge: judge)
         } catch {
             printError("pushproof serve: \(configPath ?? "configuration"): \(error)")
             recorder?.file.close()
@@ -190,6 +205,15 @@ struct ServeCommand: Subcommand {
         }
         return recorder.map { $0.file.failedWrites > 0 ? ExitCode.ioError : ExitCode.success } ?? ExitCode.success
     }
+}
+
+/// A JSON object file of spec configuration overrides.
+func loadSpecConfig(_ path: String) throws -> JSONObject {
+    let text = try readText(path)
+    guard let object = try JSONParser.parse(text).objectValue else {
+        throw FileError(path: path, reason: "expected a JSON object like {\"poolse\": {\"bundle_ids\": [\"com.acme.app\"]}}")
+    }
+    return object
 }
 
 private func isLiteralAddress(_ host: String) -> Bool {

@@ -106,6 +106,42 @@ import Testing
         }
     }
 
+    /// APNs' token-auth flow: one stream until a request succeeds, then a higher limit.
+    @Test func raisedStreamLimitAppliesOnceAcknowledged() throws {
+        try withServer(handler: EchoHandler(maxConcurrentStreams: 1)) { server, port in
+            let client = try RawClient(port: port)
+            let settingsAck: [UInt8] = [0, 0, 0, 4, 1, 0, 0, 0, 0]
+            // x-action: maxstreams as a literal header without indexing (new name).
+            let raise: [UInt8] = [0x82, 0x86, 0x84, 0x01, 0x01, UInt8(ascii: "x"), 0x00, 8] + Array("x-action".utf8)
+                + [10] + Array("maxstreams".utf8)
+            client.send(clientPreface + emptySettingsFrame + settingsAck
+                + [0, 0, UInt8(raise.count), 1, 5, 0, 0, 0, 1] + raise)
+            usleep(200_000)
+            client.send(settingsAck)  // acknowledges SETTINGS_MAX_CONCURRENT_STREAMS = 7
+            var burst: [UInt8] = []
+            for stream: UInt8 in [3, 5, 7] {
+                burst += [0, 0, 6, 1, 5, 0, 0, 0, stream, 0x82, 0x86, 0x84, 0x01, 0x01, UInt8(ascii: "x")]
+            }
+            client.send(burst)
+            usleep(200_000)
+            client.send([0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+            let frames = parseFrames(client.readToEnd().bytes)
+            #expect(frames.contains { $0.type == 0x4 && $0.payload == [0, 3, 0, 0, 0, 7] })
+            #expect(frames.filter { $0.type == 0x1 }.map(\.streamID) == [1, 3, 5, 7])
+            #expect(!frames.contains { $0.type == 0x7 })
+            #expect(server.requestsServed == 4)
+        }
+    }
+
+    @Test func largeResponseRespectsFlowControl() throws {
+        try withServer { _, port in
+            // nghttp's default window is 64 KiB per stream, so this needs many WINDOW_UPDATEs.
+            let result = try runTool("/usr/bin/nghttp", ["-H", "x-response-bytes: 2000000", "http://127.0.0.1:\(port)/big"])
+            #expect(result.status == 0)
+            #expect(result.outputBytes == patternBytes(2_000_000))
+        }
+    }
+
     @Test func bodyOverTheLimitIsAnswered413() throws {
         var configuration = ServerConfiguration(threads: 1)
         configuration.maxRequestBodyBytes = 1000

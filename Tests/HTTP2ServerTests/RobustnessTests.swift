@@ -244,6 +244,19 @@ import Testing
 }
 
 @Suite struct StartupTests {
+    @Test func startingTwiceIsAnErrorAndADroppedServerStops() throws {
+        var port = 0
+        do {
+            let server = HTTPServer(listeners: [ListenerConfiguration(host: "127.0.0.1", port: 0, handler: EchoHandler())],
+                                    configuration: ServerConfiguration(threads: 1))
+            port = try server.start()[0].port
+            #expect(throws: HTTPServerError.self) { try server.start() }
+            let result = try curl(["--http1.1", "http://127.0.0.1:\(port)/up"])
+            #expect(result.output.contains("path=/up"))
+        }
+        #expect(throws: RawClientError.connect) { try RawClient(port: port) }
+    }
+
     @Test func busyPortIsAClearError() throws {
         let bad = HTTPServer(listeners: [ListenerConfiguration(host: "no.such.host.invalid", port: 0, handler: EchoHandler())])
         #expect(throws: HTTPServerError.self) { try bad.start() }

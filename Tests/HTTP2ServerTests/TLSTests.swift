@@ -122,6 +122,43 @@ enum TestCertificateError: Error { case openssl(String) }
         }
     }
 
+    @Test func clientCertificateIsHandedToTheApplication() throws {
+        let server = try TestCertificate()
+        let client = try TestCertificate()
+        defer {
+            server.remove()
+            client.remove()
+        }
+        let der = try runTool("/usr/bin/openssl", ["x509", "-in", client.certificatePath, "-outform", "DER"]).outputBytes
+        #expect(der.count > 100)
+        let tls = TLSConfiguration(certificateChainPath: server.certificatePath, privateKeyPath: server.keyPath,
+                                   requestsClientCertificate: true)
+        try withServer(tls: tls) { _, port in
+            let withCertificate = try curl(["--http2", "--cacert", server.certificatePath, "--cert", client.certificatePath,
+                                            "--key", client.keyPath, "https://127.0.0.1:\(port)/cert"])
+            #expect(withCertificate.output.contains("clientcert=\(der.map { String($0, radix: 16) }.joined(separator: ":"))\n"))
+            // No certificate still completes the handshake: the application decides.
+            let without = try curl(["--http2", "--cacert", server.certificatePath, "https://127.0.0.1:\(port)/none"])
+            #expect(without.output.contains("path=/none"))
+            #expect(!without.output.contains("clientcert="))
+        }
+    }
+
+    @Test(arguments: ["--http2", "--http1.1"])
+    func largeResponsesArriveIntactOverTLS(flag: String) throws {
+        let certificate = try TestCertificate()
+        defer { certificate.remove() }
+        try withServer(tls: certificate.fileConfiguration) { _, port in
+            let size = 3_000_000
+            let result = try runTool("/usr/bin/curl", ["-sS", "--max-time", "10", flag, "--cacert", certificate.certificatePath,
+                                                       "-H", "x-response-bytes: \(size)",
+                                                       "https://127.0.0.1:\(port)/big", "https://127.0.0.1:\(port)/big"])
+            #expect(result.status == 0, "\(result.error)")
+            let expected = patternBytes(size)
+            #expect(result.outputBytes == expected + expected)
+        }
+    }
+
     @Test func gatewayAndAdminListenersWithDifferentHandlers() throws {
         let certificate = try TestCertificate()
         defer { certificate.remove() }

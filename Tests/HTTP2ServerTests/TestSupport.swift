@@ -21,7 +21,7 @@ final class ArrivalCounter: Sendable {
 }
 
 /// Echoes the request as text. Request headers switch behaviour:
-/// `x-empty` → 200 with no body; `x-status: N`; `x-delay-ms: N`;
+/// `x-empty` → 200 with no body; `x-response-bytes: N` → an N-byte body; `x-status: N`; `x-delay-ms: N`;
 /// `x-action: goaway | reset | close | maxstreams`.
 struct EchoHandler: HTTPHandler {
     var maxConcurrentStreams: UInt32 = 1000
@@ -42,12 +42,19 @@ struct EchoHandler: HTTPHandler {
         case "maxstreams": response.actions = [.setMaxConcurrentStreams(7)]
         default: break
         }
+        if let size = request.header("x-response-bytes").flatMap(Int.init) {
+            response.body = patternBytes(size)
+            return response
+        }
         if request.header("x-empty") != nil {
             response.headers = [HTTPHeader("apns-id", "00000000-0000-0000-0000-000000000001")]
             return response
         }
         var text = "method=\(request.method)\npath=\(request.path)\nversion=\(request.version.rawValue)\n"
         text += "tls=\(request.isTLS)\nstream=\(request.streamID)\nauthority=\(request.authority ?? "")\n"
+        if let certificate = connection.clientCertificateDER {
+            text += "clientcert=\(certificate.map { String($0, radix: 16) }.joined(separator: ":"))\n"
+        }
         for header in request.headers { text += "h:\(header.name)=\(header.value)\n" }
         text += "body=\(String(decoding: request.body, as: UTF8.self))\n"
         response.headers = [HTTPHeader("content-type", "text/plain")]
@@ -70,9 +77,10 @@ func withServer<T>(handler: any HTTPHandler = EchoHandler(), host: String = "127
 
 struct ToolResult {
     var status: Int32
-    var output: String
+    var outputBytes: [UInt8]
     var error: String
-    var outputBytes: [UInt8] = []
+    /// Decoded on demand: repairing megabytes of binary output as UTF-8 is slow.
+    var output: String { String(decoding: outputBytes, as: UTF8.self) }
 }
 
 /// Runs a command-line client to completion, optionally feeding it `input`.
@@ -95,8 +103,8 @@ func runTool(_ executable: String, _ arguments: [String], input: [UInt8]? = nil)
     let outData = output.fileHandleForReading.readDataToEndOfFile()
     let errData = error.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return ToolResult(status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
-                      error: String(decoding: errData, as: UTF8.self), outputBytes: [UInt8](outData))
+    return ToolResult(status: process.terminationStatus, outputBytes: [UInt8](outData),
+                      error: String(decoding: errData, as: UTF8.self))
 }
 
 func curl(_ arguments: [String]) throws -> ToolResult {
@@ -184,3 +192,12 @@ func parseFrames(_ bytes: [UInt8]) -> [(type: UInt8, flags: UInt8, streamID: UIn
 let clientPreface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 /// An empty SETTINGS frame.
 let emptySettingsFrame: [UInt8] = [0, 0, 0, 4, 0, 0, 0, 0, 0]
+
+/// `count` bytes of 0, 1, ..., 250, 0, 1, ...: a body whose corruption or reordering shows.
+func patternBytes(_ count: Int) -> [UInt8] {
+    let period = (0..<251).map { UInt8($0) }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count)
+    while bytes.count < count { bytes.append(contentsOf: period.prefix(count - bytes.count)) }
+    return bytes
+}

@@ -84,8 +84,7 @@ import Testing
         Case(name: "empty payload", expected: .payloadEmpty, payload: ""),
         Case(name: "payload not JSON", expected: .payloadEmpty, payload: "hello"),
         Case(name: "payload an array", expected: .payloadEmpty, payload: "[1]"),
-        Case(name: "payload without aps", expected: .payloadEmpty, payload: #"{"alert":"x"}"#),
-        Case(name: "aps not a dictionary", expected: .payloadEmpty, payload: #"{"aps":"x"}"#),
+        Case(name: "payload a string", expected: .payloadEmpty, payload: #""x""#),
         Case(name: "4097 bytes", expected: .payloadTooLarge, payload: Self.payload(bytes: 4097)),
         Case(name: "voip 5121 bytes", expected: .payloadTooLarge,
              headers: ["apns-push-type": "voip", "apns-topic": "com.example.app.voip"], payload: Self.payload(bytes: 5121)),
@@ -165,6 +164,17 @@ import Testing
         // a clean background push carries no warning
         h.push(headers: ["apns-push-type": "background", "apns-priority": "5"], payload: #"{"aps":{"content-available":1}}"#)
         #expect(h.observer.last?.verdict == nil)
+    }
+
+    @Test func payloadsWithoutApsAreDeliveredWithAWarningWhereApsMatters() throws {
+        let h = try Harness()
+        let voip: [String: String?] = ["apns-push-type": "voip", "apns-topic": "com.example.app.voip"]
+        #expect(h.push(headers: voip, payload: #"{"cv":"1","type":"call","event":"ring"}"#).status == 200)
+        #expect(h.observer.last?.verdict == nil)
+        #expect(h.push(payload: #"{"alert":"x"}"#).status == 200)
+        #expect(h.observer.last?.verdict?["gateway_warnings"]?.arrayValue?.count == 1)
+        #expect(h.push(payload: #"{"aps":"x"}"#).status == 200)
+        #expect(h.observer.last?.verdict?["gateway_warnings"]?.arrayValue?.count == 1)
     }
 
     @Test func tokenStates() throws {

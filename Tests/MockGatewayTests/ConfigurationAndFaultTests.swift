@@ -349,3 +349,70 @@ import Testing
         }
     }
 }
+
+@Suite struct ThrottleTests {
+    @Test func apnsDeviceRateLimitIsTooManyRequests() throws {
+        var configuration = GatewayConfiguration()
+        configuration.apns.deviceRateLimit = RateLimit(maximum: 3, perSeconds: 1)
+        let h = try Harness(configuration)
+        #expect((0..<3).map { _ in h.push().status } == [200, 200, 200])
+        let limited = h.push()
+        #expect(limited.status == 429)
+        #expect(reason(limited) == "TooManyRequests")
+        // another device is not affected
+        #expect(h.push(token: String(repeating: "0", count: 64)).status == 200)
+        h.clock.advance(seconds: 1)
+        #expect(h.push().status == 200)
+    }
+
+    @Test func fcmProjectQuota() throws {
+        var configuration = GatewayConfiguration()
+        configuration.fcm.quotaPerMinute = 5
+        let h = try Harness(configuration)
+        // client errors count against the quota too
+        #expect(h.fcmMessage(#"{"bogus":1}"#).status == 400)
+        #expect((0..<4).map { _ in h.fcmMessage(#"{"topic":"a"}"#).status } == [200, 200, 200, 200])
+        let limited = h.fcmMessage(#"{"topic":"a"}"#)
+        #expect(limited.status == 429)
+        let error = GoogleErrorBody(limited)
+        #expect(error.fcmErrorCode == "QUOTA_EXCEEDED")
+        #expect(error.status == "RESOURCE_EXHAUSTED")
+        #expect(Int(header(limited, "retry-after") ?? "") == 12) // one message refills in 60/5 s
+        h.clock.advance(seconds: 12)
+        #expect(h.fcmMessage(#"{"topic":"a"}"#).status == 200)
+    }
+
+    @Test func fcmDeviceRateLimit() throws {
+        var configuration = GatewayConfiguration()
+        configuration.fcm.deviceRateLimit = RateLimit(maximum: 2, perSeconds: 60)
+        let h = try Harness(configuration)
+        let message = #"{"token":"\#(fcmToken)"}"#
+        let statuses: [Int] = [h.fcmMessage(message).status, h.fcmMessage(message).status]
+        #expect(statuses == [200, 200])
+        let limited = h.fcmMessage(message)
+        #expect(limited.status == 429)
+        #expect(GoogleErrorBody(limited).fcmErrorCode == "QUOTA_EXCEEDED")
+        #expect(h.fcmMessage(#"{"topic":"a"}"#).status == 200)
+    }
+
+    @Test func expiredTokens() throws {
+        let expiredAPNs = String(repeating: "ee", count: 32)
+        let configuration = try GatewayConfiguration.parse(json: Array("""
+            {"tokens": {"expired": [{"token": "\(expiredAPNs)", "since_ms": 77}, "fcm_expired"]},
+             "apns": {"device_rate_limit": {"max": 5, "per_seconds": 2}},
+             "fcm": {"quota_per_minute": 600000, "device_rate_limit": {"max": 240, "per_seconds": 60}}}
+            """.utf8))
+        #expect(configuration.apns.deviceRateLimit == RateLimit(maximum: 5, perSeconds: 2))
+        #expect(configuration.fcm.quotaPerMinute == 600_000)
+        #expect(configuration.fcm.deviceRateLimit == RateLimit(maximum: 240, perSeconds: 60))
+        let h = try Harness(configuration)
+        let response = h.push(token: expiredAPNs)
+        #expect(response.status == 410)
+        #expect(reason(response) == "ExpiredToken")
+        #expect(json(response)?["timestamp"] == 77)
+        #expect(GoogleErrorBody(h.fcmMessage(#"{"token":"fcm_expired"}"#)).fcmErrorCode == "UNREGISTERED")
+        #expect {
+            _ = try GatewayConfiguration.parse(json: Array(#"{"apns":{"device_rate_limit":{"max":0,"per_seconds":1}}}"#.utf8))
+        } throws: { ($0 as? GatewayConfigurationError)?.keyPath == "apns.device_rate_limit.max" }
+    }
+}

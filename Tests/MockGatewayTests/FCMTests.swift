@@ -187,6 +187,9 @@ struct GoogleErrorBody {
         #expect(badError.message == fcmInvalidTokenMessage)
         #expect(badError.fcmErrorCode == "INVALID_ARGUMENT")
         #expect(h.observer.last?.reason == "INVALID_ARGUMENT")
+        // a dry run reports the token's state too
+        let dryRun = h.fcm(#"{"validate_only":true,"message":{"token":"gone_token"}}"#)
+        #expect(GoogleErrorBody(dryRun).fcmErrorCode == "UNREGISTERED")
     }
 
     @Test func projectMustMatchConfiguration() throws {

@@ -108,10 +108,7 @@ public final class AdminAPI: HTTPHandler {
     private func reset() -> HTTPResponse {
         let configuration = gateway.configuration
         gateway.tokens.reset(unknownTokens: configuration.tokens.unknownTokens)
-        gateway.tokens.set(configuration.tokens.valid, to: .valid)
-        let now = GatewayClock.system.nowMillis
-        for (token, since) in configuration.tokens.gone { gateway.tokens.set(token, to: .gone(sinceMillis: since ?? now)) }
-        gateway.tokens.set(configuration.tokens.bad, to: .bad)
+        gateway.tokens.apply(configuration.tokens, nowMillis: GatewayClock.system.nowMillis)
         gateway.faults.clearAll()
         for (route, faults) in configuration.faults.routes { gateway.faults.setFaults(faults, for: route) }
         metrics.reset()
@@ -133,11 +130,14 @@ public final class AdminAPI: HTTPHandler {
         case .gone(let since):
             object["state"] = "gone"
             object["since_ms"] = .number(Double(since))
+        case .expired(let since):
+            object["state"] = "expired"
+            object["since_ms"] = .number(Double(since))
         }
         return .object(object)
     }
 
-    /// `{"state": "valid" | "gone" | "bad", "since_ms"?: N}`.
+    /// `{"state": "valid" | "gone" | "expired" | "bad", "since_ms"?: N}`.
     private func setToken(_ token: String, body: [UInt8]) -> HTTPResponse {
         let document: JSONValue
         do { document = try JSONParser.parse(body) } catch { return self.error(400, "body is not JSON: \(error)") }
@@ -145,27 +145,24 @@ public final class AdminAPI: HTTPHandler {
         switch state {
         case "valid": gateway.tokens.set(token, to: .valid)
         case "bad": gateway.tokens.set(token, to: .bad)
-        case "gone":
+        case "gone", "expired":
             let since = document["since_ms"]?.intValue.map { UInt64(max(0, $0)) } ?? GatewayClock.system.nowMillis
-            gateway.tokens.set(token, to: .gone(sinceMillis: since))
+            gateway.tokens.set(token, to: state == "gone" ? .gone(sinceMillis: since) : .expired(sinceMillis: since))
         default:
-            return error(400, "state must be valid, gone or bad, not \"\(state)\"")
+            return error(400, "state must be valid, gone, expired or bad, not \"\(state)\"")
         }
         return json(200, tokenState(token))
     }
 
-    /// `{"valid": [...], "gone": [token | {"token", "since_ms"}], "bad": [...], "unknown_tokens"?: "accept"|"refuse"}`:
-    /// the same shape as the configuration file's `tokens`, applied on top of the current states.
+    /// The configuration file's `tokens` shape (`valid`, `gone`, `expired`, `bad`, `default`),
+    /// applied on top of the current states.
     private func bulkTokens(_ body: [UInt8]) -> HTTPResponse {
         do {
             let document = try JSONParser.parse(body)
             let reader = ConfigReader(baseDirectory: ".")
             let tokens = try reader.tokenConfiguration(document, "tokens")
-            if document["unknown_tokens"] != nil { gateway.tokens.unknownTokens = tokens.unknownTokens }
-            gateway.tokens.set(tokens.valid, to: .valid)
-            let now = GatewayClock.system.nowMillis
-            for (token, since) in tokens.gone { gateway.tokens.set(token, to: .gone(sinceMillis: since ?? now)) }
-            gateway.tokens.set(tokens.bad, to: .bad)
+            if document["default"] != nil { gateway.tokens.unknownTokens = tokens.unknownTokens }
+            gateway.tokens.apply(tokens, nowMillis: GatewayClock.system.nowMillis)
             return json(200, tokenCounts())
         } catch {
             return self.error(400, "\(error)")

@@ -42,10 +42,12 @@ public final class GatewayMetrics: GatewayObserver {
         var violated: [ViolationKey] = []
         var unmatched = false
         if let verdict = exchange.verdict {
+            // The spec engine's verdict shape: {"spec": id | null, "ok", "violations": [{"rule", …}]}.
             let spec = verdict["spec"]?.stringValue
-            if spec == nil, verdict["unmatched"]?.boolValue == true { unmatched = true }
             for violation in verdict["violations"]?.arrayValue ?? [] {
-                violated.append(ViolationKey(spec: spec ?? "unmatched", rule: violation["rule"]?.stringValue ?? "unknown"))
+                let rule = violation["rule"]?.stringValue ?? "unknown"
+                if spec == nil, rule == "unmatched" { unmatched = true; continue }
+                violated.append(ViolationKey(spec: spec ?? "none", rule: rule))
             }
         }
         state.withLock { state in

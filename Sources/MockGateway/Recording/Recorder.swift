@@ -22,12 +22,14 @@ public final class Recorder: GatewayObserver {
     }
 
     /// The line split around the sequence number, which the file assigns.
+    private static let linePrefix = Array(#"{"v":1,"seq":"#.utf8)
+
     static func encode(_ exchange: GatewayExchange) -> (prefix: [UInt8], suffix: [UInt8]) {
-        let prefix = Array(#"{"v":1,"seq":"#.utf8)
+        let prefix = linePrefix
         var w = JSONWriter(capacity: 512 + exchange.request.body.count)
         let request = exchange.request
         w.continueAfterValue()  // the line so far is `{"v":1,"seq":N`
-        w.key("time"); w.string(Timestamp.iso8601(nanos: request.arrivalNanos))
+        w.key("time"); w.string(utf8: Timestamp.iso8601Bytes(nanos: request.arrivalNanos))
         w.key("arrival_ns"); w.uint(request.arrivalNanos)
         w.key("answered_ns"); w.uint(exchange.answeredNanos)
         w.key("connection"); w.uint(request.connectionID)
@@ -160,10 +162,14 @@ enum Base64 {
     }
 }
 
-/// UTC timestamps without Foundation (this runs once per request).
+/// UTC timestamps without Foundation or String building (this runs once per request).
 public enum Timestamp {
     /// `2026-11-29T20:01:02.123456Z` (microseconds).
     public static func iso8601(nanos: UInt64) -> String {
+        String(decoding: iso8601Bytes(nanos: nanos), as: UTF8.self)
+    }
+
+    public static func iso8601Bytes(nanos: UInt64) -> [UInt8] {
         let seconds = Int64(nanos / 1_000_000_000)
         let micros = Int((nanos / 1000) % 1_000_000)
         var days = seconds / 86_400
@@ -179,16 +185,21 @@ public enum Timestamp {
         let day = Int(dayOfYear - (153 * mp + 2) / 5 + 1)
         let month = Int(mp < 10 ? mp + 3 : mp - 9)
         if month <= 2 { year += 1 }
-        var out = ""
-        out.reserveCapacity(27)
-        out += pad(Int(year), 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-        out += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        out += "." + pad(micros, 6) + "Z"
+        var out = [UInt8](repeating: 0, count: 27)
+        func put(_ value: Int, at offset: Int, width: Int) {
+            var v = value
+            for i in stride(from: offset + width - 1, through: offset, by: -1) {
+                out[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            }
+        }
+        put(Int(year), at: 0, width: 4); out[4] = UInt8(ascii: "-")
+        put(month, at: 5, width: 2); out[7] = UInt8(ascii: "-")
+        put(day, at: 8, width: 2); out[10] = UInt8(ascii: "T")
+        put(secondOfDay / 3600, at: 11, width: 2); out[13] = UInt8(ascii: ":")
+        put(secondOfDay / 60 % 60, at: 14, width: 2); out[16] = UInt8(ascii: ":")
+        put(secondOfDay % 60, at: 17, width: 2); out[19] = UInt8(ascii: ".")
+        put(micros, at: 20, width: 6); out[26] = UInt8(ascii: "Z")
         return out
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let s = String(value)
-        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
     }
 }

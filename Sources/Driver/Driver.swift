@@ -1,1 +1,0 @@
-// Module Driver: see Package.swift for its place in the layout.

@@ -1,0 +1,43 @@
+import Foundation
+
+/// Number formatting for reports (cold path: Foundation's printf is fine here).
+enum Format {
+    /// Up to 3 decimals, trailing zeros dropped: 5000, 12.5, 0.333.
+    static func number(_ value: Double) -> String {
+        guard value.isFinite else { return value.isNaN ? "nan" : (value > 0 ? "inf" : "-inf") }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+        var text = String(format: "%.3f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+
+    /// Three significant digits, trailing zeros dropped: 0.0123, 1.2, 123, 12346.
+    static func significant(_ value: Double) -> String {
+        guard value.isFinite else { return number(value) }
+        if value == 0 { return "0" }
+        let magnitude = Int(floor(log10(abs(value))))
+        let decimals = Swift.max(0, 2 - magnitude)
+        var text = String(format: "%.\(decimals)f", value)
+        if decimals > 0 {
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+        }
+        return text
+    }
+
+    /// Nanoseconds as milliseconds to 3 significant digits: "0.0521", "12.3", "250".
+    static func milliseconds(_ nanoseconds: UInt64) -> String {
+        significant(Double(nanoseconds) / 1e6)
+    }
+
+    static func milliseconds(_ nanoseconds: Double) -> String {
+        significant(nanoseconds / 1e6)
+    }
+
+    /// "30s", "1.5s".
+    static func seconds(_ value: Double) -> String { number(value) + "s" }
+
+    /// A ratio as a percentage: 0.0123 -> "1.23%".
+    static func percent(_ ratio: Double) -> String { significant(ratio * 100) + "%" }
+}

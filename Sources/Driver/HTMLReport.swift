@@ -1,0 +1,241 @@
+import Foundation
+
+/// A self-contained HTML page for one or more runs: figures, verdicts and three inline SVG
+/// charts (latency by percentile on a log axis, throughput per second, outcomes). No scripts,
+/// no external assets; the markup is well-formed XML (XHTML) so tools can parse it.
+public enum HTMLReport {
+    public static func html(_ reports: [RunReport], title: String = "pushproof load report") -> String {
+        var out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
+        out += "<meta charset=\"utf-8\"/>\n<title>\(XML.escape(title))</title>\n<style>\n\(style)</style>\n</head>\n<body>\n"
+        out += "<h1>\(XML.escape(title))</h1>\n"
+        for report in reports { out += section(report) }
+        out += "</body>\n</html>\n"
+        return out
+    }
+
+    public static func html(_ report: RunReport) -> String {
+        html([report], title: "pushproof load report: \(report.summary.scenario)")
+    }
+
+    static let style = """
+        body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 70em; }
+        h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
+        table { border-collapse: collapse; margin: 0.5em 0 1em; }
+        th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
+        th:first-child, td:first-child { text-align: left; }
+        .pass { color: #17702e; font-weight: bold; }
+        .fail { color: #b3261e; font-weight: bold; }
+        .note { color: #8a5a00; }
+        svg { display: block; margin: 0.5em 0 1.5em; background: #fcfcfc; border: 1px solid #eee; }
+        svg text { font-size: 11px; fill: #333; }
+
+        """
+
+    static func section(_ report: RunReport) -> String {
+        let s = report.summary
+        let c = s.counts
+        var out = "<section>\n<h2>\(XML.escape(s.scenario)) <span class=\"\(report.passed ? "pass" : "fail")\">"
+        out += "\(report.passed ? "PASSED" : "FAILED")</span></h2>\n"
+        out += "<p>\(XML.escape(s.modelDescription))"
+        if s.warmUpSeconds > 0 { out += ", warm-up \(Format.seconds(s.warmUpSeconds))" }
+        out += "; \(s.environment.cores) cores, \(XML.escape(s.environment.hostname)), \(XML.escape(s.environment.date))</p>\n"
+        for note in s.notes { out += "<p class=\"note\">\(XML.escape(note))</p>\n" }
+
+        out += "<table>\n<tr><th>figure</th><th>value</th></tr>\n"
+        var rows: [(String, String)] = [
+            ("pushes sent", String(c.sent)), ("completed", String(c.completed)), ("delivered", String(c.delivered)),
+            ("failed", String(c.failed)), ("tokens removed", String(c.tokensRemoved)), ("abandoned", String(c.abandoned)),
+            ("iterations", String(c.iterations)), ("late iterations", String(c.lateIterations)),
+            ("dropped iterations", String(c.droppedIterations)),
+        ]
+        rows.append(("throughput (pushes/s)", Format.significant(s.throughput)))
+        rows.append(("delivered/s", Format.significant(s.deliveredThroughput)))
+        rows.append(("error rate", Format.percent(s.errorRate)))
+        rows.append(("measured span (s)", Format.significant(s.measuredSeconds)))
+        if c.fanOuts > 0 {
+            rows.append(("fan-outs complete", String(c.fanOuts)))
+            rows.append(("fan-outs fully delivered", String(c.fanOutsFullyDelivered)))
+        }
+        if let violations = s.violations { rows.append(("conformance violations", String(violations))) }
+        for (name, value) in rows { out += "<tr><td>\(name)</td><td>\(value)</td></tr>\n" }
+        out += "</table>\n"
+
+        out += "<table>\n<tr><th>latency (ms)</th><th>n</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th></tr>\n"
+        var latencyRows = [("from intended send (corrected)", s.latency), ("from actual send", s.serviceTime),
+                           ("send lag behind schedule", s.sendLag)]
+        if s.timeToRingAll.count > 0 { latencyRows.append(("time to ring all (per fan-out)", s.timeToRingAll)) }
+        for (name, l) in latencyRows {
+            out += "<tr><td>\(name)</td><td>\(l.count)</td><td>\(Format.milliseconds(l.min))</td><td>\(Format.milliseconds(l.p50))</td>"
+            out += "<td>\(Format.milliseconds(l.p90))</td><td>\(Format.milliseconds(l.p99))</td><td>\(Format.milliseconds(l.p999))</td>"
+            out += "<td>\(Format.milliseconds(l.max))</td><td>\(Format.milliseconds(l.mean))</td></tr>\n"
+        }
+        out += "</table>\n"
+
+        if let thresholds = report.thresholds {
+            out += "<h3>Thresholds</h3>\n<table>\n<tr><th>threshold</th><th>actual</th><th>verdict</th></tr>\n"
+            for outcome in thresholds.outcomes {
+                out += "<tr><td>\(XML.escape(outcome.threshold.description))</td>"
+                out += "<td>\(outcome.actual.map(Format.significant) ?? "not measured")</td>"
+                out += verdictCell(outcome.passed, outcome.message) + "</tr>\n"
+            }
+            out += "</table>\n"
+        }
+        if let baseline = report.baseline {
+            out += "<h3>Baseline: \(XML.escape(baseline.baselineScenario)) of \(XML.escape(baseline.baselineDate))</h3>\n"
+            for caveat in baseline.caveats { out += "<p class=\"note\">\(XML.escape(caveat))</p>\n" }
+            out += "<table>\n<tr><th>bound</th><th>baseline</th><th>this run</th><th>ratio</th><th>verdict</th></tr>\n"
+            for entry in baseline.entries {
+                out += "<tr><td>\(XML.escape(entry.rule.description))</td>"
+                out += "<td>\(entry.baseline.map(Format.significant) ?? "-")</td><td>\(entry.current.map(Format.significant) ?? "-")</td>"
+                out += "<td>\(entry.ratio.map(Format.ratio) ?? "-")</td>" + verdictCell(entry.passed, entry.message) + "</tr>\n"
+            }
+            out += "</table>\n"
+        }
+
+        out += "<h3>Latency by percentile</h3>\n" + percentileChart(s)
+        out += "<h3>Throughput per second</h3>\n" + throughputChart(s)
+        out += "<h3>Outcomes</h3>\n" + outcomeChart(s)
+        out += "</section>\n"
+        return out
+    }
+
+    static func verdictCell(_ passed: Bool, _ message: String) -> String {
+        "<td class=\"\(passed ? "pass" : "fail")\" title=\"\(XML.escape(message))\">\(passed ? "pass" : "FAIL")</td>"
+    }
+
+    // MARK: - Charts
+
+    static let width = 720.0, height = 300.0
+    static let left = 60.0, right = 20.0, top = 20.0, bottom = 40.0
+    static var plotWidth: Double { width - left - right }
+    static var plotHeight: Double { height - top - bottom }
+
+    static func open(_ label: String) -> String {
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(XML.escape(label))\">\n"
+    }
+
+    static func text(_ x: Double, _ y: Double, _ content: String, anchor: String = "middle", extra: String = "") -> String {
+        "<text x=\"\(c(x))\" y=\"\(c(y))\" text-anchor=\"\(anchor)\"\(extra)>\(XML.escape(content))</text>\n"
+    }
+
+    static func line(_ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, stroke: String = "#ccc") -> String {
+        "<line x1=\"\(c(x1))\" y1=\"\(c(y1))\" x2=\"\(c(x2))\" y2=\"\(c(y2))\" stroke=\"\(stroke)\" stroke-width=\"1\"/>\n"
+    }
+
+    /// A coordinate with at most two decimals.
+    static func c(_ value: Double) -> String { Format.number((value * 100).rounded() / 100) }
+
+    /// A round axis maximum at or above `value`: 1, 2, 5 x 10^k.
+    static func niceCeiling(_ value: Double) -> Double {
+        guard value > 0, value.isFinite else { return 1 }
+        let power = pow(10, floor(log10(value)))
+        for step in [1.0, 1.5, 2, 3, 4, 5, 6, 8, 10] where step * power >= value { return step * power }
+        return 10 * power
+    }
+
+    static func yAxis(maximum: Double, unit: String) -> String {
+        var out = ""
+        for i in 0...4 {
+            let value = maximum * Double(i) / 4
+            let y = top + plotHeight - plotHeight * Double(i) / 4
+            out += line(left, y, left + plotWidth, y, stroke: "#e4e4e4")
+            out += text(left - 6, y + 4, Format.significant(value), anchor: "end")
+        }
+        out += text(14, top + plotHeight / 2, unit, extra: " transform=\"rotate(-90 14 \(c(top + plotHeight / 2)))\"")
+        return out
+    }
+
+    /// Latency (ms, linear) against percentile on a log axis of 1 / (1 - p): the HdrHistogram plot,
+    /// where 90 %, 99 %, 99.9 % are evenly spaced and the tail is visible.
+    static func percentileChart(_ s: RunSummary) -> String {
+        var out = open("latency by percentile")
+        let series: [(String, String, [PercentilePoint])] = [
+            ("from intended send (corrected)", "#1f5fbf", s.latencyTable),
+            ("from actual send", "#e07b00", s.serviceTimeTable),
+        ]
+        let finite = series.flatMap { $0.2 }.filter { $0.percentile < 100 }
+        guard !finite.isEmpty else {
+            return out + text(width / 2, height / 2, "no latency samples") + "</svg>\n"
+        }
+        let nines = finite.map { log10(1 / (1 - $0.percentile / 100)) }
+        let xMax = Swift.max(1, ceil(nines.max() ?? 1))
+        let yMax = niceCeiling(Double(series.flatMap { $0.2 }.map(\.value).max() ?? 1) / 1e6)
+        out += yAxis(maximum: yMax, unit: "ms")
+        for tick in 0...Int(xMax) {
+            let x = left + plotWidth * Double(tick) / xMax
+            out += line(x, top, x, top + plotHeight, stroke: "#e4e4e4")
+            let label = tick == 0 ? "0%" : Format.number(100 - 100 / pow(10, Double(tick))) + "%"
+            out += text(x, top + plotHeight + 16, label)
+        }
+        out += text(left + plotWidth / 2, height - 6, "percentile (log scale of 1/(1-p))")
+        for (index, (name, colour, points)) in series.enumerated() {
+            let coordinates = points.map { point -> String in
+                let nine = point.percentile >= 100 ? xMax : Swift.min(xMax, log10(1 / (1 - point.percentile / 100)))
+                let x = left + plotWidth * nine / xMax
+                let y = top + plotHeight - plotHeight * Swift.min(1, Double(point.value) / 1e6 / yMax)
+                return "\(c(x)),\(c(y))"
+            }
+            if !coordinates.isEmpty {
+                out += "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\" points=\"\(coordinates.joined(separator: " "))\"/>\n"
+            }
+            let legendY = top + 12 + Double(index) * 16
+            out += "<rect x=\"\(c(left + 10))\" y=\"\(c(legendY - 9))\" width=\"12\" height=\"4\" fill=\"\(colour)\"/>\n"
+            out += text(left + 28, legendY - 4, name, anchor: "start")
+        }
+        return out + "</svg>\n"
+    }
+
+    /// Completed pushes per second after warm-up (bars) with delivered ones (line).
+    static func throughputChart(_ s: RunSummary) -> String {
+        var out = open("throughput per second")
+        let completed = s.completedPerSecond
+        guard !completed.isEmpty else {
+            return out + text(width / 2, height / 2, "no completions") + "</svg>\n"
+        }
+        let yMax = niceCeiling(Double(completed.max() ?? 1))
+        out += yAxis(maximum: yMax, unit: "pushes/s")
+        let slot = plotWidth / Double(completed.count)
+        for (second, count) in completed.enumerated() {
+            let h = plotHeight * Double(count) / yMax
+            out += "<rect x=\"\(c(left + slot * Double(second) + slot * 0.1))\" y=\"\(c(top + plotHeight - h))\" width=\"\(c(slot * 0.8))\" height=\"\(c(h))\" fill=\"#9bbbe8\"><title>second \(second): \(count) completed</title></rect>\n"
+        }
+        let delivered = s.deliveredPerSecond.enumerated().map { second, count in
+            "\(c(left + slot * (Double(second) + 0.5))),\(c(top + plotHeight - plotHeight * Double(count) / yMax))"
+        }
+        if delivered.count > 1 {
+            out += "<polyline fill=\"none\" stroke=\"#17702e\" stroke-width=\"2\" points=\"\(delivered.joined(separator: " "))\"/>\n"
+        }
+        let labelEvery = Swift.max(1, completed.count / 10)
+        for second in stride(from: 0, to: completed.count, by: labelEvery) {
+            out += text(left + slot * (Double(second) + 0.5), top + plotHeight + 16, String(second))
+        }
+        out += text(left + plotWidth / 2, height - 6, "seconds after warm-up (bars: completed, line: delivered)")
+        return out + "</svg>\n"
+    }
+
+    /// One horizontal bar per outcome (kind and reason).
+    static func outcomeChart(_ s: RunSummary) -> String {
+        let outcomes = s.outcomes
+        let rowHeight = 24.0
+        let chartHeight = Swift.max(60, top + rowHeight * Double(outcomes.count) + 20)
+        var out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(chartHeight))\" viewBox=\"0 0 \(Int(width)) \(Int(chartHeight))\" role=\"img\" aria-label=\"outcomes\">\n"
+        guard let largest = outcomes.map(\.count).max(), largest > 0 else {
+            return out + text(width / 2, 30, "no outcomes") + "</svg>\n"
+        }
+        let labelWidth = 230.0
+        let barSpace = width - labelWidth - 90
+        for (index, outcome) in outcomes.enumerated() {
+            let y = top + rowHeight * Double(index)
+            let colour = switch outcome.kind {
+            case "delivered": "#3a9d5d"
+            case "token_removed": "#d9a400"
+            default: "#c8453b"
+            }
+            let w = Swift.max(1, barSpace * Double(outcome.count) / Double(largest))
+            out += text(labelWidth - 8, y + 15, RunReport.outcomeLabel(outcome), anchor: "end")
+            out += "<rect x=\"\(c(labelWidth))\" y=\"\(c(y + 3))\" width=\"\(c(w))\" height=\"\(c(rowHeight - 6))\" fill=\"\(colour)\"/>\n"
+            out += text(labelWidth + w + 6, y + 15, String(outcome.count), anchor: "start")
+        }
+        return out + "</svg>\n"
+    }
+}

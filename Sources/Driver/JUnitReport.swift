@@ -1,0 +1,101 @@
+/// JUnit XML for CI systems (load-testing.md, "CI gating"): one `<testsuite>` per run, one
+/// `<testcase>` per threshold and per baseline bound, a `<failure>` carrying the miss message,
+/// and a `run` testcase that fails when the run measured nothing.
+public enum JUnitReport {
+    public static func xml(_ reports: [RunReport]) -> String {
+        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        let cases = reports.map(testCases)
+        let tests = cases.reduce(0) { $0 + $1.count }
+        let failures = cases.reduce(0) { $0 + $1.filter { $0.failure != nil }.count }
+        let time = reports.reduce(0.0) { $0 + $1.summary.elapsedSeconds }
+        out += "<testsuites name=\"pushproof load\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"0\" time=\"\(Format.number(time))\">\n"
+        for (report, testCases) in zip(reports, cases) {
+            let s = report.summary
+            let failed = testCases.filter { $0.failure != nil }.count
+            out += "  <testsuite name=\"\(XML.escape(s.scenario))\" tests=\"\(testCases.count)\" failures=\"\(failed)\" errors=\"0\""
+            out += " skipped=\"0\" time=\"\(Format.number(s.elapsedSeconds))\" timestamp=\"\(XML.escape(s.environment.date))\""
+            out += " hostname=\"\(XML.escape(s.environment.hostname))\">\n"
+            out += "    <properties>\n"
+            for (name, value) in properties(s) {
+                out += "      <property name=\"\(XML.escape(name))\" value=\"\(XML.escape(value))\"/>\n"
+            }
+            out += "    </properties>\n"
+            for testCase in testCases {
+                out += "    <testcase classname=\"pushproof.load.\(XML.escape(s.scenario))\" name=\"\(XML.escape(testCase.name))\" time=\"0\""
+                if let failure = testCase.failure {
+                    out += ">\n      <failure type=\"\(testCase.type)\" message=\"\(XML.escape(failure))\">\(XML.escape(failure))</failure>\n    </testcase>\n"
+                } else {
+                    out += "/>\n"
+                }
+            }
+            out += "    <system-out>\(XML.escape(report.text))</system-out>\n"
+            out += "  </testsuite>\n"
+        }
+        out += "</testsuites>\n"
+        return out
+    }
+
+    public static func xml(_ report: RunReport) -> String { xml([report]) }
+
+    struct TestCase {
+        var name: String
+        var type: String
+        var failure: String?
+    }
+
+    static func testCases(_ report: RunReport) -> [TestCase] {
+        var cases: [TestCase] = []
+        let nothingMeasured = report.summary.counts.completed == 0
+        cases.append(TestCase(name: "run", type: "run",
+                              failure: nothingMeasured ? "no push completed in the measured part of the run" : nil))
+        for outcome in report.thresholds?.outcomes ?? [] {
+            cases.append(TestCase(name: outcome.threshold.description, type: "threshold",
+                                  failure: outcome.passed ? nil : outcome.message))
+        }
+        for entry in report.baseline?.entries ?? [] {
+            cases.append(TestCase(name: "baseline " + entry.rule.description, type: "baseline",
+                                  failure: entry.passed ? nil : entry.message))
+        }
+        return cases
+    }
+
+    static func properties(_ s: RunSummary) -> [(String, String)] {
+        [
+            ("model", s.modelDescription),
+            ("cores", String(s.environment.cores)),
+            ("sent", String(s.counts.sent)),
+            ("delivered", String(s.counts.delivered)),
+            ("failed", String(s.counts.failed)),
+            ("tokens_removed", String(s.counts.tokensRemoved)),
+            ("dropped_iterations", String(s.counts.droppedIterations)),
+            ("late_iterations", String(s.counts.lateIterations)),
+            ("throughput_per_s", Format.significant(s.throughput)),
+            ("p50_ms", Format.milliseconds(s.latency.p50)),
+            ("p99_ms", Format.milliseconds(s.latency.p99)),
+            ("p99.9_ms", Format.milliseconds(s.latency.p999)),
+            ("max_ms", Format.milliseconds(s.latency.max)),
+        ]
+    }
+}
+
+enum XML {
+    /// Escapes text for XML content and attribute values; drops characters XML 1.0 forbids.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\n", "\r", "\t": out.unicodeScalars.append(scalar)
+            default:
+                if scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF { continue }
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}

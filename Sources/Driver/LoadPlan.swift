@@ -1,0 +1,164 @@
+import PushModel
+
+/// What the driver pushes through. The CLI adapts the reference sender (or any other) to it.
+public protocol PushTarget: Sendable {
+    /// Sends one push; returns when its outcome is known. Should return promptly once the
+    /// calling task is cancelled: the runner cancels in-flight sends when a run hits its time limit.
+    func send(_ push: PushRequest) async -> PushOutcomeKind
+}
+
+/// How one push ended, as the sender saw it.
+public enum PushOutcomeKind: Sendable, Hashable {
+    /// The gateway accepted the push (APNs 200, FCM 200).
+    case delivered
+    /// The push was not accepted and the token stays (throttling, bad payload, auth, transport error...).
+    case failed(reason: String)
+    /// The gateway said the token is dead (APNs BadDeviceToken/Unregistered, FCM UNREGISTERED...)
+    /// and the sender removed it: token cleanup, not an error of the sender.
+    case tokenRemoved(reason: String)
+
+    /// "delivered", "failed" or "token_removed".
+    public var name: String {
+        switch self {
+        case .delivered: "delivered"
+        case .failed: "failed"
+        case .tokenRemoved: "token_removed"
+        }
+    }
+
+    /// The provider's reason, empty for `.delivered`.
+    public var reason: String {
+        switch self {
+        case .delivered: ""
+        case .failed(let reason), .tokenRemoved(let reason): reason
+        }
+    }
+
+    /// "delivered", "failed:TooManyRequests", "token_removed:Unregistered": the key outcome tables use.
+    public var key: String {
+        switch self {
+        case .delivered: "delivered"
+        case .failed(let reason): "failed:" + reason
+        case .tokenRemoved(let reason): "token_removed:" + reason
+        }
+    }
+}
+
+/// One iteration of a load run: a single push (a message storm is many of these) or a
+/// fan-out (one group call ringing every member's devices), whose pushes are all due at the
+/// iteration's intended start.
+public enum LoadItem: Sendable {
+    case push(PushRequest)
+    case fanOut([PushRequest])
+
+    var pushCount: Int {
+        switch self {
+        case .push: 1
+        case .fanOut(let pushes): pushes.count
+        }
+    }
+}
+
+/// How iterations are started (load-testing.md, "Coordinated omission").
+public enum LoadModel: Sendable, Equatable {
+    /// Iterations start at `ratePerSecond`, evenly spaced, for `duration`, whether or not
+    /// earlier ones have finished (wrk2's constant throughput). Latency is measured from each
+    /// push's intended send time, so a stalled target shows up in the percentiles.
+    case open(ratePerSecond: Double, duration: Duration)
+    /// `concurrency` workers each run the next iteration as soon as their previous push
+    /// finished, `count` measured iterations in all (h2load's model). Under-reports latency when
+    /// the target stalls; intended and actual send times coincide.
+    case closed(concurrency: Int, count: Int)
+}
+
+/// What to run: a named scenario, a load model, a warm-up, and the bounds that end it.
+public struct LoadPlan: Sendable, Equatable {
+    /// Names the run in every report (a JUnit testsuite, a baseline file).
+    public var scenario: String
+    public var model: LoadModel
+    /// Iterations due (open) or started (closed) before this much time has passed are sent but
+    /// not measured: connection set-up and caches settle first.
+    public var warmUp: Duration
+    /// Most pushes in flight at once. Open model: the worker pool; when every worker is busy,
+    /// due pushes wait and are counted late. Closed model: ignored (`concurrency` rules).
+    public var maxInFlight: Int
+    /// A push sent more than this after its intended time counts as a late iteration.
+    public var lateAfter: Duration
+    /// Open model: a push that could not start within this much of its intended time is
+    /// dropped (not sent, counted), as k6 drops iterations; `nil` sends every push however late.
+    public var dropAfter: Duration?
+    /// The hard bound: no push starts after this much time from the start, and the run returns
+    /// at most `drainTimeout` later, cancelling sends still in flight. Defaults: open model,
+    /// warm-up + duration + `drainTimeout`; closed model, 10 minutes.
+    public var timeLimit: Duration?
+    /// How long the run waits for in-flight pushes once no new push may start.
+    public var drainTimeout: Duration
+
+    public init(scenario: String, model: LoadModel, warmUp: Duration = .zero, maxInFlight: Int = 256,
+                lateAfter: Duration = .milliseconds(10), dropAfter: Duration? = nil,
+                timeLimit: Duration? = nil, drainTimeout: Duration = .seconds(10)) {
+        self.scenario = scenario
+        self.model = model
+        self.warmUp = warmUp
+        self.maxInFlight = maxInFlight
+        self.lateAfter = lateAfter
+        self.dropAfter = dropAfter
+        self.timeLimit = timeLimit
+        self.drainTimeout = drainTimeout
+    }
+
+    /// Checks the plan describes a run that can end: positive rate, duration, concurrency, count.
+    public func validate() throws(LoadPlanError) {
+        if scenario.isEmpty { throw LoadPlanError("scenario name is empty") }
+        switch model {
+        case .open(let rate, let duration):
+            guard rate.isFinite, rate > 0 else { throw LoadPlanError("open model: rate must be a positive number, got \(rate)") }
+            guard duration > .zero else { throw LoadPlanError("open model: duration must be positive") }
+            guard maxInFlight > 0 else { throw LoadPlanError("maxInFlight must be at least 1, got \(maxInFlight)") }
+            // Every iteration is scheduled up front by index; keep the index in range.
+            let seconds = Self.seconds(warmUp + duration)
+            guard rate * seconds < 1e12 else { throw LoadPlanError("open model: rate x duration is too large") }
+        case .closed(let concurrency, let count):
+            guard concurrency > 0 else { throw LoadPlanError("closed model: concurrency must be at least 1, got \(concurrency)") }
+            guard count >= 0 else { throw LoadPlanError("closed model: count must not be negative, got \(count)") }
+        }
+        if warmUp < .zero { throw LoadPlanError("warm-up must not be negative") }
+        if let timeLimit, timeLimit <= .zero { throw LoadPlanError("time limit must be positive") }
+        if drainTimeout < .zero { throw LoadPlanError("drain timeout must not be negative") }
+    }
+
+    /// The bound after which no push starts.
+    var effectiveTimeLimit: Duration {
+        if let timeLimit { return timeLimit }
+        switch model {
+        case .open(_, let duration): return warmUp + duration + drainTimeout
+        case .closed: return .seconds(600)
+        }
+    }
+
+    /// True for rate-based runs, whose figures are noise below ~10 s (load-testing.md).
+    public var isRateBased: Bool {
+        if case .open = model { true } else { false }
+    }
+
+    /// "open 5000/s for 30s" or "closed 64 workers x 100000".
+    public var modelDescription: String {
+        switch model {
+        case .open(let rate, let duration):
+            "open \(Format.number(rate))/s for \(Format.seconds(Self.seconds(duration)))"
+        case .closed(let concurrency, let count):
+            "closed \(concurrency) workers x \(count)"
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (s, atto) = duration.components
+        return Double(s) + Double(atto) / 1e18
+    }
+}
+
+public struct LoadPlanError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

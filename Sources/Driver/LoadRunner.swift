@@ -1,0 +1,478 @@
+import PushModel
+import Synchronization
+
+/// Produces the iterations of a run: called with 0, 1, 2, ... (warm-up iterations included);
+/// `nil` ends the run early. Called one at a time, never concurrently.
+public typealias LoadSource = @Sendable (_ iteration: Int) -> LoadItem?
+
+/// Drives a ``PushTarget`` through a ``LoadPlan`` and measures it.
+///
+/// Workers (Swift tasks; `maxInFlight` of them in the open model, `concurrency` in the closed
+/// model) take the next due push from a shared cursor, wait for its intended send time, send
+/// it, and record two latencies: from the intended time (corrected for coordinated omission,
+/// load-testing.md "Latency") and from the actual send. Records go to a few lock-striped
+/// shards, so the hot path takes two short uncontended locks and allocates nothing of its own.
+///
+/// A run always ends by itself: no push starts after the plan's time limit, and the run returns
+/// at most `drainTimeout` later, cancelling sends still in flight and counting them abandoned.
+public struct LoadRunner: Sendable {
+    public let plan: LoadPlan
+    public let target: any PushTarget
+
+    public init(plan: LoadPlan, target: any PushTarget) {
+        self.plan = plan
+        self.target = target
+    }
+
+    /// Runs the plan; throws only when the plan is invalid.
+    public func run(source: @escaping LoadSource) async throws(LoadPlanError) -> RunResult {
+        try plan.validate()
+        let clock = ContinuousClock()
+        let environment = RunEnvironment.current()
+        let state = RunState(plan: plan, source: source, start: clock.now)
+        let workerCount: Int
+        switch plan.model {
+        case .open: workerCount = plan.maxInFlight
+        case .closed(let concurrency, _): workerCount = concurrency
+        }
+        let target = self.target
+        let workers = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<workerCount {
+                    group.addTask { await state.work(worker: index, target: target) }
+                }
+            }
+        }
+        let deadline = state.start.advanced(by: plan.effectiveTimeLimit + plan.drainTimeout)
+        let finished = await withTaskCancellationHandler {
+            await Self.wait(for: workers, until: deadline)
+        } onCancel: {
+            workers.cancel()
+        }
+        if !finished {
+            // Sends still running past the bound: cancel them and give well-behaved targets a
+            // moment to return, so their outcomes still count.
+            workers.cancel()
+            _ = await Self.wait(for: workers, until: clock.now.advanced(by: .milliseconds(500)))
+        }
+        return state.result(environment: environment, end: clock.now, timedOut: !finished)
+    }
+
+    /// Waits until `task` finishes (true) or `deadline` passes (false), whichever comes first.
+    private static func wait(for task: Task<Void, Never>, until deadline: ContinuousClock.Instant) async -> Bool {
+        let signal = FirstSignal()
+        let finisher = Task {
+            await task.value
+            signal.fire(true)
+        }
+        let timer = Task {
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            signal.fire(false)
+        }
+        let result = await signal.wait()
+        timer.cancel()
+        if !result { finisher.cancel() }
+        return result
+    }
+}
+
+/// A one-shot Bool that the first of several tasks sets and one waiter reads.
+private final class FirstSignal: Sendable {
+    private struct State {
+        var value: Bool?
+        var waiter: CheckedContinuation<Bool, Never>?
+    }
+    private let state = Mutex(State())
+
+    func fire(_ value: Bool) {
+        let waiter: CheckedContinuation<Bool, Never>? = state.withLock { state in
+            guard state.value == nil else { return nil }
+            state.value = value
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: value)
+    }
+
+    func wait() async -> Bool {
+        await withCheckedContinuation { continuation in
+            let ready: Bool? = state.withLock { state in
+                if let value = state.value { return value }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}
+
+// MARK: - Shared run state
+
+/// One push a worker has taken: what to send, when it was due, and what it belongs to.
+struct Job {
+    var push: PushRequest
+    /// Nanoseconds from the run's start.
+    var intended: UInt64
+    var measured: Bool
+    /// The fan-out's iteration index, or -1 for a single push.
+    var fanOut: Int
+    /// The first push taken of its iteration: decides whether the iteration was late.
+    var firstOfIteration: Bool
+}
+
+/// Where the next push comes from. Guarded by `RunState.cursor`.
+struct Cursor {
+    var nextIteration = 0
+    var pending: [PushRequest] = []
+    var pendingNext = 0
+    var pendingIntended: UInt64 = 0
+    var pendingMeasured = false
+    var pendingFanOut = -1
+    var exhausted = false
+    /// The source returned nil: iterations not reached were never meant to run.
+    var sourceEnded = false
+    /// Closed model: measured iterations started so far.
+    var measuredStarted = 0
+    /// Measured iterations started (both models).
+    var iterations = 0
+    var warmUpIterations = 0
+    var droppedIterations = 0
+    var fanOuts: [Int: FanOutProgress] = [:]
+    var ringAll = HDRHistogram()
+    var fanOutsCompleted = 0
+    var fanOutsFullyDelivered = 0
+}
+
+struct FanOutProgress {
+    var intended: UInt64
+    var total: Int
+    var remaining: Int
+    var delivered = 0
+    var lastDelivered: UInt64 = 0
+    var measured: Bool
+}
+
+/// Per-shard measurements; merged at the end.
+struct ShardStats {
+    var corrected = HDRHistogram()
+    var uncorrected = HDRHistogram()
+    /// Actual minus intended send time: the driver's own lateness (scheduling, full worker pool).
+    var sendLag = HDRHistogram()
+    var outcomes: [PushOutcomeKind: Int] = [:]
+    var completed = 0
+    var delivered = 0
+    var failed = 0
+    var tokensRemoved = 0
+    var lateIterations = 0
+    /// Measured completions per second since the end of warm-up.
+    var completedPerSecond: [Int] = []
+    var deliveredPerSecond: [Int] = []
+    /// Nanoseconds from the start of the last measured completion.
+    var lastCompletion: UInt64 = 0
+}
+
+/// One lock stripe of measurements; workers share a stripe by index.
+final class Shard: Sendable {
+    let stats = Mutex(ShardStats())
+}
+
+final class RunState: Sendable {
+    let plan: LoadPlan
+    let source: LoadSource
+    let start: ContinuousClock.Instant
+    let cursor = Mutex(Cursor())
+    let shards: [Shard]
+    /// Measured and warm-up pushes handed to the target, counted at the send so pushes still in
+    /// flight when the run returns are known.
+    let sentMeasured = Atomic<Int>(0)
+    let sentWarmUp = Atomic<Int>(0)
+    /// Measured pushes taken from the cursor whose worker was cancelled before sending them.
+    let cancelledBeforeSend = Atomic<Int>(0)
+    let warmUpEnd: UInt64
+    let timeLimit: UInt64
+    let lateAfter: UInt64
+    let dropAfter: UInt64?
+    /// Open model: nanoseconds between iterations, as a Double to keep fractional rates exact.
+    let interval: Double
+    /// Open model: iterations due before this offset are in the plan...
+    let plannedEnd: UInt64
+    /// ...and those due before this one (the plan cut at the time limit) are started.
+    let scheduleEnd: UInt64
+
+    init(plan: LoadPlan, source: @escaping LoadSource, start: ContinuousClock.Instant) {
+        self.plan = plan
+        self.source = source
+        self.start = start
+        warmUpEnd = HDRHistogram.nanoseconds(plan.warmUp)
+        timeLimit = HDRHistogram.nanoseconds(plan.effectiveTimeLimit)
+        lateAfter = HDRHistogram.nanoseconds(plan.lateAfter)
+        dropAfter = plan.dropAfter.map(HDRHistogram.nanoseconds)
+        switch plan.model {
+        case .open(let rate, let duration):
+            interval = 1e9 / rate
+            plannedEnd = warmUpEnd &+ HDRHistogram.nanoseconds(duration)
+            scheduleEnd = Swift.min(plannedEnd, timeLimit)
+        case .closed:
+            interval = 0
+            plannedEnd = timeLimit
+            scheduleEnd = timeLimit
+        }
+        let shardCount = 8
+        shards = (0..<shardCount).map { _ in Shard() }
+    }
+
+    @inline(__always)
+    func now() -> UInt64 {
+        HDRHistogram.nanoseconds(ContinuousClock.now - start)
+    }
+
+    /// Open model: when iteration `index` is due, in nanoseconds from the start.
+    @inline(__always)
+    func dueTime(of index: Int) -> UInt64 {
+        UInt64((Double(index) * interval).rounded())
+    }
+
+    /// Open model: how many iterations are due strictly before `offset`.
+    func iterationsDue(before offset: UInt64) -> Int {
+        var count = Int((Double(offset) / interval).rounded(.up))
+        while count > 0, dueTime(of: count - 1) >= offset { count -= 1 }
+        while dueTime(of: count) < offset { count += 1 }
+        return count
+    }
+
+    func work(worker: Int, target: any PushTarget) async {
+        let shard = shards[worker % shards.count]
+        while !Task.isCancelled {
+            guard let job = next(at: now()) else { return }
+            if job.intended > now() {
+                let due = start.advanced(by: .nanoseconds(Int64(clamping: job.intended)))
+                do {
+                    try await Task.sleep(until: due, tolerance: .zero, clock: .continuous)
+                } catch {
+                    // Cancelled while waiting: the push was never sent.
+                    if job.measured { cancelledBeforeSend.add(1, ordering: .relaxed) }
+                    return
+                }
+            }
+            let sentAt = now()
+            if job.measured {
+                sentMeasured.add(1, ordering: .relaxed)
+            } else {
+                sentWarmUp.add(1, ordering: .relaxed)
+            }
+            let outcome = await target.send(job.push)
+            let doneAt = now()
+            record(job: job, outcome: outcome, sentAt: sentAt, doneAt: doneAt, in: shard)
+            if job.fanOut >= 0 {
+                finishFanOutPush(job: job, outcome: outcome, doneAt: doneAt)
+            }
+        }
+    }
+
+    /// Takes the next push due, or nil when the run has no more to send.
+    func next(at now: UInt64) -> Job? {
+        cursor.withLock { cursor -> Job? in
+            while true {
+                if cursor.pendingNext < cursor.pending.count {
+                    let push = cursor.pending[cursor.pendingNext]
+                    let first = cursor.pendingNext == 0
+                    cursor.pendingNext += 1
+                    if cursor.pendingNext == cursor.pending.count {
+                        cursor.pending.removeAll(keepingCapacity: true)
+                        cursor.pendingNext = 0
+                    }
+                    return Job(push: push, intended: cursor.pendingIntended, measured: cursor.pendingMeasured,
+                               fanOut: cursor.pendingFanOut, firstOfIteration: first)
+                }
+                if cursor.exhausted || now >= timeLimit { return nil }
+
+                let iteration = cursor.nextIteration
+                let intended: UInt64
+                let measured: Bool
+                switch plan.model {
+                case .open:
+                    let due = dueTime(of: iteration)
+                    guard due < scheduleEnd else {
+                        cursor.exhausted = true
+                        return nil
+                    }
+                    intended = due
+                    measured = intended >= warmUpEnd
+                    if let dropAfter, now > intended &+ dropAfter {
+                        // k6's dropped iteration: no worker was free in time; it is never sent.
+                        cursor.nextIteration += 1
+                        if measured { cursor.droppedIterations += 1 }
+                        continue
+                    }
+                case .closed(_, let count):
+                    intended = now
+                    measured = now >= warmUpEnd
+                    if measured && cursor.measuredStarted >= count {
+                        cursor.exhausted = true
+                        return nil
+                    }
+                }
+                cursor.nextIteration += 1
+                guard let item = source(iteration) else {
+                    cursor.exhausted = true
+                    cursor.sourceEnded = true
+                    return nil
+                }
+                if measured {
+                    cursor.measuredStarted += 1
+                    cursor.iterations += 1
+                } else {
+                    cursor.warmUpIterations += 1
+                }
+                cursor.pendingIntended = intended
+                cursor.pendingMeasured = measured
+                cursor.pendingNext = 0
+                switch item {
+                case .push(let push):
+                    cursor.pending.append(push)
+                    cursor.pendingFanOut = -1
+                case .fanOut(let pushes):
+                    guard !pushes.isEmpty else { continue }
+                    // Shares the source's storage; no copy of a 10,000-member fan-out.
+                    cursor.pending = pushes
+                    cursor.pendingFanOut = iteration
+                    cursor.fanOuts[iteration] = FanOutProgress(intended: intended, total: pushes.count,
+                                                               remaining: pushes.count, measured: measured)
+                }
+            }
+        }
+    }
+
+    func record(job: Job, outcome: PushOutcomeKind, sentAt: UInt64, doneAt: UInt64, in shard: Shard) {
+        let measureFrom = warmUpEnd
+        guard job.measured else { return }
+        shard.stats.withLock { stats in
+            stats.corrected.record(doneAt &- Swift.min(job.intended, doneAt))
+            stats.uncorrected.record(doneAt &- Swift.min(sentAt, doneAt))
+            stats.sendLag.record(sentAt &- Swift.min(job.intended, sentAt))
+            if job.firstOfIteration, sentAt > job.intended &+ lateAfter { stats.lateIterations += 1 }
+            stats.outcomes[outcome, default: 0] += 1
+            stats.completed += 1
+            let second = Int((doneAt &- Swift.min(measureFrom, doneAt)) / 1_000_000_000)
+            if stats.completedPerSecond.count <= second {
+                let grown = second + 1
+                stats.completedPerSecond.append(contentsOf: repeatElement(0, count: grown - stats.completedPerSecond.count))
+                stats.deliveredPerSecond.append(contentsOf: repeatElement(0, count: grown - stats.deliveredPerSecond.count))
+            }
+            stats.completedPerSecond[second] += 1
+            switch outcome {
+            case .delivered:
+                stats.delivered += 1
+                stats.deliveredPerSecond[second] += 1
+            case .failed: stats.failed += 1
+            case .tokenRemoved: stats.tokensRemoved += 1
+            }
+            if doneAt > stats.lastCompletion { stats.lastCompletion = doneAt }
+        }
+    }
+
+    func finishFanOutPush(job: Job, outcome: PushOutcomeKind, doneAt: UInt64) {
+        cursor.withLock { cursor in
+            guard var progress = cursor.fanOuts[job.fanOut] else { return }
+            progress.remaining -= 1
+            if case .delivered = outcome {
+                progress.delivered += 1
+                progress.lastDelivered = Swift.max(progress.lastDelivered, doneAt)
+            }
+            guard progress.remaining == 0 else {
+                cursor.fanOuts[job.fanOut] = progress
+                return
+            }
+            cursor.fanOuts[job.fanOut] = nil
+            guard progress.measured else { return }
+            cursor.fanOutsCompleted += 1
+            if progress.delivered == progress.total { cursor.fanOutsFullyDelivered += 1 }
+            if progress.delivered > 0 {
+                cursor.ringAll.record(progress.lastDelivered &- Swift.min(progress.intended, progress.lastDelivered))
+            }
+        }
+    }
+
+    func result(environment: RunEnvironment, end: ContinuousClock.Instant, timedOut: Bool) -> RunResult {
+        var merged = ShardStats()
+        for shard in shards {
+            shard.stats.withLock { stats in
+                merged.corrected.merge(stats.corrected)
+                merged.uncorrected.merge(stats.uncorrected)
+                merged.sendLag.merge(stats.sendLag)
+                for (kind, count) in stats.outcomes { merged.outcomes[kind, default: 0] += count }
+                merged.completed += stats.completed
+                merged.delivered += stats.delivered
+                merged.failed += stats.failed
+                merged.tokensRemoved += stats.tokensRemoved
+                merged.lateIterations += stats.lateIterations
+                merged.lastCompletion = Swift.max(merged.lastCompletion, stats.lastCompletion)
+                Self.add(stats.completedPerSecond, into: &merged.completedPerSecond)
+                Self.add(stats.deliveredPerSecond, into: &merged.deliveredPerSecond)
+            }
+        }
+        let cursor = self.cursor.withLock { $0 }
+        let elapsed = HDRHistogram.nanoseconds(end - start)
+        let sent = sentMeasured.load(ordering: .relaxed)
+
+        var counts = RunCounts()
+        counts.iterations = cursor.iterations
+        counts.warmUpIterations = cursor.warmUpIterations
+        counts.lateIterations = merged.lateIterations
+        counts.droppedIterations = cursor.droppedIterations
+        if !cursor.sourceEnded {
+            // Measured iterations the plan called for that never started: the time limit came first.
+            switch plan.model {
+            case .open:
+                let due = iterationsDue(before: plannedEnd)
+                let firstMeasured = iterationsDue(before: warmUpEnd)
+                counts.droppedIterations += Swift.max(0, due - Swift.max(cursor.nextIteration, firstMeasured))
+            case .closed(_, let count):
+                counts.droppedIterations += Swift.max(0, count - cursor.measuredStarted)
+            }
+        }
+        counts.unsentPushes = cursor.pending.count - cursor.pendingNext + cancelledBeforeSend.load(ordering: .relaxed)
+        counts.sent = sent
+        counts.completed = merged.completed
+        counts.delivered = merged.delivered
+        counts.failed = merged.failed
+        counts.tokensRemoved = merged.tokensRemoved
+        counts.warmUpPushes = sentWarmUp.load(ordering: .relaxed)
+        counts.abandoned = Swift.max(0, sent - merged.completed)
+        counts.fanOuts = cursor.fanOutsCompleted
+        counts.fanOutsFullyDelivered = cursor.fanOutsFullyDelivered
+        counts.fanOutsIncomplete = cursor.fanOuts.values.filter(\.measured).count
+
+        let measuredNanos = merged.lastCompletion > warmUpEnd ? merged.lastCompletion - warmUpEnd : 0
+        let outcomes = merged.outcomes.map { OutcomeCount(kind: $0.key.name, reason: $0.key.reason, count: $0.value) }
+            .sorted { ($0.kind, $0.reason) < ($1.kind, $1.reason) }
+
+        let summary = RunSummary(
+            plan: plan, environment: environment, counts: counts, outcomes: outcomes,
+            elapsedSeconds: Double(elapsed) / 1e9, measuredSeconds: Double(measuredNanos) / 1e9,
+            latency: merged.corrected, serviceTime: merged.uncorrected, sendLag: merged.sendLag,
+            timeToRingAll: cursor.ringAll,
+            completedPerSecond: merged.completedPerSecond, deliveredPerSecond: merged.deliveredPerSecond,
+            timedOut: timedOut)
+        return RunResult(summary: summary, latency: merged.corrected, serviceTime: merged.uncorrected,
+                         sendLag: merged.sendLag, timeToRingAll: cursor.ringAll)
+    }
+
+    private static func add(_ series: [Int], into total: inout [Int]) {
+        if total.count < series.count { total.append(contentsOf: repeatElement(0, count: series.count - total.count)) }
+        for (i, value) in series.enumerated() { total[i] += value }
+    }
+}
+
+/// What a run measured: the serialisable summary and the full histograms behind it.
+public struct RunResult: Sendable {
+    public var summary: RunSummary
+    /// Latency from each push's intended send time (corrected for coordinated omission).
+    public var latency: HDRHistogram
+    /// Latency from each push's actual send time (what a closed-loop tool would report).
+    public var serviceTime: HDRHistogram
+    /// How late each push went out after its intended time.
+    public var sendLag: HDRHistogram
+    /// Per fan-out: first intended send to last delivered push.
+    public var timeToRingAll: HDRHistogram
+}

@@ -1,0 +1,426 @@
+import Foundation
+import JSON
+
+/// Counts of a run. Pushes and iterations in warm-up are counted apart and nowhere else.
+public struct RunCounts: Sendable, Equatable {
+    /// Measured iterations started (a fan-out is one iteration of many pushes).
+    public var iterations = 0
+    public var warmUpIterations = 0
+    /// Measured iterations whose first push went out more than `lateAfter` after its intended time.
+    public var lateIterations = 0
+    /// Measured iterations never sent: dropped for lateness (`dropAfter`) or cut off by the time limit.
+    public var droppedIterations = 0
+    /// Measured pushes handed to the target.
+    public var sent = 0
+    /// Measured pushes whose outcome came back.
+    public var completed = 0
+    public var delivered = 0
+    public var failed = 0
+    public var tokensRemoved = 0
+    /// Warm-up pushes handed to the target.
+    public var warmUpPushes = 0
+    /// Measured pushes sent whose outcome never came back before the run returned.
+    public var abandoned = 0
+    /// Measured pushes of started iterations left unsent when the run stopped (the rest of a
+    /// fan-out, or a push whose worker was cancelled while waiting for its send time).
+    public var unsentPushes = 0
+    /// Measured fan-outs whose every push has an outcome.
+    public var fanOuts = 0
+    public var fanOutsFullyDelivered = 0
+    /// Measured fan-outs still waiting for outcomes when the run returned.
+    public var fanOutsIncomplete = 0
+
+    public init() {}
+}
+
+/// How many pushes ended one way: `kind` is "delivered", "failed" or "token_removed".
+public struct OutcomeCount: Sendable, Equatable {
+    public var kind: String
+    public var reason: String
+    public var count: Int
+
+    public init(kind: String, reason: String, count: Int) {
+        self.kind = kind
+        self.reason = reason
+        self.count = count
+    }
+}
+
+/// Where a run ran: quoted in every report, since absolute figures only compare on the same
+/// machine class (load-testing.md, "Throughput and comparisons").
+public struct RunEnvironment: Sendable, Equatable {
+    public var cores: Int
+    public var hostname: String
+    public var operatingSystem: String
+    /// ISO 8601, UTC.
+    public var date: String
+
+    public init(cores: Int, hostname: String, operatingSystem: String, date: String) {
+        self.cores = cores
+        self.hostname = hostname
+        self.operatingSystem = operatingSystem
+        self.date = date
+    }
+
+    public static func current() -> RunEnvironment {
+        let info = ProcessInfo.processInfo
+        return RunEnvironment(cores: info.activeProcessorCount, hostname: info.hostName,
+                              operatingSystem: info.operatingSystemVersionString,
+                              date: ISO8601DateFormatter().string(from: Date()))
+    }
+}
+
+/// Everything a run measured, in a form reports, thresholds and baselines read, and that
+/// survives a JSON round trip. Latencies are nanoseconds.
+public struct RunSummary: Sendable, Equatable {
+    public var scenario: String
+    /// "open" or "closed".
+    public var modelKind: String
+    public var modelDescription: String
+    /// Open model only.
+    public var targetRate: Double?
+    public var plannedSeconds: Double?
+    /// Closed model only.
+    public var concurrency: Int?
+    public var plannedCount: Int?
+    public var warmUpSeconds: Double
+
+    public var environment: RunEnvironment
+    public var counts: RunCounts
+    public var outcomes: [OutcomeCount]
+    /// Start to return.
+    public var elapsedSeconds: Double
+    /// End of warm-up to the last measured completion: the span throughput is taken over.
+    public var measuredSeconds: Double
+    /// Measured completed pushes per second.
+    public var throughput: Double
+    public var deliveredThroughput: Double
+    /// Failed pushes / completed pushes. Token removals are cleanup, not errors.
+    public var errorRate: Double
+
+    /// From intended send time: corrected for coordinated omission.
+    public var latency: LatencySummary
+    /// From actual send time.
+    public var serviceTime: LatencySummary
+    /// Actual minus intended send time: the driver's own lateness. With a target that answers at
+    /// once, this is the floor under the corrected latency (timer wake-ups, a full worker pool).
+    public var sendLag: LatencySummary
+    /// Per fan-out: first intended send to last delivered push.
+    public var timeToRingAll: LatencySummary
+    public var latencyTable: [PercentilePoint]
+    public var serviceTimeTable: [PercentilePoint]
+    /// Measured completions per second after warm-up, by second.
+    public var completedPerSecond: [Int]
+    public var deliveredPerSecond: [Int]
+
+    /// Conformance violations the gateway saw during the run; set by the caller, nil when unknown.
+    public var violations: Int?
+    /// The run hit its time limit with pushes still in flight.
+    public var timedOut: Bool
+    /// Caveats for readers ("shorter than 10 s: noise", abandoned pushes...).
+    public var notes: [String]
+
+    public init(scenario: String, modelKind: String, modelDescription: String, targetRate: Double?, plannedSeconds: Double?,
+                concurrency: Int?, plannedCount: Int?, warmUpSeconds: Double, environment: RunEnvironment,
+                counts: RunCounts, outcomes: [OutcomeCount], elapsedSeconds: Double, measuredSeconds: Double,
+                throughput: Double, deliveredThroughput: Double, errorRate: Double,
+                latency: LatencySummary, serviceTime: LatencySummary, sendLag: LatencySummary, timeToRingAll: LatencySummary,
+                latencyTable: [PercentilePoint], serviceTimeTable: [PercentilePoint],
+                completedPerSecond: [Int], deliveredPerSecond: [Int], violations: Int?, timedOut: Bool, notes: [String]) {
+        self.scenario = scenario
+        self.modelKind = modelKind
+        self.modelDescription = modelDescription
+        self.targetRate = targetRate
+        self.plannedSeconds = plannedSeconds
+        self.concurrency = concurrency
+        self.plannedCount = plannedCount
+        self.warmUpSeconds = warmUpSeconds
+        self.environment = environment
+        self.counts = counts
+        self.outcomes = outcomes
+        self.elapsedSeconds = elapsedSeconds
+        self.measuredSeconds = measuredSeconds
+        self.throughput = throughput
+        self.deliveredThroughput = deliveredThroughput
+        self.errorRate = errorRate
+        self.latency = latency
+        self.serviceTime = serviceTime
+        self.sendLag = sendLag
+        self.timeToRingAll = timeToRingAll
+        self.latencyTable = latencyTable
+        self.serviceTimeTable = serviceTimeTable
+        self.completedPerSecond = completedPerSecond
+        self.deliveredPerSecond = deliveredPerSecond
+        self.violations = violations
+        self.timedOut = timedOut
+        self.notes = notes
+    }
+
+    /// Derives the figures of a finished run.
+    init(plan: LoadPlan, environment: RunEnvironment, counts: RunCounts, outcomes: [OutcomeCount],
+         elapsedSeconds: Double, measuredSeconds: Double, latency: HDRHistogram, serviceTime: HDRHistogram,
+         sendLag: HDRHistogram, timeToRingAll: HDRHistogram, completedPerSecond: [Int], deliveredPerSecond: [Int], timedOut: Bool) {
+        var targetRate: Double?, plannedSeconds: Double?, concurrency: Int?, plannedCount: Int?
+        switch plan.model {
+        case .open(let rate, let duration):
+            targetRate = rate
+            plannedSeconds = LoadPlan.seconds(duration)
+        case .closed(let workers, let count):
+            concurrency = workers
+            plannedCount = count
+        }
+        var notes: [String] = []
+        if plan.isRateBased, (plannedSeconds ?? 0) < 10 {
+            notes.append("noise: rate-based run shorter than 10 s; its figures do not compare (load-testing.md)")
+        }
+        if timedOut { notes.append("time limit reached with pushes in flight; they were cancelled") }
+        if counts.abandoned > 0 { notes.append("\(counts.abandoned) pushes sent got no outcome before the run returned") }
+        if counts.droppedIterations > 0 { notes.append("\(counts.droppedIterations) iterations dropped: not sent on time") }
+        if latency.clampedCount > 0 { notes.append("\(latency.clampedCount) latencies above 1 h were recorded as 1 h") }
+        let throughput = measuredSeconds > 0 ? Double(counts.completed) / measuredSeconds : 0
+        let delivered = measuredSeconds > 0 ? Double(counts.delivered) / measuredSeconds : 0
+        self.init(scenario: plan.scenario, modelKind: plan.isRateBased ? "open" : "closed",
+                  modelDescription: plan.modelDescription, targetRate: targetRate, plannedSeconds: plannedSeconds,
+                  concurrency: concurrency, plannedCount: plannedCount, warmUpSeconds: LoadPlan.seconds(plan.warmUp),
+                  environment: environment, counts: counts, outcomes: outcomes,
+                  elapsedSeconds: elapsedSeconds, measuredSeconds: measuredSeconds,
+                  throughput: throughput, deliveredThroughput: delivered,
+                  errorRate: counts.completed > 0 ? Double(counts.failed) / Double(counts.completed) : 0,
+                  latency: latency.summary, serviceTime: serviceTime.summary, sendLag: sendLag.summary,
+                  timeToRingAll: timeToRingAll.summary,
+                  latencyTable: latency.percentileTable(), serviceTimeTable: serviceTime.percentileTable(),
+                  completedPerSecond: completedPerSecond, deliveredPerSecond: deliveredPerSecond,
+                  violations: nil, timedOut: timedOut, notes: notes)
+    }
+}
+
+// MARK: - JSON
+
+extension RunSummary {
+    /// The summary as JSON for tools and baselines. Latencies in integer nanoseconds (`_ns`),
+    /// durations in seconds (`_s`), rates per second.
+    public var json: JSONValue {
+        var model: JSONObject = ["kind": .string(modelKind), "description": .string(modelDescription),
+                                 "warm_up_s": .number(warmUpSeconds)]
+        if let targetRate { model["rate_per_s"] = .number(targetRate) }
+        if let plannedSeconds { model["duration_s"] = .number(plannedSeconds) }
+        if let concurrency { model["concurrency"] = .number(Double(concurrency)) }
+        if let plannedCount { model["count"] = .number(Double(plannedCount)) }
+        var object: JSONObject = [
+            "scenario": .string(scenario),
+            "model": .object(model),
+            "environment": [
+                "cores": .number(Double(environment.cores)), "hostname": .string(environment.hostname),
+                "os": .string(environment.operatingSystem), "date": .string(environment.date),
+            ],
+            "counts": counts.json,
+            "outcomes": .array(outcomes.map {
+                ["kind": .string($0.kind), "reason": .string($0.reason), "count": .number(Double($0.count))]
+            }),
+            "elapsed_s": .number(elapsedSeconds),
+            "measured_s": .number(measuredSeconds),
+            "throughput_per_s": .number(throughput),
+            "delivered_per_s": .number(deliveredThroughput),
+            "error_rate": .number(errorRate),
+            "latency_ns": latency.json,
+            "service_time_ns": serviceTime.json,
+            "send_lag_ns": sendLag.json,
+            "time_to_ring_all_ns": timeToRingAll.json,
+            "latency_percentiles": Self.tableJSON(latencyTable),
+            "service_time_percentiles": Self.tableJSON(serviceTimeTable),
+            "completed_per_second": .array(completedPerSecond.map { .number(Double($0)) }),
+            "delivered_per_second": .array(deliveredPerSecond.map { .number(Double($0)) }),
+            "timed_out": .bool(timedOut),
+            "notes": .array(notes.map { .string($0) }),
+        ]
+        object["violations"] = violations.map { .number(Double($0)) } ?? .null
+        return .object(object)
+    }
+
+    /// Reads a summary back, from ``json`` or from a whole report (which carries the same keys).
+    public init(json: JSONValue) throws(ReportDecodingError) {
+        let root = try JSONFields(json, path: "")
+        let model = try root.object("model")
+        let environment = try root.object("environment")
+        let counts = try root.object("counts")
+        var decodedCounts = RunCounts()
+        for (key, path) in RunCounts.fields {
+            decodedCounts[keyPath: path] = try counts.int(key)
+        }
+        var outcomes: [OutcomeCount] = []
+        for (index, element) in try root.array("outcomes").enumerated() {
+            let fields = try JSONFields(element, path: "/outcomes/\(index)")
+            outcomes.append(OutcomeCount(kind: try fields.string("kind"), reason: try fields.string("reason"),
+                                         count: try fields.int("count")))
+        }
+        let violations = try root.optionalInt("violations")
+        self.init(
+            scenario: try root.string("scenario"), modelKind: try model.string("kind"),
+            modelDescription: try model.string("description"), targetRate: try model.optionalDouble("rate_per_s"),
+            plannedSeconds: try model.optionalDouble("duration_s"), concurrency: try model.optionalInt("concurrency"),
+            plannedCount: try model.optionalInt("count"), warmUpSeconds: try model.double("warm_up_s"),
+            environment: RunEnvironment(cores: try environment.int("cores"), hostname: try environment.string("hostname"),
+                                        operatingSystem: try environment.string("os"), date: try environment.string("date")),
+            counts: decodedCounts, outcomes: outcomes,
+            elapsedSeconds: try root.double("elapsed_s"), measuredSeconds: try root.double("measured_s"),
+            throughput: try root.double("throughput_per_s"), deliveredThroughput: try root.double("delivered_per_s"),
+            errorRate: try root.double("error_rate"),
+            latency: try LatencySummary(json: root.object("latency_ns")),
+            serviceTime: try LatencySummary(json: root.object("service_time_ns")),
+            sendLag: try LatencySummary(json: root.object("send_lag_ns")),
+            timeToRingAll: try LatencySummary(json: root.object("time_to_ring_all_ns")),
+            latencyTable: try Self.table(root, "latency_percentiles"),
+            serviceTimeTable: try Self.table(root, "service_time_percentiles"),
+            completedPerSecond: try root.intArray("completed_per_second"),
+            deliveredPerSecond: try root.intArray("delivered_per_second"),
+            violations: violations, timedOut: try root.bool("timed_out"),
+            notes: try root.array("notes").enumerated().map { (index, note) throws(ReportDecodingError) in
+                guard let text = note.stringValue else { throw ReportDecodingError("/notes/\(index): expected a string") }
+                return text
+            })
+    }
+
+    /// Parses a summary or report from JSON text.
+    public init(jsonText: String) throws(ReportDecodingError) {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(jsonText)
+        } catch {
+            throw ReportDecodingError("not JSON: \(error)")
+        }
+        try self.init(json: value)
+    }
+
+    static func tableJSON(_ table: [PercentilePoint]) -> JSONValue {
+        .array(table.map { ["percentile": .number($0.percentile), "value_ns": .number(Double($0.value))] })
+    }
+
+    static func table(_ root: JSONFields, _ key: String) throws(ReportDecodingError) -> [PercentilePoint] {
+        var points: [PercentilePoint] = []
+        for (index, element) in try root.array(key).enumerated() {
+            let fields = try JSONFields(element, path: "/\(key)/\(index)")
+            points.append(PercentilePoint(percentile: try fields.double("percentile"), value: try fields.uint64("value_ns")))
+        }
+        return points
+    }
+}
+
+extension RunCounts {
+    static var fields: [(String, WritableKeyPath<RunCounts, Int>)] { [
+        ("iterations", \.iterations), ("warm_up_iterations", \.warmUpIterations),
+        ("late_iterations", \.lateIterations), ("dropped_iterations", \.droppedIterations),
+        ("sent", \.sent), ("completed", \.completed), ("delivered", \.delivered), ("failed", \.failed),
+        ("tokens_removed", \.tokensRemoved), ("warm_up_pushes", \.warmUpPushes), ("abandoned", \.abandoned),
+        ("unsent_pushes", \.unsentPushes), ("fan_outs", \.fanOuts),
+        ("fan_outs_fully_delivered", \.fanOutsFullyDelivered), ("fan_outs_incomplete", \.fanOutsIncomplete),
+    ] }
+
+    var json: JSONValue {
+        .object(JSONObject(Self.fields.map { (key: $0.0, value: JSONValue.number(Double(self[keyPath: $0.1]))) }))
+    }
+}
+
+extension LatencySummary {
+    var json: JSONValue {
+        ["count": .number(Double(count)), "min": .number(Double(min)), "mean": .number(mean),
+         "p50": .number(Double(p50)), "p90": .number(Double(p90)), "p99": .number(Double(p99)),
+         "p99_9": .number(Double(p999)), "max": .number(Double(max))]
+    }
+
+    init(json fields: JSONFields) throws(ReportDecodingError) {
+        self.init(count: try fields.uint64("count"), min: try fields.uint64("min"), mean: try fields.double("mean"),
+                  p50: try fields.uint64("p50"), p90: try fields.uint64("p90"), p99: try fields.uint64("p99"),
+                  p999: try fields.uint64("p99_9"), max: try fields.uint64("max"))
+    }
+}
+
+/// A summary or baseline file that does not have the expected shape.
+public struct ReportDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Typed access to an object's members, with errors that name the JSON Pointer of the culprit.
+struct JSONFields {
+    let object: JSONObject
+    let path: String
+
+    init(_ value: JSONValue, path: String) throws(ReportDecodingError) {
+        guard let object = value.objectValue else {
+            throw ReportDecodingError("\(path.isEmpty ? "/" : path): expected an object, found \(value.typeName)")
+        }
+        self.object = object
+        self.path = path
+    }
+
+    private func member(_ key: String) throws(ReportDecodingError) -> JSONValue {
+        guard let value = object[key] else { throw ReportDecodingError("\(path)/\(key): missing") }
+        return value
+    }
+
+    private func mismatch(_ key: String, _ expected: String, _ value: JSONValue) -> ReportDecodingError {
+        ReportDecodingError("\(path)/\(key): expected \(expected), found \(value.typeName)")
+    }
+
+    func object(_ key: String) throws(ReportDecodingError) -> JSONFields {
+        try JSONFields(member(key), path: "\(path)/\(key)")
+    }
+
+    func array(_ key: String) throws(ReportDecodingError) -> [JSONValue] {
+        let value = try member(key)
+        guard let array = value.arrayValue else { throw mismatch(key, "an array", value) }
+        return array
+    }
+
+    func string(_ key: String) throws(ReportDecodingError) -> String {
+        let value = try member(key)
+        guard let text = value.stringValue else { throw mismatch(key, "a string", value) }
+        return text
+    }
+
+    func bool(_ key: String) throws(ReportDecodingError) -> Bool {
+        let value = try member(key)
+        guard let flag = value.boolValue else { throw mismatch(key, "a boolean", value) }
+        return flag
+    }
+
+    func double(_ key: String) throws(ReportDecodingError) -> Double {
+        let value = try member(key)
+        guard let number = value.doubleValue else { throw mismatch(key, "a number", value) }
+        return number
+    }
+
+    func int(_ key: String) throws(ReportDecodingError) -> Int {
+        let value = try member(key)
+        guard let number = value.intValue else { throw mismatch(key, "an integer", value) }
+        return number
+    }
+
+    func uint64(_ key: String) throws(ReportDecodingError) -> UInt64 {
+        let value = try member(key)
+        guard let number = value.intValue, number >= 0 else { throw mismatch(key, "a non-negative integer", value) }
+        return UInt64(number)
+    }
+
+    func optionalDouble(_ key: String) throws(ReportDecodingError) -> Double? {
+        guard let value = object[key], !value.isNull else { return nil }
+        return try double(key)
+    }
+
+    func optionalInt(_ key: String) throws(ReportDecodingError) -> Int? {
+        guard let value = object[key], !value.isNull else { return nil }
+        return try int(key)
+    }
+
+    func intArray(_ key: String) throws(ReportDecodingError) -> [Int] {
+        var result: [Int] = []
+        for (index, element) in try array(key).enumerated() {
+            guard let number = element.intValue else {
+                throw ReportDecodingError("\(path)/\(key)/\(index): expected an integer, found \(element.typeName)")
+            }
+            result.append(number)
+        }
+        return result
+    }
+}

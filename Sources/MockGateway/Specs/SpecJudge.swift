@@ -1,0 +1,56 @@
+import HTTPCore
+import JSON
+import SpecValidator
+
+/// Judges live requests against a spec set (`serve --specs DIR`). A violation is a finding
+/// written into the record and counted in `/metrics`; the gateway still answers as Apple or
+/// Google would, unless `rejectViolations` is on.
+public struct SpecJudge: Sendable {
+    public let specs: SpecSet
+    /// Answer a request that breaks its spec with 400 (a pushproof reason, not Apple's or
+    /// Google's) instead of the real gateway's answer.
+    public let rejectViolations: Bool
+
+    public init(specs: SpecSet, rejectViolations: Bool = false) {
+        self.specs = specs
+        self.rejectViolations = rejectViolations
+    }
+
+    /// Loads `directory`; `configOverrides` replaces values of specset.json's `config`
+    /// (e.g. the bundle ids of the app under test).
+    public init(directory: String, configOverrides: JSONObject = [:], rejectViolations: Bool = false) throws(SpecLoadError) {
+        self.init(specs: try SpecSet.load(directory: directory, configOverrides: configOverrides), rejectViolations: rejectViolations)
+    }
+
+    func judge(_ request: HTTPRequest, route: GatewayRoute) -> SpecVerdict {
+        specs.judge(route: route.rawValue, method: request.method, path: request.path,
+                    headers: request.headers.map { (name: $0.name, value: $0.value) }, body: request.body)
+    }
+
+    /// The 400 that replaces a would-be success when `rejectViolations` is on, in the route's
+    /// own error shape so clients parse it: APNs `{"reason":"SpecViolation"}`, FCM
+    /// INVALID_ARGUMENT with one BadRequest field violation per broken rule.
+    func rejection(for verdict: SpecVerdict, route: GatewayRoute, apnsID: String?) -> (response: HTTPResponse, reason: String) {
+        let summary = verdict.violations.prefix(5).map { "\($0.pointer) [\($0.rule)]" }.joined(separator: "; ")
+        switch route {
+        case .fcm:
+            var error = GoogleError(code: 400, status: "INVALID_ARGUMENT",
+                                    message: "pushproof: the message breaks spec \(verdict.specID ?? "(none matched)"): \(summary)")
+            error.fieldViolations = verdict.violations.map { (field: $0.pointer.description, description: $0.message) }
+            return (error.response, "SpecViolation")
+        default:
+            var writer = JSONWriter()
+            writer.beginObject()
+            writer.key("reason"); writer.string("SpecViolation")
+            writer.key("spec"); if let id = verdict.specID { writer.string(id) } else { writer.null() }
+            writer.key("violations")
+            writer.beginArray()
+            for violation in verdict.violations { writer.string(violation.description) }
+            writer.endArray()
+            writer.endObject()
+            var headers = [HTTPHeader("content-type", "application/json")]
+            if let apnsID { headers.insert(HTTPHeader("apns-id", apnsID), at: 0) }
+            return (HTTPResponse(status: 400, headers: headers, body: writer.bytes), "SpecViolation")
+        }
+    }
+}

@@ -1,0 +1,348 @@
+import Foundation
+import JSON
+import SpecValidator
+
+/// `pushproof check RECORDING`: judges every recorded request against the push specs, offline.
+/// Streams the recording (one line in memory at a time), so millions of lines check in
+/// bounded memory.
+struct CheckCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "check",
+        abstract: "Judge every request of a recording against the push specs; exit 1 on violations.",
+        positionals: ["RECORDING"],
+        options: [
+            .value("specs", "DIR", "The spec directory.", default: "Specs"),
+            .value("spec-config", "FILE", "JSON that replaces values of specset.json's config (bundle ids, FCM project)."),
+            .value("junit", "FILE", "Write JUnit XML: a testcase per spec, its failures listed."),
+            .value("json", "FILE", "Write the full result as JSON."),
+            .value("max-failures", "N", "Failures listed per spec in the summary and reports.", default: "5"),
+            .flag("quiet", "Print only the last line (totals)."),
+        ],
+        discussion: """
+        RECORDING is a file written by 'pushproof serve --record' ('-' reads standard input).
+        Exit status: 0 when every request passes its spec, 1 when any violates one (or matches
+        none), 2 when the recording or the specs cannot be read (unreadable lines are listed),
+        64 on a usage error.
+
+        EXAMPLE:
+          pushproof check out/record.jsonl --junit out/conformance.xml --json out/conformance.json
+        """)
+
+    let recordingPath: String
+    let specsDirectory: String
+    let specConfigPath: String?
+    let junitPath: String?
+    let jsonPath: String?
+    let maxFailures: Int
+    let quiet: Bool
+
+    init(_ arguments: ParsedArguments) throws {
+        recordingPath = arguments.positionals[0]
+        specsDirectory = arguments.value("specs") ?? "Specs"
+        specConfigPath = arguments.value("spec-config")
+        junitPath = arguments.value("junit")
+        jsonPath = arguments.value("json")
+        maxFailures = try arguments.int("max-failures", default: 5, range: 0...10_000)
+        quiet = arguments.has("quiet")
+    }
+
+    func run() async -> Int32 {
+        let specs: SpecSet
+        do {
+            let overrides = try specConfigPath.map { try loadSpecConfig($0) } ?? [:]
+            specs = try SpecSet.load(directory: specsDirectory, configOverrides: overrides)
+        } catch {
+            printError("pushproof check: specs \(specsDirectory): \(error)")
+            return ExitCode.ioError
+        }
+        let lines: LineReader
+        do {
+            lines = try LineReader(path: recordingPath)
+        } catch {
+            printError("pushproof check: \(error)")
+            return ExitCode.ioError
+        }
+        var result = CheckResult(specIDs: specs.specs.map(\.id), maxFailures: maxFailures)
+        var lineNumber = 0
+        while let line = lines.next() {
+            lineNumber += 1
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+            switch RecordedRequest.parse(line) {
+            case .failure(let problem):
+                result.noteUnreadable(line: lineNumber, problem: problem.description)
+            case .success(let request):
+                let verdict = specs.judge(route: request.route, method: request.method, path: request.path,
+                                          headers: request.headers, body: request.body)
+                result.add(verdict, sequence: request.sequence ?? lineNumber)
+            }
+        }
+        if let error = lines.error { result.noteUnreadable(line: lineNumber + 1, problem: error) }
+
+        let report = result.report(recording: recordingPath, specsDirectory: specsDirectory)
+        if !quiet { print(result.summaryText(), terminator: "") }
+        print(result.totalsLine)
+        do {
+            if let junitPath { try Data(result.junitXML().utf8).write(to: URL(fileURLWithPath: junitPath)) }
+            if let jsonPath { try Data(report.serialized().utf8 + [0x0A]).write(to: URL(fileURLWithPath: jsonPath)) }
+        } catch {
+            printError("pushproof check: cannot write a report: \(error.localizedDescription)")
+            return ExitCode.ioError
+        }
+        if !result.unreadable.isEmpty { return ExitCode.ioError }
+        return result.failedCount > 0 ? ExitCode.failure : ExitCode.success
+    }
+}
+
+/// One request as the recording holds it (the README's "Recording format").
+struct RecordedRequest {
+    var sequence: Int?
+    var route: String
+    var method: String
+    var path: String
+    var headers: [(name: String, value: String)]
+    var body: [UInt8]
+
+    struct Unreadable: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func parse(_ line: [UInt8]) -> Result<RecordedRequest, Unreadable> {
+        let value: JSONValue
+        do { value = try JSONParser.parse(line) } catch { return .failure(Unreadable("not JSON: \(error)")) }
+        guard let route = value["route"]?.stringValue, let method = value["method"]?.stringValue,
+              let path = value["path"]?.stringValue else {
+            return .failure(Unreadable("not a record line: route, method and path are required"))
+        }
+        var headers: [(name: String, value: String)] = []
+        for pair in value["headers"]?.arrayValue ?? [] {
+            guard let name = pair[0]?.stringValue, let headerValue = pair[1]?.stringValue else {
+                return .failure(Unreadable("headers must be [name, value] pairs of strings"))
+            }
+            headers.append((name, headerValue))
+        }
+        var body: [UInt8] = []
+        if let text = value["body"]?.stringValue {
+            body = Array(text.utf8)
+        } else if let encoded = value["body_base64"]?.stringValue {
+            guard let data = Data(base64Encoded: encoded) else { return .failure(Unreadable("body_base64 is not base64")) }
+            body = [UInt8](data)
+        }
+        return .success(RecordedRequest(sequence: value["seq"]?.intValue, route: route, method: method, path: path,
+                                        headers: headers, body: body))
+    }
+}
+
+/// Tallies per spec, and keeps the first failures of each.
+struct CheckResult {
+    struct Tally {
+        var checked = 0
+        var passed = 0
+        var failures: [(sequence: Int, violations: [SpecViolation])] = []
+        var failed = 0
+    }
+
+    let specIDs: [String]
+    let maxFailures: Int
+    var tallies: [String: Tally] = [:]
+    var unmatched = Tally()
+    var outOfScope = 0
+    var unreadable: [(line: Int, problem: String)] = []
+
+    init(specIDs: [String], maxFailures: Int) {
+        self.specIDs = specIDs
+        self.maxFailures = maxFailures
+    }
+
+    var failedCount: Int { tallies.values.reduce(0) { $0 + $1.failed } + unmatched.failed }
+    var checkedCount: Int { tallies.values.reduce(0) { $0 + $1.checked } + unmatched.checked }
+
+    mutating func add(_ verdict: SpecVerdict, sequence: Int) {
+        if verdict.outOfScope { outOfScope += 1; return }
+        let id = verdict.specID
+        var tally = id.flatMap { tallies[$0] } ?? (id == nil ? unmatched : Tally())
+        tally.checked += 1
+        if verdict.passed {
+            tally.passed += 1
+        } else {
+            tally.failed += 1
+            if tally.failures.count < maxFailures { tally.failures.append((sequence, verdict.violations)) }
+        }
+        if let id { tallies[id] = tally } else { unmatched = tally }
+    }
+
+    mutating func noteUnreadable(line: Int, problem: String) {
+        if unreadable.count < 100 { unreadable.append((line, problem)) }
+    }
+
+    /// Specs in file order, then any id seen that the set does not list.
+    private var orderedIDs: [String] {
+        specIDs + tallies.keys.filter { !specIDs.contains($0) }.sorted()
+    }
+
+    var totalsLine: String {
+        var line = "\(checkedCount) requests checked: \(checkedCount - failedCount) passed, \(failedCount) failed"
+        if outOfScope > 0 { line += ", \(outOfScope) out of scope" }
+        if !unreadable.isEmpty { line += ", \(unreadable.count) unreadable lines" }
+        return line
+    }
+
+    func summaryText() -> String {
+        var out = "spec                              checked   passed   failed\n"
+        for id in orderedIDs {
+            let tally = tallies[id] ?? Tally()
+            out += id.padding(to: 32) + String(tally.checked).leftPadded(9) + String(tally.passed).leftPadded(9)
+                + String(tally.failed).leftPadded(9) + "\n"
+        }
+        if unmatched.checked > 0 {
+            out += "(unmatched)".padding(to: 32) + String(unmatched.checked).leftPadded(9) + "0".leftPadded(9)
+                + String(unmatched.failed).leftPadded(9) + "\n"
+        }
+        for id in orderedIDs + ["(unmatched)"] {
+            let tally = id == "(unmatched)" ? unmatched : (tallies[id] ?? Tally())
+            guard !tally.failures.isEmpty else { continue }
+            out += "\n\(id): first \(tally.failures.count) of \(tally.failed) failures\n"
+            for failure in tally.failures {
+                out += "  request #\(failure.sequence)\n"
+                for violation in failure.violations { out += "    \(violation.description)\n" }
+            }
+        }
+        for (line, problem) in unreadable { out += "line \(line): unreadable: \(problem)\n" }
+        return out
+    }
+
+    func junitXML() -> String {
+        var cases = ""
+        var failures = 0
+        var skipped = 0
+        var count = 0
+        for id in orderedIDs + (unmatched.checked > 0 ? ["(unmatched)"] : []) {
+            let tally = id == "(unmatched)" ? unmatched : (tallies[id] ?? Tally())
+            count += 1
+            let product = id.split(separator: ".").first.map(String.init) ?? "pushproof"
+            cases += "    <testcase classname=\"\(xmlEscape(product))\" name=\"\(xmlEscape(id))\" assertions=\"\(tally.checked)\">\n"
+            if tally.checked == 0 {
+                skipped += 1
+                cases += "      <skipped message=\"no recorded request matched this spec\"/>\n"
+            } else if tally.failed > 0 {
+                failures += 1
+                var text = ""
+                for failure in tally.failures {
+                    text += "request #\(failure.sequence)\n"
+                    for violation in failure.violations { text += "  \(violation.description)\n" }
+                }
+                cases += "      <failure message=\"\(tally.failed) of \(tally.checked) requests violate \(xmlEscape(id))\" type=\"SpecViolation\">"
+                cases += xmlEscape(text) + "</failure>\n"
+            }
+            cases += "    </testcase>\n"
+        }
+        if !unreadable.isEmpty {
+            count += 1
+            failures += 1
+            let text = unreadable.map { "line \($0.line): \($0.problem)" }.joined(separator: "\n")
+            cases += "    <testcase classname=\"pushproof\" name=\"recording is readable\">\n"
+            cases += "      <failure message=\"\(unreadable.count) unreadable lines\" type=\"UnreadableRecording\">\(xmlEscape(text))</failure>\n"
+            cases += "    </testcase>\n"
+        }
+        return """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <testsuites name="pushproof check" tests="\(count)" failures="\(failures)" skipped="\(skipped)">
+          <testsuite name="pushproof check" tests="\(count)" failures="\(failures)" skipped="\(skipped)" errors="0">
+        \(cases)  </testsuite>
+        </testsuites>
+
+        """
+    }
+
+    func report(recording: String, specsDirectory: String) -> JSONValue {
+        func tallyJSON(_ id: String?, _ tally: Tally) -> JSONValue {
+            var object: JSONObject = [
+                "checked": .number(Double(tally.checked)), "passed": .number(Double(tally.passed)),
+                "failed": .number(Double(tally.failed)),
+                "failures": .array(tally.failures.map { failure in
+                    ["seq": .number(Double(failure.sequence)), "violations": .array(failure.violations.map { $0.json() })]
+                }),
+            ]
+            object["spec"] = id.map { .string($0) } ?? .null
+            return .object(object)
+        }
+        return [
+            "recording": .string(recording),
+            "specs_directory": .string(specsDirectory),
+            "checked": .number(Double(checkedCount)),
+            "passed": .number(Double(checkedCount - failedCount)),
+            "failed": .number(Double(failedCount)),
+            "out_of_scope": .number(Double(outOfScope)),
+            "ok": .bool(failedCount == 0 && unreadable.isEmpty),
+            "specs": .array(orderedIDs.map { tallyJSON($0, tallies[$0] ?? Tally()) }),
+            "unmatched": tallyJSON(nil, unmatched),
+            "unreadable_lines": .array(unreadable.map { ["line": .number(Double($0.line)), "problem": .string($0.problem)] }),
+        ]
+    }
+}
+
+/// Reads a file line by line with getline(3): one line in memory at a time.
+final class LineReader {
+    private let file: UnsafeMutablePointer<FILE>
+    private var buffer: UnsafeMutablePointer<CChar>?
+    private var capacity = 0
+    private(set) var error: String?
+
+    init(path: String) throws {
+        if path == "-" {
+            guard let input = fdopen(dup(0), "r") else { throw FileError(path: path, reason: "cannot read standard input") }
+            file = input
+        } else {
+            guard let opened = fopen(path, "r") else {
+                throw FileError(path: path, reason: String(cString: strerror(errno)))
+            }
+            file = opened
+        }
+    }
+
+    deinit {
+        free(buffer)
+        fclose(file)
+    }
+
+    /// The next line without its newline; nil at the end (or on a read error, see `error`).
+    func next() -> [UInt8]? {
+        let count = getline(&buffer, &capacity, file)
+        guard count >= 0, let buffer else {
+            if ferror(file) != 0 { error = "read error: \(String(cString: strerror(errno)))" }
+            return nil
+        }
+        var length = count
+        if length > 0, buffer[length - 1] == 0x0A { length -= 1 }
+        return buffer.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+    }
+}
+
+func xmlEscape(_ text: String) -> String {
+    var out = ""
+    out.reserveCapacity(text.utf8.count)
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "&": out += "&amp;"
+        case "<": out += "&lt;"
+        case ">": out += "&gt;"
+        case "\"": out += "&quot;"
+        case "'": out += "&apos;"
+        case "\n", "\t", "\r": out.unicodeScalars.append(scalar)
+        default:
+            // XML 1.0 forbids other control characters; keep the report well-formed.
+            if scalar.value < 0x20 || (0xD800...0xDFFF).contains(scalar.value) || scalar.value == 0xFFFE || scalar.value == 0xFFFF {
+                out += "\u{FFFD}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+    }
+    return out
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Glibc
+
+/// A temporary directory removed when the value is released.
+public final class TemporaryDirectory: Sendable {
+    public let path: String
+
+    public init(_ label: String = "test") throws {
+        let template = NSTemporaryDirectory() + "pushproof-\(label)-XXXXXX"
+        var bytes = Array(template.utf8CString)
+        guard let created = bytes.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        path = String(cString: created)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    public func file(_ name: String) -> String { path + "/" + name }
+
+    @discardableResult
+    public func write(_ name: String, _ text: String) throws -> String {
+        let target = file(name)
+        try text.write(toFile: target, atomically: true, encoding: .utf8)
+        return target
+    }
+}
+
+/// The built `pushproof` executable: beside the test bundle in `.build/<triple>/<config>/`.
+public func pushproofExecutable() -> String {
+    if let override = ProcessInfo.processInfo.environment["PUSHPROOF_BIN"] { return override }
+    let bundle = Bundle.main.bundleURL.deletingLastPathComponent()
+    for candidate in [bundle, bundle.deletingLastPathComponent()] {
+        let path = candidate.appendingPathComponent("pushproof").path
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    // `swift test` runs the bundle from .build/<triple>/debug: fall back to the package layout.
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/pushproof").path
+}
+
+public struct ServeError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// A real `pushproof serve` process on loopback (port 0 for both listeners), stopped with
+/// SIGTERM when the test is done. Its ready line tells the chosen ports.
+public final class ServeProcess: @unchecked Sendable {
+    // @unchecked: the Process and pipes are touched only by the test that owns this value.
+    public let process = Process()
+    public let port: Int
+    public let adminPort: Int?
+    public let readyLine: String
+    public let isTLS: Bool
+    private let stderrPipe = Pipe()
+    private let stdoutPipe = Pipe()
+
+    /// Starts `pushproof serve ARGUMENTS --listen 127.0.0.1:0 --admin 127.0.0.1:0` in
+    /// `directory` (where the self-signed certificate is written).
+    public init(_ arguments: [String], directory: String, admin: Bool = true) throws {
+        process.executableURL = URL(fileURLWithPath: pushproofExecutable())
+        var full = ["serve", "--listen", "127.0.0.1:0"] + (admin ? ["--admin", "127.0.0.1:0"] : ["--admin", "off"])
+        full += arguments
+        process.arguments = full
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+        try process.run()
+        // The ready line, or the process's end (a startup error) if that comes first.
+        var line = ""
+        let handle = stdoutPipe.fileHandleForReading
+        while !line.hasSuffix("\n") {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            line += String(decoding: chunk, as: UTF8.self)
+        }
+        guard line.contains("ready") else {
+            process.waitUntilExit()
+            let errorText = String(decoding: stderrPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw ServeError(description: "pushproof serve did not start (exit \(process.terminationStatus)): \(errorText)")
+        }
+        readyLine = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        isTLS = readyLine.contains("https://")
+        port = Self.port(after: isTLS ? "https://127.0.0.1:" : "http://127.0.0.1:", in: readyLine) ?? 0
+        adminPort = Self.port(after: "admin http://127.0.0.1:", in: readyLine)
+    }
+
+    private static func port(after marker: String, in line: String) -> Int? {
+        guard let range = line.range(of: marker) else { return nil }
+        return Int(line[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    public var baseURL: String { "\(isTLS ? "https" : "http")://127.0.0.1:\(port)" }
+    public var adminURL: String { "http://127.0.0.1:\(adminPort ?? 0)" }
+
+    /// Sends SIGTERM and waits; returns the exit status and what it printed on stderr.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM) -> (status: Int32, stderr: String) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        let errorText = String(decoding: stderrPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, errorText)
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// Runs `pushproof ARGUMENTS` to completion.
+public func pushproof(_ arguments: [String], directory: String? = nil, input: [UInt8]? = nil) throws -> ToolResult {
+    try runTool(pushproofExecutable(), arguments, input: input, currentDirectory: directory)
+}

@@ -1,0 +1,147 @@
+import JSON
+
+/// Every push spec of a spec directory, compiled once, and the judge of requests against them.
+///
+/// A request is judged by the spec that recognises it (its `match`); when several do, the one
+/// with the most match conditions wins (the linter reports such overlaps). A request no spec
+/// recognises is itself a violation, `unmatched`, unless its route or path is out of scope
+/// (specset.json `outOfScope`: the OAuth token endpoint carries no push).
+public struct SpecSet: Sendable {
+    /// Sorted by id.
+    public let specs: [PushSpec]
+    /// Product names from specset.json (`poolse`, `yama`, `concierge`).
+    public let products: [String]
+    /// The `config` object of specset.json, after overrides.
+    public let config: JSONValue
+    public let outOfScopeRoutes: [String]
+    public let outOfScopePaths: [String]
+    /// Indices into `specs`, by route.
+    let specsByRoute: [String: [Int]]
+
+    init(specs: [PushSpec], products: [String], config: JSONValue, outOfScopeRoutes: [String], outOfScopePaths: [String]) {
+        self.specs = specs.sorted { $0.id < $1.id }
+        self.products = products
+        self.config = config
+        self.outOfScopeRoutes = outOfScopeRoutes
+        self.outOfScopePaths = outOfScopePaths
+        var byRoute: [String: [Int]] = [:]
+        for (i, spec) in self.specs.enumerated() { byRoute[spec.match.route, default: []].append(i) }
+        self.specsByRoute = byRoute
+    }
+
+    public func spec(id: String) -> PushSpec? { specs.first { $0.id == id } }
+
+    /// True when requests on this route or path are not push sends and are not judged.
+    public func isOutOfScope(route: String, path: String) -> Bool {
+        if outOfScopeRoutes.contains(route) { return true }
+        // A prefix covers the path itself, its sub-paths and its query: "/token", "/token/x", "/token?a".
+        for prefix in outOfScopePaths where path.utf8.starts(with: prefix.utf8) {
+            let rest = path.utf8.dropFirst(prefix.utf8.count)
+            if rest.isEmpty || rest.first == UInt8(ascii: "/") || rest.first == UInt8(ascii: "?") { return true }
+        }
+        return false
+    }
+
+    /// Judges one request. `route` is the gateway's route name (`apns`, `fcm`, `oauth`,
+    /// `unknown`); `body` is parsed once here.
+    public func judge(route: String, method: String, path: String,
+                      headers: [(name: String, value: String)], body: [UInt8]) -> SpecVerdict {
+        if isOutOfScope(route: route, path: path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
+        var violations: [SpecViolation] = []
+        var parsed: JSONValue?
+        if !body.isEmpty {
+            do { parsed = try JSONParser.parse(body) } catch {
+                violations.append(SpecViolation(pointer: JSONPointer(tokens: ["body"]), rule: "body-json", source: nil,
+                                                expected: "a JSON document", found: nil, message: "the body is not JSON: \(error)"))
+            }
+        }
+        let request = RequestView(path: path, headers: headers, body: parsed)
+        var chosen: Int?
+        for index in specsByRoute[route] ?? [] {
+            let spec = specs[index]
+            if let wanted = spec.match.method, wanted != method { continue }
+            guard spec.match.recognises(request) else { continue }
+            if let current = chosen, specs[current].specificity >= spec.specificity { continue }
+            chosen = index
+        }
+        guard let chosen else {
+            violations.append(SpecViolation(pointer: .root, rule: "unmatched", source: nil,
+                                            expected: "a request one of the \(route) specs recognises",
+                                            found: unmatchedSummary(request),
+                                            message: "no spec for route \(route) recognises this \(method) \(path)"))
+            return SpecVerdict(specID: nil, violations: violations)
+        }
+        let spec = specs[chosen]
+        spec.check(request, into: &violations)
+        return SpecVerdict(specID: spec.id, violations: violations)
+    }
+
+    /// Judges a spec's example as the gateway would see it.
+    public func judge(_ example: SpecExample) -> SpecVerdict {
+        judge(route: example.route, method: example.method, path: example.path, headers: example.headers, body: example.bodyBytes)
+    }
+
+    /// The branch fields poolse documents ("Branch on those two fields"), to make an unmatched
+    /// record readable.
+    private func unmatchedSummary(_ request: RequestView) -> String? {
+        guard let body = request.body else { return nil }
+        let data = body["message"]?["data"] ?? body
+        var object = JSONObject()
+        for key in ["type", "event", "source"] { if let v = data[key] { object[key] = v } }
+        return object.isEmpty ? nil : JSONValue.object(object).serialized()
+    }
+}
+
+extension SpecSet {
+    /// Parses a spec set from in-memory files, for tests and for `load(directory:)`.
+    /// `files` maps paths relative to the spec directory (`specset.json`, `poolse/ring.apns.json`)
+    /// to their bytes.
+    static func compile(specset: [UInt8], files: [(path: String, bytes: [UInt8])], configOverrides: JSONObject,
+                        strictSchema: Bool) -> (set: SpecSet?, issues: [(file: String, issue: SpecIssue)]) {
+        var issues: [(file: String, issue: SpecIssue)] = []
+        let setJSON: JSONValue
+        do { setJSON = try JSONParser.parse(specset, options: .init(duplicateKeys: .reject)) } catch {
+            return (nil, [("specset.json", SpecIssue("not JSON: \(error)"))])
+        }
+        guard let setObject = setJSON.objectValue else { return (nil, [("specset.json", SpecIssue("specset.json is a JSON object"))]) }
+        for key in setObject.keys where !["format", "description", "products", "config", "outOfScope"].contains(key) {
+            issues.append(("specset.json", SpecIssue("unknown key \"\(key)\"", at: JSONPointer(tokens: [key]))))
+        }
+        let products = setObject["products"]?.objectValue?.keys ?? []
+        if products.isEmpty { issues.append(("specset.json", SpecIssue("\"products\" must name at least one product", at: JSONPointer(tokens: ["products"])))) }
+        var config = setObject["config"]?.objectValue ?? JSONObject()
+        for (key, value) in configOverrides { config[key] = merge(config[key], value) }
+        let configValue = JSONValue.object(config)
+        let outOfScope = setObject["outOfScope"]
+        let routes = outOfScope?["routes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        let paths = outOfScope?["paths"]?.arrayValue?.compactMap(\.stringValue) ?? []
+
+        var specs: [PushSpec] = []
+        for (path, bytes) in files {
+            let json: JSONValue
+            do { json = try JSONParser.parse(bytes, options: .init(duplicateKeys: .reject)) } catch {
+                issues.append((path, SpecIssue("not JSON: \(error)")))
+                continue
+            }
+            var fileIssues: [SpecIssue] = []
+            if let spec = SpecCompiler.compile(json, file: path, config: configValue, strictSchema: strictSchema, issues: &fileIssues) {
+                if !products.contains(spec.product) {
+                    fileIssues.append(SpecIssue("product \"\(spec.product)\" is not listed in specset.json", at: JSONPointer(tokens: ["product"])))
+                }
+                if specs.contains(where: { $0.id == spec.id }) {
+                    fileIssues.append(SpecIssue("id \"\(spec.id)\" is used by another spec file", at: JSONPointer(tokens: ["id"])))
+                }
+                specs.append(spec)
+            }
+            issues.append(contentsOf: fileIssues.map { (path, $0) })
+        }
+        let set = SpecSet(specs: specs, products: products, config: configValue, outOfScopeRoutes: routes, outOfScopePaths: paths)
+        return (set, issues)
+    }
+
+    private static func merge(_ base: JSONValue?, _ override: JSONValue) -> JSONValue {
+        guard case .object(var object)? = base, case .object(let extra) = override else { return override }
+        for (key, value) in extra { object[key] = merge(object[key], value) }
+        return .object(object)
+    }
+}

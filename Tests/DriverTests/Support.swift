@@ -1,0 +1,67 @@
+import Driver
+import PushModel
+import Synchronization
+
+/// A push to device `token`; fake targets decide its outcome from the token's prefix.
+func push(token: String, kind: String = "yama.message") -> PushRequest {
+    PushRequest(device: Device(userID: "user-\(token)", platform: .ios, kind: .alert, token: token),
+                kind: kind, headers: [("apns-push-type", "alert")], body: Array(#"{"aps":{}}"#.utf8))
+}
+
+/// Outcome by token prefix: "fail-" fails with TooManyRequests, "gone-" has its token removed,
+/// anything else is delivered. Each send takes `latency`; cancellation ends the wait early.
+struct ScriptedTarget: PushTarget {
+    var latency: Duration = .zero
+
+    func send(_ push: PushRequest) async -> PushOutcomeKind {
+        if latency > .zero { try? await Task.sleep(for: latency) }
+        let token = push.device.token
+        if token.hasPrefix("fail-") { return .failed(reason: "TooManyRequests") }
+        if token.hasPrefix("gone-") { return .tokenRemoved(reason: "Unregistered") }
+        return .delivered
+    }
+}
+
+/// The first `slowPushes` sends each take `stall`; the rest return at once.
+final class StallingTarget: PushTarget {
+    let stall: Duration
+    let slowPushes: Int
+    private let sends = Atomic<Int>(0)
+
+    init(stall: Duration, slowPushes: Int) {
+        self.stall = stall
+        self.slowPushes = slowPushes
+    }
+
+    func send(_ push: PushRequest) async -> PushOutcomeKind {
+        let (index, _) = sends.add(1, ordering: .relaxed)
+        if index <= slowPushes {
+            // Not cut short by cancellation: the stall is the point of the test.
+            let stall = self.stall
+            await Task.detached { try? await Task.sleep(for: stall) }.value
+        }
+        return .delivered
+    }
+}
+
+/// Never answers within the test's lifetime and ignores cancellation, like a wedged transport.
+struct HangingTarget: PushTarget {
+    func send(_ push: PushRequest) async -> PushOutcomeKind {
+        await Task.detached { try? await Task.sleep(for: .seconds(3600)) }.value
+        return .failed(reason: "never")
+    }
+}
+
+/// Iteration i is a push to "fail-i" every 10th, "gone-i" every 25th (when not a 10th), else "ok-i".
+func mixedSource(_ iteration: Int) -> LoadItem? {
+    if iteration % 10 == 0 { return .push(push(token: "fail-\(iteration)")) }
+    if iteration % 25 == 0 { return .push(push(token: "gone-\(iteration)")) }
+    return .push(push(token: "ok-\(iteration)"))
+}
+
+/// Expected outcome counts of `mixedSource` over iterations 0..<n.
+func mixedCounts(_ n: Int) -> (delivered: Int, failed: Int, removed: Int) {
+    let failed = (0..<n).filter { $0 % 10 == 0 }.count
+    let removed = (0..<n).filter { $0 % 10 != 0 && $0 % 25 == 0 }.count
+    return (n - failed - removed, failed, removed)
+}

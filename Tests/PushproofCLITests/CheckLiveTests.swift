@@ -1,0 +1,140 @@
+// End to end: seed examples pushed at a live `pushproof serve`, the recording checked by
+// `pushproof check`, its JUnit and JSON reports and exit code; and judging live with --specs.
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import JSON
+import PushproofTestSupport
+import Testing
+
+/// The package's Specs/ directory (PUSHPROOF_SPECS overrides).
+let specsDirectory: String = {
+    if let override = ProcessInfo.processInfo.environment["PUSHPROOF_SPECS"] { return override }
+    return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Specs").path
+}()
+
+struct SpecExampleRequest {
+    var specID: String
+    var transport: String
+    var path: String
+    var headers: [(String, String)]
+    var body: JSONValue
+}
+
+/// The first example of every spec file, as the request a sender would make.
+func specExamples() throws -> [SpecExampleRequest] {
+    var out: [SpecExampleRequest] = []
+    let enumerator = FileManager.default.enumerator(atPath: specsDirectory)
+    while let relative = enumerator?.nextObject() as? String {
+        guard relative.hasSuffix(".json"), relative.contains("/") else { continue }
+        let spec = try JSONParser.parse(String(contentsOfFile: specsDirectory + "/" + relative, encoding: .utf8))
+        guard let id = spec["id"]?.stringValue, let example = spec["examples"]?[0] else { continue }
+        let headers = example["headers"]?.objectValue?.entries.compactMap { entry in entry.value.stringValue.map { (entry.key, $0) } } ?? []
+        out.append(SpecExampleRequest(specID: id, transport: spec["transport"]?.stringValue ?? "", path: example["path"]?.stringValue ?? "",
+                                      headers: headers, body: example["body"] ?? .null))
+    }
+    return out.sorted { $0.specID < $1.specID }
+}
+
+func send(_ example: SpecExampleRequest, to serve: ServeProcess, body: JSONValue? = nil) throws -> String {
+    var arguments = ["--http2-prior-knowledge", "-w", "\n%{http_code}", "-H", "authorization: bearer t", "-H", "content-type: application/json"]
+    for (name, value) in example.headers { arguments += ["-H", "\(name): \(value)"] }
+    arguments += ["-d", (body ?? example.body).serialized(), serve.baseURL + example.path]
+    return try curl(arguments).output
+}
+
+@Suite(.serialized) struct CheckLiveTests {
+    @Test func seedExamplesPassAndABrokenPushFailsWithItsPointerInJUnitAndJSON() throws {
+        let examples = try specExamples()
+        #expect(examples.count >= 13, "every spec has an example")
+        let directory = try TemporaryDirectory("check")
+        let record = directory.file("record.jsonl")
+        let serve = try ServeProcess(["--h2c", "--record", record], directory: directory.path)
+        for example in examples {
+            let answer = try send(example, to: serve)
+            #expect(answer.hasSuffix("\n200"), "\(example.specID): \(answer)")
+        }
+        serve.stop()
+
+        let clean = try pushproof(["check", record, "--specs", specsDirectory, "--junit", directory.file("ok.xml")])
+        #expect(clean.status == 0, "\(clean.output)\(clean.error)")
+        #expect(clean.output.contains("\(examples.count) requests checked: \(examples.count) passed, 0 failed"))
+
+        // A poolse ring with a number where Android needs a string, recorded and checked.
+        let ring = try #require(examples.first { $0.specID == "poolse.ring.fcm" })
+        var message = try #require(ring.body["message"]?.objectValue)
+        var data = try #require(message["data"]?.objectValue)
+        data["sent_at"] = 1_793_952_000_000
+        message["data"] = .object(data)
+        let broken: JSONValue = ["message": .object(message)]
+        let brokenRecord = directory.file("broken.jsonl")
+        let again = try ServeProcess(["--h2c", "--record", brokenRecord], directory: directory.path)
+        // FCM itself refuses a non-string data value: recorded with Google's 400.
+        #expect(try send(ring, to: again, body: broken).hasSuffix("\n400"))
+        #expect(try send(ring, to: again).hasSuffix("\n200"))
+        again.stop()
+
+        let junit = directory.file("broken.xml"), json = directory.file("broken.json")
+        let failed = try pushproof(["check", brokenRecord, "--specs", specsDirectory, "--junit", junit, "--json", json])
+        #expect(failed.status == 1, "\(failed.output)\(failed.error)")
+        #expect(failed.output.contains("/body/message/data/sent_at"))
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.contains(#"<testcase classname="poolse" name="poolse.ring.fcm" assertions="2">"#))
+        #expect(xml.contains(#"<failure message="1 of 2 requests violate poolse.ring.fcm""#))
+        #expect(XMLParser(data: Data(xml.utf8)).parse(), "the JUnit file is well-formed XML")
+        let report = try JSONParser.parse(String(contentsOfFile: json, encoding: .utf8))
+        #expect(report["failed"] == 1)
+        let ringReport = report["specs"]?.arrayValue?.first { $0["spec"] == "poolse.ring.fcm" }
+        #expect(ringReport?["failures"]?[0]?["violations"]?[0]?["pointer"] == "/body/message/data/sent_at")
+    }
+
+    @Test func checkReportsUnreadableLinesAndMissingFilesWithExitTwo() throws {
+        let directory = try TemporaryDirectory("check-bad")
+        let missing = try pushproof(["check", directory.file("nope.jsonl"), "--specs", specsDirectory])
+        #expect(missing.status == 2)
+        #expect(missing.error.contains("nope.jsonl"))
+        let garbage = try directory.write("garbage.jsonl", "{\"route\":\"apns\"\nnot json at all\n")
+        let result = try pushproof(["check", garbage, "--specs", specsDirectory])
+        #expect(result.status == 2)
+        #expect(result.output.contains("line 1: unreadable"))
+        #expect(result.output.contains("line 2: unreadable"))
+        let badSpecs = try pushproof(["check", garbage, "--specs", directory.path])
+        #expect(badSpecs.status == 2)
+        #expect(badSpecs.error.contains("specset.json"))
+    }
+
+    @Test func serveJudgesLiveRecordsVerdictsCountsThemAndCanReject() throws {
+        let examples = try specExamples()
+        let missed = try #require(examples.first { $0.specID == "poolse.missed.apns" })
+        var body = try #require(missed.body.objectValue)
+        var aps = try #require(body["aps"]?.objectValue)
+        aps["category"] = "wrong_category"
+        body["aps"] = .object(aps)
+        let broken = JSONValue.object(body)
+
+        let directory = try TemporaryDirectory("live-specs")
+        let record = directory.file("record.jsonl")
+        let serve = try ServeProcess(["--h2c", "--specs", specsDirectory, "--record", record], directory: directory.path)
+        #expect(try send(missed, to: serve).hasSuffix("\n200"))
+        // A violation is a finding, not a rejection: Apple would deliver it.
+        #expect(try send(missed, to: serve, body: broken).hasSuffix("\n200"))
+        let metrics = try curl(["\(serve.adminURL)/metrics"]).output
+        #expect(metrics.contains(#"pushproof_spec_violations_total{spec="poolse.missed.apns""#))
+        serve.stop()
+        let recorded = try lines(of: record)
+        #expect(recorded.count == 2)
+        #expect(recorded[0]["verdict"]?["spec"] == "poolse.missed.apns")
+        #expect(recorded[0]["verdict"]?["ok"] == true)
+        #expect(recorded[1]["verdict"]?["ok"] == false)
+        #expect(recorded[1]["verdict"]?["violations"]?[0]?["pointer"] == "/body/aps/category")
+
+        let strict = try ServeProcess(["--h2c", "--specs", specsDirectory, "--reject-violations"], directory: directory.path)
+        let rejected = try send(missed, to: strict, body: broken)
+        #expect(rejected.hasSuffix("\n400"))
+        #expect(rejected.contains(#""reason":"SpecViolation""#))
+        #expect(try send(missed, to: strict).hasSuffix("\n200"))
+        strict.stop()
+    }
+}
