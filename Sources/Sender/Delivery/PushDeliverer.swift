@@ -248,15 +248,17 @@ final class DeliveryShared: Sendable {
     @discardableResult
     func enqueue(_ push: PushRequest, completion: (@Sendable (PushResult) -> Void)?) -> UInt64 {
         metrics.submitted.add(1, ordering: .relaxed)
-        let (ticket, accepted) = state.withLock { state -> (UInt64, Bool) in
+        let (ticket, accepted, needsWake) = state.withLock { state -> (UInt64, Bool, Bool) in
             let ticket = state.nextTicket
             state.nextTicket += 1
-            guard !state.loopExited else { return (ticket, false) }
+            guard !state.loopExited else { return (ticket, false, false) }
+            // Only the push that makes the queue non-empty wakes the loop; it takes them all.
+            let wasEmpty = state.submissions.isEmpty
             state.submissions.append(DeliveryJob(ticket: ticket, push: push, holdsSlot: true, completion: completion))
-            return (ticket, true)
+            return (ticket, true, wasEmpty)
         }
         if accepted {
-            wake()
+            if needsWake { wake() }
         } else {
             finish(DeliveryJob(ticket: ticket, push: push, holdsSlot: true, completion: completion),
                    .failed(reason: "DelivererShutDown", status: 0))
