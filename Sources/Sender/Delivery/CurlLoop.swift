@@ -1,0 +1,442 @@
+// The delivery thread: sole owner of the CURLM handle and of every easy handle.
+import CCurl
+import Foundation
+import PushModel
+
+/// curl_global_init is not thread-safe in older libcurl: run it once, lazily, before any handle.
+private let curlGlobalInitResult: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+
+/// Runs on the delivery thread only; nothing here is shared.
+final class CurlLoop {
+    private let shared: DeliveryShared
+    private let configuration: DeliveryConfiguration
+    private let multi: UnsafeMutableRawPointer
+    private var idleTransfers: [CurlTransfer] = []
+    private var allTransfers: [CurlTransfer] = []
+    private var activeTransfers = 0
+    /// Pushes waiting for their backoff, soonest last (so the next due pops off the end).
+    private var retryQueue: [(due: UInt64, job: DeliveryJob)] = []
+    /// FCM pushes waiting for an access token.
+    private var waitingForAccessToken: [DeliveryJob] = []
+    private var providerTokens: ProviderTokenCache?
+    private var accessTokens: AccessTokenCache
+    private var accessTokenRequestInFlight = false
+    private var lastAccessTokenFailure: UInt64?
+    private var random = SystemRandomNumberGenerator()
+    /// Per origin: no connection yet, one being opened by a lone first request (the others
+    /// park until it answers), or one up that requests multiplex onto.
+    private var origins: [String: OriginState] = [:]
+    private var parkedUntilConnected: [String: [ParkedRequest]] = [:]
+
+    private enum OriginState { case cold, connecting, connected }
+
+    private struct ParkedRequest {
+        var url: String
+        var headers: [String]
+        var body: [UInt8]
+        var purpose: CurlTransfer.Purpose
+    }
+
+    init(shared: DeliveryShared) throws(DeliveryError) {
+        guard curlGlobalInitResult == CURLE_OK else { throw .setupFailed("curl_global_init failed") }
+        guard let multi = curl_multi_init() else { throw .setupFailed("curl_multi_init failed") }
+        self.shared = shared
+        configuration = shared.configuration
+        self.multi = multi
+        providerTokens = shared.credentials.apns.map {
+            ProviderTokenCache(source: $0, refreshSeconds: shared.configuration.apnsTokenRefreshSeconds)
+        }
+        accessTokens = AccessTokenCache(refreshMarginSeconds: shared.configuration.accessTokenRefreshMarginSeconds)
+        // HTTP/2 multiplexing: many streams per connection, at most N connections per host.
+        _ = cshim_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
+        _ = cshim_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, Self.effectiveConnectionsPerHost(configuration))
+        _ = cshim_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.streamsPerConnection)
+        _ = cshim_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.connectionsPerGateway * 3)
+    }
+
+    /// `connectionsPerGateway`, except with h2c on a libcurl that cannot reuse prior-knowledge
+    /// connections: there a second connection would be opened by a plain-HTTP/2 request and
+    /// so speak HTTP/1.1, so one connection it is.
+    static func effectiveConnectionsPerHost(_ configuration: DeliveryConfiguration) -> Int {
+        let urls = [configuration.apnsBaseURL, configuration.fcmBaseURL, configuration.oauthTokenURL ?? ""]
+        if CurlTransfer.priorKnowledgeReuseIsBroken, urls.contains(where: { $0.hasPrefix("http://") }) { return 1 }
+        return configuration.connectionsPerGateway
+    }
+
+    deinit {
+        for transfer in allTransfers {
+            curl_multi_remove_handle(multi, transfer.easy)
+            transfer.release()
+        }
+        curl_multi_cleanup(multi)
+    }
+
+    // MARK: - The loop
+
+    func run() {
+        var wakeWait = curl_waitfd(fd: shared.wakeReadFD, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+        while true {
+            let intake = shared.takeSubmissions(loopIsIdle: isIdle)
+            if intake.exit { return }
+            for job in intake.jobs { begin(job) }
+            startDueRetries()
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            collectFinishedTransfers()
+            wakeWait.revents = 0
+            curl_multi_poll(multi, &wakeWait, 1, pollTimeoutMilliseconds(), nil)
+            if wakeWait.revents != 0 {
+                var drain = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+                while withUnsafeMutableBytes(of: &drain, { read(shared.wakeReadFD, $0.baseAddress, $0.count) }) > 0 {}
+            }
+        }
+    }
+
+    private var isIdle: Bool {
+        activeTransfers == 0 && retryQueue.isEmpty && waitingForAccessToken.isEmpty && parkedUntilConnected.isEmpty
+    }
+
+    private func pollTimeoutMilliseconds() -> Int32 {
+        guard let next = retryQueue.last else { return 1000 }
+        let now = monotonicNanoseconds()
+        guard next.due > now else { return 0 }
+        return Int32(min(1000, (next.due - now) / 1_000_000 + 1))
+    }
+
+    private func startDueRetries() {
+        let now = monotonicNanoseconds()
+        while let next = retryQueue.last, next.due <= now {
+            retryQueue.removeLast()
+            begin(next.job)
+        }
+    }
+
+    // MARK: - Starting pushes
+
+    private func begin(_ job: DeliveryJob) {
+        if let invalid = firstInvalidHeader(in: job.push) {
+            shared.finish(job, .failed(reason: "InvalidHeader: \(invalid)", status: 0))
+            return
+        }
+        switch job.push.transport {
+        case .apns: beginAPNs(job)
+        case .fcm: beginFCM(job)
+        }
+    }
+
+    private func beginAPNs(_ job: DeliveryJob) {
+        var job = job
+        let jwt: String
+        do {
+            let signedBefore = providerTokens?.signings ?? 0
+            guard let token = try providerTokens?.token(now: wallClockSeconds()) else {
+                shared.finish(job, .failed(reason: "MissingAPNsCredentials", status: 0))
+                return
+            }
+            jwt = token
+            if (providerTokens?.signings ?? 0) > signedBefore { shared.metrics.providerTokensSigned.add(1, ordering: .relaxed) }
+        } catch {
+            shared.finish(job, .failed(reason: "ProviderTokenUnavailable: \(error)", status: 0))
+            return
+        }
+        let url = configuration.apnsBaseURL + "/3/device/" + percentEncodedPathSegment(job.push.device.token)
+        var headers: [String] = []
+        headers.reserveCapacity(job.push.headers.count + 4)
+        var hasContentType = false
+        for header in job.push.headers where !header.name.isEmpty {
+            let name = header.name.lowercased()
+            if name == "authorization" { continue }
+            if name == "content-type" { hasContentType = true }
+            headers.append(header.name + ": " + header.value)
+        }
+        headers.append("authorization: bearer " + jwt)
+        // libcurl would add a form content-type and Accept: */*; APNs wants neither.
+        if !hasContentType { headers.append("Content-Type:") }
+        headers.append("Accept:")
+        headers.append("Expect:")
+        job.credentialGeneration = providerTokens?.signings ?? 0
+        startTransfer(url: url, headers: headers, body: job.push.body, purpose: .push(job))
+    }
+
+    private func beginFCM(_ job: DeliveryJob) {
+        switch accessTokens.state(now: wallClockSeconds()) {
+        case .fresh(let token):
+            sendFCM(job, accessToken: token)
+        case .refreshSoon(let token):
+            sendFCM(job, accessToken: token)
+            // Keep using the valid token; fetch the next one alongside, at most every 10 s after a failure.
+            if let failedAt = lastAccessTokenFailure, monotonicNanoseconds() - failedAt < 10_000_000_000 { return }
+            requestAccessToken()
+        case .missing:
+            waitingForAccessToken.append(job)
+            requestAccessToken()
+        }
+    }
+
+    private func sendFCM(_ job: DeliveryJob, accessToken: String) {
+        var job = job
+        job.credentialGeneration = accessTokens.generation
+        guard let source = shared.credentials.fcm else {
+            shared.finish(job, .failed(reason: "MissingFCMCredentials", status: 0))
+            return
+        }
+        let project = configuration.fcmProjectID ?? source.projectID
+        let url = configuration.fcmBaseURL + "/v1/projects/" + percentEncodedPathSegment(project) + "/messages:send"
+        var headers: [String] = []
+        headers.reserveCapacity(job.push.headers.count + 4)
+        for header in job.push.headers where !header.name.isEmpty {
+            let name = header.name.lowercased()
+            if name == "authorization" || name == "content-type" { continue }
+            headers.append(header.name + ": " + header.value)
+        }
+        headers.append("authorization: Bearer " + accessToken)
+        headers.append("content-type: application/json")
+        headers.append("Accept:")
+        headers.append("Expect:")
+        startTransfer(url: url, headers: headers, body: job.push.body, purpose: .push(job))
+    }
+
+    /// Google's JWT-bearer grant: POST the RS256 assertion, form-encoded, to the token URL.
+    private func requestAccessToken() {
+        guard !accessTokenRequestInFlight else { return }
+        guard let source = shared.credentials.fcm else {
+            failAccessTokenWaiters(verdict: .fail(reason: "MissingFCMCredentials", status: 0))
+            return
+        }
+        let tokenURL = configuration.oauthTokenURL ?? source.tokenURI
+        let assertion: String
+        do {
+            assertion = try source.makeAssertion(audience: tokenURL, issuedAt: wallClockSeconds(), lifetime: 3600)
+        } catch {
+            failAccessTokenWaiters(verdict: .fail(reason: "OAuthAssertionFailed: \(error)", status: 0))
+            return
+        }
+        let body = "grant_type=" + formEncoded("urn:ietf:params:oauth:grant-type:jwt-bearer")
+            + "&assertion=" + formEncoded(assertion)
+        accessTokenRequestInFlight = true
+        startTransfer(
+            url: tokenURL,
+            headers: ["content-type: application/x-www-form-urlencoded", "Accept:", "Expect:"],
+            body: Array(body.utf8), purpose: .accessToken)
+    }
+
+    /// Starts one request. The first request to an origin goes alone and the rest wait for
+    /// its answer: APNs lets a new connection carry one stream until a request with a valid
+    /// provider token succeeds (apns.md, "Transport"), so a burst on a fresh connection is
+    /// refused or answered with GOAWAY; and on libcurl before 8.0 only that first h2c
+    /// request may use prior knowledge (`CurlTransfer.priorKnowledgeReuseIsBroken`).
+    private func startTransfer(url: String, headers: [String], body: [UInt8], purpose: CurlTransfer.Purpose) {
+        let origin = Self.origin(of: url)
+        let cleartext = url.hasPrefix("http://")
+        let mode: CurlTransfer.HTTPMode
+        switch origins[origin, default: .cold] {
+        case .cold:
+            origins[origin] = .connecting
+            mode = .init(version: cleartext ? .priorKnowledge : .tls, origin: origin, isProbe: true)
+        case .connecting:
+            parkedUntilConnected[origin, default: []].append(ParkedRequest(url: url, headers: headers, body: body, purpose: purpose))
+            return
+        case .connected:
+            let version: CurlTransfer.HTTPMode.Version =
+                cleartext ? (CurlTransfer.priorKnowledgeReuseIsBroken ? .plainHTTP2 : .priorKnowledge) : .tls
+            mode = .init(version: version, origin: origin, isProbe: false)
+        }
+        let transfer: CurlTransfer
+        if let idle = idleTransfers.popLast() {
+            transfer = idle
+        } else if let created = CurlTransfer(configuration: configuration) {
+            transfer = created
+            allTransfers.append(transfer)
+        } else {
+            fail(purpose, verdict: .fail(reason: "NetworkError: curl_easy_init failed", status: 0))
+            originFinished(mode, connectionIsUp: false)
+            return
+        }
+        let prepared = transfer.prepare(url: url, headers: headers, body: body, purpose: purpose, mode: mode)
+        guard prepared, curl_multi_add_handle(multi, transfer.easy) == CURLM_OK else {
+            transfer.reset()
+            idleTransfers.append(transfer)
+            fail(purpose, verdict: .fail(reason: "NetworkError: could not set up the request for \(url)", status: 0))
+            originFinished(mode, connectionIsUp: false)
+            return
+        }
+        activeTransfers += 1
+        if case .push = purpose { shared.metrics.attemptsSent.add(1, ordering: .relaxed) }
+    }
+
+    /// A probe's answer opens the origin to everyone parked behind it (or, if it failed,
+    /// the next of them probes). A later request that had to open a connection itself (the
+    /// last one was closed or sent GOAWAY) or fell back to HTTP/1.1 makes the next request
+    /// probe again.
+    private func originFinished(_ mode: CurlTransfer.HTTPMode, connectionIsUp: Bool) {
+        if mode.isProbe {
+            origins[mode.origin] = connectionIsUp ? .connected : .cold
+            let parked = parkedUntilConnected.removeValue(forKey: mode.origin) ?? []
+            for request in parked {
+                startTransfer(url: request.url, headers: request.headers, body: request.body, purpose: request.purpose)
+            }
+        } else if !connectionIsUp, origins[mode.origin] == .connected {
+            origins[mode.origin] = .cold
+        }
+    }
+
+    /// "http://host:port" of a URL: libcurl shares connections per host and port.
+    static func origin(of url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        let rest = url[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        return String(url[..<authorityEnd])
+    }
+
+    private func fail(_ purpose: CurlTransfer.Purpose, verdict: DeliveryVerdict) {
+        switch purpose {
+        case .push(var job):
+            job.attempts += 1
+            handle(verdict, for: job, answeredAt: monotonicNanoseconds())
+        case .accessToken:
+            accessTokenRequestInFlight = false
+            failAccessTokenWaiters(verdict: verdict)
+        case .idle:
+            break
+        }
+    }
+
+    // MARK: - Answers
+
+    private func collectFinishedTransfers() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let result = message.pointee.data.result
+            let answeredAt = monotonicNanoseconds()
+            var privateData: UnsafeMutableRawPointer?
+            _ = cshim_easy_getinfo_ptr(easy, CURLINFO_PRIVATE, &privateData)
+            curl_multi_remove_handle(multi, easy)
+            activeTransfers -= 1
+            guard let privateData else { continue }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(privateData).takeUnretainedValue()
+            var status = 0
+            var newConnections = 0
+            _ = cshim_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            _ = cshim_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &newConnections)
+            shared.metrics.connectionsOpened.add(newConnections, ordering: .relaxed)
+            let answer = transfer.finish(result: result, status: status)
+            idleTransfers.append(transfer)
+            if answer.mode.isProbe {
+                originFinished(answer.mode, connectionIsUp: result == CURLE_OK)
+            } else {
+                var httpVersion = 0
+                _ = cshim_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &httpVersion)
+                let fellBackToHTTP1 = answer.mode.version == .plainHTTP2 && result == CURLE_OK
+                    && httpVersion != Int(CURL_HTTP_VERSION_2_0)
+                originFinished(answer.mode, connectionIsUp: newConnections == 0 && !fellBackToHTTP1)
+            }
+            switch answer.purpose {
+            case .push(var job):
+                job.attempts += 1
+                let verdict: DeliveryVerdict
+                if let transportError = answer.transportError {
+                    verdict = transportError
+                } else if job.push.transport == .apns {
+                    verdict = ResponseClassifier.classifyAPNs(status: status, body: answer.body, apnsID: answer.apnsID, retryAfter: answer.retryAfter)
+                } else {
+                    verdict = ResponseClassifier.classifyFCM(status: status, body: answer.body, retryAfter: answer.retryAfter)
+                }
+                handle(verdict, for: job, answeredAt: answeredAt)
+            case .accessToken:
+                accessTokenRequestInFlight = false
+                handleAccessTokenAnswer(answer, status: status)
+            case .idle:
+                break
+            }
+        }
+    }
+
+    private func handle(_ verdict: DeliveryVerdict, for job: DeliveryJob, answeredAt: UInt64) {
+        switch verdict {
+        case .delivered(let id):
+            shared.finish(job, .delivered(id: id))
+        case .fail(let reason, let status):
+            shared.finish(job, .failed(reason: reason, status: status))
+        case .removeToken(let reason, let status):
+            shared.removeToken(of: job, reason: reason, status: status, answeredAtNanoseconds: answeredAt)
+        case .retry(let reason, let status, let retryAfter):
+            guard configuration.retry.allowsRetry(afterAttempts: job.attempts) else {
+                shared.finish(job, .failed(reason: reason, status: status))
+                return
+            }
+            let seconds = configuration.retry.delay(
+                afterAttempt: job.attempts, retryAfter: retryAfter,
+                unitRandom: Double.random(in: 0..<1, using: &random))
+            schedule(job, afterSeconds: seconds)
+        case .refreshCredentialsAndRetry(let reason, let status):
+            guard configuration.retry.allowsRetry(afterAttempts: job.attempts) else {
+                shared.finish(job, .failed(reason: reason, status: status))
+                return
+            }
+            switch job.push.transport {
+            case .apns: providerTokens?.invalidate(generation: job.credentialGeneration)
+            case .fcm: accessTokens.invalidate(generation: job.credentialGeneration)
+            }
+            schedule(job, afterSeconds: 0)
+        }
+    }
+
+    private func schedule(_ job: DeliveryJob, afterSeconds seconds: Double) {
+        shared.metrics.retriesScheduled.add(1, ordering: .relaxed)
+        let delay = UInt64(min(max(seconds, 0), 86_400) * 1_000_000_000)
+        let due = monotonicNanoseconds() + delay
+        // Keep soonest last; retries are few, so a linear insert is fine.
+        let index = retryQueue.firstIndex { $0.due <= due } ?? retryQueue.endIndex
+        retryQueue.insert((due, job), at: index)
+    }
+
+    private func handleAccessTokenAnswer(_ answer: CurlTransfer.Answer, status: Int) {
+        if answer.transportError == nil, status == 200, let token = GatewayResponseBodies.oauthToken(answer.body) {
+            accessTokens.store(token.accessToken, expiresIn: token.expiresIn, now: wallClockSeconds())
+            lastAccessTokenFailure = nil
+            shared.metrics.accessTokensFetched.add(1, ordering: .relaxed)
+            let waiting = waitingForAccessToken
+            waitingForAccessToken.removeAll()
+            for job in waiting { sendFCM(job, accessToken: token.accessToken) }
+            return
+        }
+        lastAccessTokenFailure = monotonicNanoseconds()
+        let verdict: DeliveryVerdict
+        if case .retry(let reason, _, _)? = answer.transportError {
+            verdict = .retry(reason: "OAuthTokenUnavailable: " + reason, status: 0, retryAfter: nil)
+        } else {
+            let detail = GatewayResponseBodies.oauthError(answer.body) ?? "HTTP \(status)"
+            let reason = "OAuthTokenUnavailable: " + detail
+            verdict = ResponseClassifier.retryableStatuses.contains(status)
+                ? .retry(reason: reason, status: status, retryAfter: answer.retryAfter)
+                : .fail(reason: reason, status: status)
+        }
+        failAccessTokenWaiters(verdict: verdict)
+    }
+
+    /// The token fetch failed: each waiting push counts it as a failed attempt.
+    private func failAccessTokenWaiters(verdict: DeliveryVerdict) {
+        let waiting = waitingForAccessToken
+        waitingForAccessToken.removeAll()
+        let now = monotonicNanoseconds()
+        for var job in waiting {
+            job.attempts += 1
+            handle(verdict, for: job, answeredAt: now)
+        }
+    }
+
+    /// Header names and values go into the request verbatim: a CR, LF or NUL would let one
+    /// header smuggle in another.
+    private func firstInvalidHeader(in push: PushRequest) -> String? {
+        for header in push.headers {
+            for byte in header.name.utf8 where byte == 0x0D || byte == 0x0A || byte == 0 || byte == UInt8(ascii: ":") {
+                return header.name
+            }
+            for byte in header.value.utf8 where byte == 0x0D || byte == 0x0A || byte == 0 {
+                return header.name
+            }
+        }
+        return nil
+    }
+}

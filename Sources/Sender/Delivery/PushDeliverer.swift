@@ -1,0 +1,340 @@
+// The reference sender's transport: pushes in through a bounded queue, one libcurl multi
+// handle on one thread multiplexing them over HTTP/2, outcomes out through an AsyncStream.
+import Dispatch
+import Foundation
+import PushModel
+import Synchronization
+
+/// Why a `PushDeliverer` could not start.
+public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
+    case setupFailed(String)
+
+    public var description: String {
+        switch self {
+        case .setupFailed(let message): "push delivery could not start: \(message)"
+        }
+    }
+}
+
+/// Sends pushes to APNs and FCM over HTTP/2 and removes dead tokens from a `DeviceStore`.
+///
+/// - One thread owns the libcurl multi handle and every easy handle; it multiplexes all
+///   requests to a gateway over at most `connectionsPerGateway` connections.
+/// - `send` suspends while `maxInFlight` pushes are unfinished (a retry waiting for its
+///   backoff still counts), so a fast producer cannot queue without bound.
+/// - Every push ends with exactly one `PushOutcome`, yielded on `outcomes` and counted in
+///   `metrics`. A push the gateway accepted is never sent again.
+/// - A gateway without credentials runs dry: each push is logged as one line through `log`
+///   and ends `.dryRun(line:)`; nothing is sent.
+public final class PushDeliverer: Sendable {
+    public let configuration: DeliveryConfiguration
+    public let metrics: DeliveryMetrics
+    /// Every push's result, in the order they finish. Unbounded: consume it, or ignore it
+    /// and read `metrics` (results then accumulate until the deliverer is released).
+    public let outcomes: AsyncStream<PushResult>
+    let shared: DeliveryShared
+
+    /// Starts the delivery thread. `log` receives dry-run lines (default: standard error).
+    public init(
+        configuration: DeliveryConfiguration,
+        credentials: DeliveryCredentials,
+        deviceStore: any DeviceStore,
+        log: @escaping @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+    ) throws(DeliveryError) {
+        self.configuration = configuration
+        let metrics = DeliveryMetrics()
+        self.metrics = metrics
+        let (stream, continuation) = AsyncStream<PushResult>.makeStream()
+        outcomes = stream
+        var wakePipe: [Int32] = [-1, -1]
+        guard pipe(&wakePipe) == 0 else { throw .setupFailed("pipe failed (errno \(errno))") }
+        for fd in wakePipe {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        shared = DeliveryShared(
+            configuration: configuration, credentials: credentials, deviceStore: deviceStore,
+            metrics: metrics, continuation: continuation, wakeReadFD: wakePipe[0], wakeWriteFD: wakePipe[1], log: log)
+        try shared.startLoopThread()
+    }
+
+    deinit {
+        shared.requestStop()
+    }
+
+    /// Hands a push over; returns its ticket (the `PushResult.ticket` of its outcome).
+    /// Suspends while `maxInFlight` pushes are unfinished.
+    @discardableResult
+    public func send(_ push: PushRequest) async -> UInt64 {
+        if shared.runsDry(push) { return shared.dryRun(push, completion: nil) }
+        await shared.acquireSlot()
+        return shared.enqueue(push, completion: nil)
+    }
+
+    /// Sends a push and waits for its outcome.
+    public func deliver(_ push: PushRequest) async -> PushResult {
+        if !shared.runsDry(push) { await shared.acquireSlot() }
+        return await withCheckedContinuation { continuation in
+            let completion: @Sendable (PushResult) -> Void = { continuation.resume(returning: $0) }
+            if shared.runsDry(push) {
+                shared.dryRun(push, completion: completion)
+            } else {
+                shared.enqueue(push, completion: completion)
+            }
+        }
+    }
+
+    /// Stops taking pushes, lets every accepted push finish (retries included), stops the
+    /// thread and finishes `outcomes`. Pushes sent afterwards end `.failed("DelivererShutDown", 0)`.
+    public func shutdown() async {
+        shared.requestStop()
+        let shared = self.shared
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                shared.waitUntilStopped()
+                continuation.resume()
+            }
+        }
+    }
+}
+
+/// One push on its way: what to send, how often it went, whom to tell.
+struct DeliveryJob: Sendable {
+    var ticket: UInt64
+    var push: PushRequest
+    var attempts = 0
+    var holdsSlot: Bool
+    var completion: (@Sendable (PushResult) -> Void)?
+    /// Which provider token or access token the last attempt carried.
+    var credentialGeneration = 0
+}
+
+/// State shared by callers, the loop thread and the cleanup queue. Everything mutable is
+/// behind `state`'s mutex or atomic.
+final class DeliveryShared: Sendable {
+    struct State {
+        var submissions: [DeliveryJob] = []
+        var inFlight = 0
+        /// FIFO of callers waiting for a slot; `slotWaitersHead` is the first still waiting,
+        /// so handing a slot over is O(1) however many wait.
+        var slotWaiters: [CheckedContinuation<Void, Never>] = []
+        var slotWaitersHead = 0
+        var nextTicket: UInt64 = 1
+        var stopping = false
+        var loopExited = false
+    }
+
+    let configuration: DeliveryConfiguration
+    let credentials: DeliveryCredentials
+    let deviceStore: any DeviceStore
+    let metrics: DeliveryMetrics
+    let continuation: AsyncStream<PushResult>.Continuation
+    /// A pipe that wakes the loop thread from curl_multi_poll, so no thread but the loop
+    /// ever touches the CURLM handle (not even for curl_multi_wakeup).
+    let wakeReadFD: Int32
+    let wakeWriteFD: Int32
+    let log: @Sendable (String) -> Void
+    let state = Mutex(State())
+    private let loopStopped = DispatchSemaphore(value: 0)
+    private let cleanupQueue = DispatchQueue(label: "pushproof.sender.token-cleanup")
+
+    init(configuration: DeliveryConfiguration, credentials: DeliveryCredentials, deviceStore: any DeviceStore,
+         metrics: DeliveryMetrics, continuation: AsyncStream<PushResult>.Continuation, wakeReadFD: Int32, wakeWriteFD: Int32,
+         log: @escaping @Sendable (String) -> Void) {
+        self.configuration = configuration
+        self.credentials = credentials
+        self.deviceStore = deviceStore
+        self.metrics = metrics
+        self.continuation = continuation
+        self.wakeReadFD = wakeReadFD
+        self.wakeWriteFD = wakeWriteFD
+        self.log = log
+    }
+
+    deinit {
+        close(wakeReadFD)
+        close(wakeWriteFD)
+    }
+
+    func startLoopThread() throws(DeliveryError) {
+        let started = DispatchSemaphore(value: 0)
+        let startupError = Mutex<String?>(nil)
+        let thread = Thread { [self] in
+            let loop: CurlLoop
+            do {
+                loop = try CurlLoop(shared: self)
+            } catch {
+                startupError.withLock { $0 = "\(error)" }
+                state.withLock { $0.loopExited = true }
+                started.signal()
+                loopStopped.signal()
+                return
+            }
+            started.signal()
+            loop.run()
+            // Token removals still queued finish before anyone hears the loop stopped.
+            cleanupQueue.sync {}
+            continuation.finish()
+            loopStopped.signal()
+        }
+        thread.name = "pushproof.sender.curl"
+        thread.start()
+        started.wait()
+        if let message = startupError.withLock({ $0 }) { throw .setupFailed(message) }
+    }
+
+    func waitUntilStopped() {
+        loopStopped.wait()
+        loopStopped.signal()  // later waiters return too
+    }
+
+    func requestStop() {
+        state.withLock { $0.stopping = true }
+        wake()
+    }
+
+    func wake() {
+        // A full pipe already holds a wake-up; losing this byte loses nothing.
+        var byte: UInt8 = 1
+        _ = write(wakeWriteFD, &byte, 1)
+    }
+
+    // MARK: - Intake
+
+    func runsDry(_ push: PushRequest) -> Bool {
+        switch push.transport {
+        case .apns: credentials.apns == nil
+        case .fcm: credentials.fcm == nil
+        }
+    }
+
+    /// Waits for an in-flight slot. A finishing push hands its slot straight to the first waiter.
+    func acquireSlot() async {
+        let limit = configuration.maxInFlight
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let acquired = state.withLock { state -> Bool in
+                if state.inFlight < limit || state.stopping {
+                    state.inFlight += 1
+                    return true
+                }
+                state.slotWaiters.append(continuation)
+                return false
+            }
+            if acquired { continuation.resume() }
+        }
+    }
+
+    private func releaseSlot() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.slotWaitersHead < state.slotWaiters.count {
+                let waiter = state.slotWaiters[state.slotWaitersHead]
+                state.slotWaitersHead += 1
+                if state.slotWaitersHead >= 1024, state.slotWaitersHead * 2 >= state.slotWaiters.count {
+                    state.slotWaiters.removeFirst(state.slotWaitersHead)
+                    state.slotWaitersHead = 0
+                } else if state.slotWaitersHead == state.slotWaiters.count {
+                    state.slotWaiters.removeAll(keepingCapacity: true)
+                    state.slotWaitersHead = 0
+                }
+                return waiter
+            }
+            state.inFlight -= 1
+            return nil
+        }
+        waiter?.resume()
+    }
+
+    /// Queues a push for the loop thread; the caller holds a slot.
+    @discardableResult
+    func enqueue(_ push: PushRequest, completion: (@Sendable (PushResult) -> Void)?) -> UInt64 {
+        metrics.submitted.add(1, ordering: .relaxed)
+        let (ticket, accepted, needsWake) = state.withLock { state -> (UInt64, Bool, Bool) in
+            let ticket = state.nextTicket
+            state.nextTicket += 1
+            guard !state.loopExited else { return (ticket, false, false) }
+            // Only the push that makes the queue non-empty wakes the loop; it takes them all.
+            let wasEmpty = state.submissions.isEmpty
+            state.submissions.append(DeliveryJob(ticket: ticket, push: push, holdsSlot: true, completion: completion))
+            return (ticket, true, wasEmpty)
+        }
+        if accepted {
+            if needsWake { wake() }
+        } else {
+            finish(DeliveryJob(ticket: ticket, push: push, holdsSlot: true, completion: completion),
+                   .failed(reason: "DelivererShutDown", status: 0))
+        }
+        return ticket
+    }
+
+    @discardableResult
+    func dryRun(_ push: PushRequest, completion: (@Sendable (PushResult) -> Void)?) -> UInt64 {
+        metrics.submitted.add(1, ordering: .relaxed)
+        let ticket = state.withLock { state -> UInt64 in
+            defer { state.nextTicket += 1 }
+            return state.nextTicket
+        }
+        let line = DryRun.logLine(for: push, fcmProjectID: configuration.fcmProjectID)
+        log(line)
+        finish(DeliveryJob(ticket: ticket, push: push, holdsSlot: false, completion: completion), .dryRun(line: line))
+        return ticket
+    }
+
+    /// Loop side: everything submitted since the last call. When stopping was requested,
+    /// nothing was submitted and the loop has nothing left, the loop is marked exited in
+    /// the same critical section, so no later push can slip into a queue nobody reads.
+    func takeSubmissions(loopIsIdle: Bool) -> (jobs: [DeliveryJob], exit: Bool) {
+        state.withLock { state in
+            if state.submissions.isEmpty {
+                if state.stopping && loopIsIdle {
+                    state.loopExited = true
+                    return ([], true)
+                }
+                return ([], false)
+            }
+            let jobs = state.submissions
+            state.submissions.removeAll(keepingCapacity: true)
+            return (jobs, false)
+        }
+    }
+
+    // MARK: - Outcomes
+
+    /// The one place a push ends.
+    func finish(_ job: DeliveryJob, _ outcome: PushOutcome) {
+        let result = PushResult(ticket: job.ticket, kind: job.push.kind, device: job.push.device, outcome: outcome, attempts: job.attempts)
+        metrics.record(outcome)
+        continuation.yield(result)
+        job.completion?(result)
+        if job.holdsSlot { releaseSlot() }
+    }
+
+    /// Deletes the device off the loop thread (SQLite may wait on the disk), measuring the
+    /// time from the gateway's answer to the deletion.
+    func removeToken(of job: DeliveryJob, reason: String, status: Int, answeredAtNanoseconds: UInt64) {
+        cleanupQueue.async { [self] in
+            do {
+                if try deviceStore.remove(token: job.push.device.token) {
+                    metrics.devicesDeleted.add(1, ordering: .relaxed)
+                }
+                let elapsed = monotonicNanoseconds() &- answeredAtNanoseconds
+                metrics.tokenCleanupLatency.record(nanoseconds: Int(clamping: elapsed))
+                finish(job, .tokenRemoved(reason: reason))
+            } catch {
+                metrics.tokenRemovalErrors.add(1, ordering: .relaxed)
+                finish(job, .failed(reason: "\(reason) (token removal failed: \(error))", status: status))
+            }
+        }
+    }
+}
+
+/// Nanoseconds on the monotonic clock: for delays and latencies, never for token times.
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+}
+
+/// Seconds since the epoch: JWT `iat` and access-token expiry.
+func wallClockSeconds() -> Int {
+    Int(time(nil))
+}

@@ -1,0 +1,48 @@
+import PushModel
+import Testing
+@testable import Sender
+
+@Suite struct DeliveryTokenCleanupTests {
+    @Test func aGoneTokenIsDeletedTimedAndReportedOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteDeviceStore(path: directory.file("devices.sqlite"))
+        let gone = Device(userID: "alice", platform: .ios, kind: .alert, token: String(repeating: "aa", count: 32))
+        let kept = Device(userID: "alice", platform: .ios, kind: .voip, token: String(repeating: "bb", count: 32))
+        try store.register(gone)
+        try store.register(kept)
+        let deliverer = try PushDeliverer(
+            configuration: DeliveryConfiguration(apnsBaseURL: "http://127.0.0.1:9"),
+            credentials: DeliveryCredentials(apns: CountingTokenSource()), deviceStore: store, log: { _ in })
+
+        let result = await withCheckedContinuation { continuation in
+            let job = DeliveryJob(ticket: 7, push: PushRequest(device: gone, kind: "yama.message", body: []), attempts: 1,
+                                  holdsSlot: false, completion: { continuation.resume(returning: $0) })
+            deliverer.shared.removeToken(of: job, reason: "Unregistered", status: 410, answeredAtNanoseconds: monotonicNanoseconds())
+        }
+        await deliverer.shutdown()
+
+        #expect(result.outcome == .tokenRemoved(reason: "Unregistered"))
+        #expect(result.ticket == 7)
+        #expect(try store.devices(of: "alice") == [kept])
+        let statistics = deliverer.metrics.snapshot
+        #expect(statistics.tokensRemoved == 1)
+        #expect(statistics.devicesDeleted == 1)
+        #expect(statistics.tokenCleanup.count == 1)
+        #expect(statistics.tokenCleanup.buckets.reduce(0, +) == 1)
+        #expect(statistics.tokenCleanup.maxNanoseconds == statistics.tokenCleanup.sumNanoseconds)
+    }
+
+    @Test func histogramBucketsByPowersOfTwoMicroseconds() {
+        let histogram = LatencyHistogram()
+        histogram.record(nanoseconds: 500)        // < 1 µs
+        histogram.record(nanoseconds: 3_000)      // 3 µs -> bucket 2
+        histogram.record(nanoseconds: 1_000_000)  // 1 ms -> bucket 10
+        let snapshot = histogram.snapshot
+        #expect(snapshot.count == 3)
+        #expect(snapshot.sumNanoseconds == 1_003_500)
+        #expect(snapshot.maxNanoseconds == 1_000_000)
+        #expect(snapshot.buckets[0] == 1)
+        #expect(snapshot.buckets[2] == 1)
+        #expect(snapshot.buckets[10] == 1)
+    }
+}
