@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "HTTP2ServerTests", dependencies: ["HTTP2Server", "HTTPCore", "CCurl"]),
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "PushModel"]),
         .testTarget(name: "MockGatewayTests", dependencies: ["MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator"]),
-        .testTarget(name: "SenderTests", dependencies: ["Sender", "JSON", "Crypto", "PushModel"]),
+        .testTarget(name: "SenderTests", dependencies: ["Sender", "JSON", "Crypto", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "DriverTests", dependencies: ["Driver", "JSON", "PushModel"]),
         .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "JSON", "Crypto", "PushproofTestSupport"]),
     ]
