@@ -43,6 +43,8 @@ public enum PushproofCommand {
         CommandEntry(SpecsLintCommand.self),
         CommandEntry(TokenCommand.self),
         CommandEntry(CredentialsCommand.self),
+        CommandEntry(SendCommand.self),
+        CommandEntry(DriveCommand.self),
     ]
 
     public static var usage: String {

@@ -1,0 +1,386 @@
+import Driver
+import Foundation
+import JSON
+import PushModel
+import Sender
+import Synchronization
+
+/// `pushproof drive`: a load run of the reference sender against a gateway, measured by the
+/// Driver (HDR histograms, coordinated-omission correction) and judged by thresholds and a
+/// baseline (load-testing.md, "CI gating").
+struct DriveCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "drive",
+        abstract: "Load-run the reference sender against a gateway; thresholds, baselines, JUnit/JSON/HTML reports.",
+        positionals: ["ring-fanout|message-storm"],
+        options: [
+            .value("members", "N", "People in the group: a ring fans out to 2 pushes per other member.", default: "1000"),
+            .value("rate", "R", "Open model: iterations per second (ring-fanout: calls/s; message-storm: pushes/s).",
+                   default: "message-storm 1000"),
+            .value("duration", "SECONDS", "Open model: how long iterations are started.", default: "10"),
+            .value("count", "N", "Closed model: measured iterations (ring-fanout: calls).", default: "ring-fanout 5"),
+            .value("concurrency", "N", "Closed model: workers, i.e. pushes in flight.", default: "--max-in-flight"),
+            .value("warm-up", "SECONDS", "Iterations started this early are sent but not measured.", default: "0"),
+            .value("time-limit", "SECONDS", "No push starts after this; in-flight sends are cancelled 10 s later.",
+                   default: "open: warm-up + duration + 10; closed: 600"),
+            .value("late-after", "MS", "A push sent this late after its intended time counts as late.", default: "10"),
+            .value("drop-after", "MS", "Open model: an iteration that cannot start this late is dropped (k6).",
+                   default: "never"),
+            .value("transport", "apns|fcm|both", "Only push to APNs, or only to FCM.", default: "both"),
+            .value("devices", "FILE", "SQLite device store, created if missing.", default: "in memory"),
+            .value("admin", "URL", "The gateway's control API: --gone-tokens are marked there, and spec violations "
+                   + "read from its /metrics after the run."),
+            .value("gone-tokens", "N", "With --admin: mark N of the group's tokens gone first, to measure token cleanup.",
+                   default: "0"),
+            .value("threshold", "EXPR", "Fail (exit 3) unless it holds, e.g. 'p99_ms<250', 'error_rate<0.01', "
+                   + "'throughput>=5000'.", repeatable: true),
+            .value("thresholds", "FILE", "Thresholds from a file (text or JSON)."),
+            .value("baseline", "FILE", "Compare with this earlier run's JSON (report or --save-baseline file)."),
+            .value("baseline-rules", "RULES", "Ratio bounds against the baseline.",
+                   default: "throughput>=0.9x,p50_ms<=1.2x,p99_ms<=1.2x,time_to_ring_all_ms<=1.2x"),
+            .value("save-baseline", "FILE", "Write this run's summary as a baseline."),
+            .value("json", "FILE", "Write the report as JSON."),
+            .value("junit", "FILE", "Write JUnit XML: a testcase per threshold and baseline bound."),
+            .value("html", "FILE", "Write a self-contained HTML report."),
+            .flag("quiet", "Print no report text, only failures."),
+        ] + SenderOptions.specs,
+        discussion: """
+        SCENARIOS:
+          ring-fanout    each iteration is one group call: the rules ring every other member's
+                         devices (evaluated per call, so deleted tokens drop out), all due at once.
+                         Closed model (--count, --concurrency) unless --rate is given.
+          message-storm  each iteration is one message push, cycling through the group's devices.
+                         Open model (--rate, --duration) unless --count is given.
+
+        Needs credentials (--apns-key with --key-id/--team-id, and/or --service-account; 'pushproof
+        credentials' writes test ones): without them the sender only logs.
+        Exit status: 0 passed; 3 a threshold or baseline bound failed; 1 the run failed (no push
+        completed, the sender could not start); 2 a file could not be read or written; 64 usage.
+
+        EXAMPLES:
+          pushproof drive ring-fanout --members 10000 --count 10 --h2c --gateway http://127.0.0.1:8080 \\
+              --apns-key apns-key.p8 --key-id ABC123DEFG --team-id TEAM123456 --transport apns
+          pushproof drive message-storm --rate 5000 --duration 30 --threshold 'p99_ms<250' --junit load.xml ...
+        """)
+
+    enum Scenario: String { case ringFanout = "ring-fanout", messageStorm = "message-storm" }
+
+    let scenario: Scenario
+    let options: SenderOptions
+    let members: Int
+    let plan: LoadPlan
+    let transports: Set<PushTransport>
+    let devicesPath: String?
+    let admin: AdminClient?
+    let goneTokens: Int
+    let thresholds: Thresholds
+    let thresholdsPath: String?
+    let baselinePath: String?
+    let baselineRules: [BaselineRule]
+    let saveBaselinePath: String?
+    let jsonPath: String?
+    let junitPath: String?
+    let htmlPath: String?
+    let quiet: Bool
+
+    init(_ arguments: ParsedArguments) throws {
+        guard let scenario = Scenario(rawValue: arguments.positionals[0]) else {
+            throw UsageError(message: "unknown scenario '\(arguments.positionals[0])' (ring-fanout or message-storm)")
+        }
+        self.scenario = scenario
+        options = try SenderOptions(arguments)
+        guard options.hasCredentials else {
+            throw UsageError(message: "drive sends for real: give --apns-key (with --key-id, --team-id) and/or "
+                             + "--service-account ('pushproof credentials' writes test ones); without them the sender only logs")
+        }
+        members = try arguments.int("members", default: 1000, range: 2...1_000_000)
+
+        let rate = try Self.double(arguments, "rate", range: 0.001...10_000_000)
+        let duration = try Self.double(arguments, "duration", range: 0.001...86_400)
+        let count = try arguments.value("count").map { _ throws(UsageError) in try arguments.int("count", default: 0, range: 1...100_000_000) }
+        let concurrency = try arguments.value("concurrency").map { _ throws(UsageError) in
+            try arguments.int("concurrency", default: 0, range: 1...100_000)
+        }
+        if rate != nil, count != nil { throw UsageError(message: "--rate (open model) and --count (closed model) exclude each other") }
+        if rate != nil || (scenario == .messageStorm && count == nil) {
+            if concurrency != nil { throw UsageError(message: "--concurrency is for the closed model (--count), not --rate") }
+        } else if duration != nil {
+            throw UsageError(message: "--duration is for the open model (--rate)")
+        }
+        let model: LoadModel
+        if let count {
+            model = .closed(concurrency: concurrency ?? options.maxInFlight, count: count)
+        } else if let rate {
+            model = .open(ratePerSecond: rate, duration: .milliseconds(Int64((duration ?? 10) * 1000)))
+        } else if scenario == .messageStorm {
+            model = .open(ratePerSecond: 1000, duration: .milliseconds(Int64((duration ?? 10) * 1000)))
+        } else {
+            model = .closed(concurrency: concurrency ?? options.maxInFlight, count: 5)
+        }
+        let warmUp = try Self.double(arguments, "warm-up", range: 0...86_400) ?? 0
+        let timeLimit = try Self.double(arguments, "time-limit", range: 0.001...864_000)
+        let lateAfter = try arguments.int("late-after", default: 10, range: 0...3_600_000)
+        let dropAfter = try arguments.value("drop-after").map { _ throws(UsageError) in
+            try arguments.int("drop-after", default: 0, range: 0...3_600_000)
+        }
+        plan = LoadPlan(scenario: scenario.rawValue, model: model, warmUp: .milliseconds(Int64(warmUp * 1000)),
+                        maxInFlight: options.maxInFlight, lateAfter: .milliseconds(lateAfter),
+                        dropAfter: dropAfter.map { .milliseconds($0) },
+                        timeLimit: timeLimit.map { .milliseconds(Int64($0 * 1000)) })
+        do {
+            try plan.validate()
+        } catch {
+            throw UsageError(message: error.description)
+        }
+
+        switch arguments.value("transport") ?? "both" {
+        case "both": transports = [.apns, .fcm]
+        case "apns": transports = [.apns]
+        case "fcm": transports = [.fcm]
+        case let other: throw UsageError(message: "--transport is apns, fcm or both, not '\(other)'")
+        }
+        devicesPath = arguments.value("devices")
+        admin = try arguments.value("admin").map { url throws(UsageError) in try AdminClient(url: url) }
+        goneTokens = try arguments.int("gone-tokens", default: 0, range: 0...1_000_000)
+        if goneTokens > 0, admin == nil { throw UsageError(message: "--gone-tokens needs --admin (tokens are marked gone there)") }
+        if goneTokens > (members - 1) * 2 {
+            throw UsageError(message: "--gone-tokens \(goneTokens): a group of \(members) has only \((members - 1) * 2) tokens that get pushes")
+        }
+        var parsed: [Threshold] = []
+        for text in arguments.all("threshold") {
+            do {
+                parsed += try Thresholds(parsing: text).thresholds
+            } catch {
+                throw UsageError(message: "--threshold \(error)")
+            }
+        }
+        thresholds = Thresholds(parsed)
+        thresholdsPath = arguments.value("thresholds")
+        baselinePath = arguments.value("baseline")
+        if let rules = arguments.value("baseline-rules") {
+            do {
+                baselineRules = try BaselineRule.parseList(rules)
+            } catch {
+                throw UsageError(message: "--baseline-rules \(error)")
+            }
+            if baselinePath == nil { throw UsageError(message: "--baseline-rules goes with --baseline") }
+        } else {
+            baselineRules = BaselineRule.standard
+        }
+        saveBaselinePath = arguments.value("save-baseline")
+        jsonPath = arguments.value("json")
+        junitPath = arguments.value("junit")
+        htmlPath = arguments.value("html")
+        quiet = arguments.has("quiet")
+    }
+
+    private static func double(_ arguments: ParsedArguments, _ name: String, range: ClosedRange<Double>) throws(UsageError) -> Double? {
+        guard let text = arguments.value(name) else { return nil }
+        guard let value = Double(text), value.isFinite, range.contains(value) else {
+            throw UsageError(message: "--\(name) takes a number from \(Figures.significant(range.lowerBound)) to "
+                             + "\(Figures.significant(range.upperBound)), not '\(text)'")
+        }
+        return value
+    }
+
+    /// Workers the runner starts: the deliverer gets at least as many slots, so the target
+    /// never waits for one and cancellation reaches it at once.
+    private var runnerWorkers: Int {
+        switch plan.model {
+        case .open: plan.maxInFlight
+        case .closed(let concurrency, _): concurrency
+        }
+    }
+
+    func run() async -> Int32 {
+        // Inputs first: nothing is sent when a file is missing.
+        var thresholds = self.thresholds
+        var baseline: RunSummary?
+        let credentials: DeliveryCredentials
+        let projectID: String
+        let store: any DeviceStore
+        do {
+            if let thresholdsPath {
+                thresholds.thresholds += try Thresholds(parsing: readText(thresholdsPath)).thresholds
+            }
+            if let baselinePath { baseline = try RunSummary.readBaseline(from: baselinePath) }
+            (credentials, projectID) = try options.loadCredentials()
+            store = try devicesPath.map { path throws(DeviceStoreError) in try SQLiteDeviceStore(path: path) } ?? InMemoryDeviceStore()
+        } catch let error as ThresholdParseError {
+            printError("pushproof drive: \(thresholdsPath ?? ""): \(error)")
+            return ExitCode.usage
+        } catch {
+            printError("pushproof drive: \(error)")
+            return ExitCode.ioError
+        }
+
+        let workspace: GroupWorkspace
+        let dispatcher: DeliveryDispatcher
+        do {
+            workspace = try GroupWorkspace(members: members, store: store,
+                                           app: AppConfig(iosBundleID: options.bundleID, fcmProjectID: projectID), scope: 0x20)
+            let deliverer = try PushDeliverer(
+                configuration: options.deliveryConfiguration(projectID: projectID, minimumInFlight: runnerWorkers),
+                credentials: credentials, deviceStore: store, log: { _ in })
+            dispatcher = DeliveryDispatcher(deliverer: deliverer)
+        } catch {
+            printError("pushproof drive: \(error)")
+            return ExitCode.failure
+        }
+        do {
+            try markTokensGone(in: workspace)
+        } catch {
+            printError("pushproof drive: \(error)")
+            await dispatcher.shutdown()
+            return ExitCode.failure
+        }
+
+        let sourceError = ErrorNote()
+        let source = makeSource(workspace: workspace, sourceError: sourceError)
+        if !quiet {
+            printNow("pushproof drive \(scenario.rawValue): \(plan.modelDescription), group of \(members), "
+                     + "\(options.transportDescription) to \(options.apnsURL)"
+                     + (options.fcmURL == options.apnsURL ? "" : " and \(options.fcmURL)")
+                     + ", \(options.connections) connection(s) per origin, \(options.streams) streams each")
+        }
+        let result: RunResult
+        do {
+            result = try await LoadRunner(plan: plan, target: SenderTarget(dispatcher: dispatcher)).run(source: source)
+        } catch {
+            printError("pushproof drive: \(error)")
+            await dispatcher.shutdown()
+            return ExitCode.usage
+        }
+        await dispatcher.shutdown()
+
+        var summary = result.summary
+        let statistics = dispatcher.deliverer.metrics.snapshot
+        summary.notes.append(cleanupNote(statistics))
+        if let error = sourceError.text.withLock({ $0 }) { summary.notes.append("the run stopped early: \(error)") }
+        if statistics.dryRuns > 0 {
+            summary.notes.append("\(statistics.dryRuns) pushes were only logged (no credentials for their gateway); they count as failed")
+        }
+        if let admin {
+            do {
+                summary.violations = specViolations(inMetrics: try admin.metrics())
+            } catch {
+                summary.notes.append("spec violations unknown: \(error)")
+            }
+        }
+        let report = RunReport(summary: summary, thresholds: thresholds, baseline: baseline, rules: baselineRules)
+
+        if !quiet { print(report.text, terminator: "") }
+        for message in report.failureMessages { printError("pushproof drive: \(message)") }
+        var json = report.json.objectValue ?? JSONObject()
+        json["token_cleanup"] = cleanupJSON(statistics)
+        json["sender"] = [
+            "transport": .string(options.transportDescription), "apns": .string(options.apnsURL), "fcm": .string(options.fcmURL),
+            "connections_per_origin": .number(Double(options.connections)), "streams_per_connection": .number(Double(options.streams)),
+            "connections_opened": .number(Double(statistics.connectionsOpened)), "requests": .number(Double(statistics.attemptsSent)),
+            "retries": .number(Double(statistics.retriesScheduled)), "members": .number(Double(members)),
+        ]
+        var writeFailed = false
+        func write(_ path: String?, _ text: @autoclosure () -> String) {
+            guard let path else { return }
+            do {
+                try Data(text().utf8).write(to: URL(fileURLWithPath: path))
+            } catch {
+                printError("pushproof drive: cannot write \(path): \(error.localizedDescription)")
+                writeFailed = true
+            }
+        }
+        write(jsonPath, JSONValue.object(json).serialized() + "\n")
+        write(junitPath, JUnitReport.xml(report))
+        write(htmlPath, HTMLReport.html(report))
+        if let saveBaselinePath {
+            do {
+                try summary.writeBaseline(to: saveBaselinePath)
+            } catch {
+                printError("pushproof drive: cannot write \(saveBaselinePath): \(error.localizedDescription)")
+                writeFailed = true
+            }
+        }
+        if writeFailed { return ExitCode.ioError }
+        if !report.passed { return RunReport.thresholdFailureExitCode }
+        if summary.counts.completed == 0 {
+            printError("pushproof drive: no push completed in the measured part of the run")
+            return ExitCode.failure
+        }
+        if sourceError.text.withLock({ $0 }) != nil { return ExitCode.failure }
+        return ExitCode.success
+    }
+
+    /// Iterations as the scenario defines them, restricted to `transports`.
+    private func makeSource(workspace: GroupWorkspace, sourceError: ErrorNote) -> LoadSource {
+        let transports = self.transports
+        let keep: @Sendable ([PushRequest]) -> [PushRequest] = { pushes in
+            transports.count == 2 ? pushes : pushes.filter { transports.contains($0.transport) }
+        }
+        switch scenario {
+        case .ringFanout:
+            // Every call evaluates the rules afresh, as a sender does: devices deleted by
+            // earlier calls are no longer rung.
+            return { iteration in
+                do {
+                    return .fanOut(keep(try workspace.ring(callID: "call-load-\(iteration)")))
+                } catch {
+                    sourceError.text.withLock { $0 = "the ring rules failed: \(error)" }
+                    return nil
+                }
+            }
+        case .messageStorm:
+            let pushes: [PushRequest]
+            do {
+                pushes = keep(try workspace.message(id: "msg-load"))
+            } catch {
+                sourceError.text.withLock { $0 = "the message rules failed: \(error)" }
+                return { _ in nil }
+            }
+            return LoadSources.cycling(pushes)
+        }
+    }
+
+    /// Marks `goneTokens` of the group's push-receiving tokens gone: PushKit and Android
+    /// tokens of members 1, 2, ... alternately (the ones a ring reaches).
+    private func markTokensGone(in workspace: GroupWorkspace) throws {
+        guard let admin, goneTokens > 0 else { return }
+        var marked = 0
+        var member = 1
+        while marked < goneTokens, member < workspace.users.count {
+            let devices = GroupWorkspace.devices(of: workspace.users[member].id, index: member, scope: workspace.scope)
+            let candidates = scenario == .ringFanout
+                ? devices.filter { $0.kind == .voip || $0.platform == .android }
+                : devices.filter { $0.kind == .alert || $0.platform == .android }
+            for device in candidates where marked < goneTokens && transports.contains(device.transport) {
+                try admin.setTokenState(device.token, state: "gone")
+                marked += 1
+            }
+            member += 1
+        }
+    }
+
+    private func cleanupNote(_ s: DeliveryStatistics) -> String {
+        let cleanup = s.tokenCleanup
+        var note = "token cleanup: \(s.tokensRemoved) pushes found their token gone, \(s.devicesDeleted) devices deleted from the store"
+        if s.tokenRemovalErrors > 0 { note += ", \(s.tokenRemovalErrors) deletions failed" }
+        if cleanup.count > 0 {
+            note += "; answer to deletion mean \(Figures.milliseconds(UInt64(cleanup.meanNanoseconds))) ms, "
+                + "max \(Figures.milliseconds(UInt64(cleanup.maxNanoseconds))) ms"
+        }
+        return note
+    }
+
+    private func cleanupJSON(_ s: DeliveryStatistics) -> JSONValue {
+        [
+            "tokens_removed": .number(Double(s.tokensRemoved)), "devices_deleted": .number(Double(s.devicesDeleted)),
+            "removal_errors": .number(Double(s.tokenRemovalErrors)), "latency_count": .number(Double(s.tokenCleanup.count)),
+            "latency_mean_ms": .number(Double(s.tokenCleanup.meanNanoseconds) / 1e6),
+            "latency_max_ms": .number(Double(s.tokenCleanup.maxNanoseconds) / 1e6),
+        ]
+    }
+}
+
+/// The first error a load source met, read after the run.
+final class ErrorNote: Sendable {
+    let text = Mutex<String?>(nil)
+}

@@ -1,0 +1,148 @@
+// Options shared by `send` and `drive`: where the gateways are, how to trust them, which
+// credentials to sign with, and how wide the reference sender may go.
+import Crypto
+import Foundation
+import PushModel
+import Sender
+
+/// How `send` and `drive` reach the gateways, parsed once from the command line.
+struct SenderOptions {
+    static let specs: [OptionSpec] = [
+        .value("gateway", "URL", "Base URL of a gateway serving APNs, FCM and /token on one origin (pushproof serve).",
+               default: "https://127.0.0.1:8443, http:// with --h2c"),
+        .value("apns", "URL", "APNs origin; pushes go to URL/3/device/<token>.", default: "--gateway"),
+        .value("fcm", "URL", "FCM origin; pushes go to URL/v1/projects/<project>/messages:send.", default: "--gateway"),
+        .value("token-url", "URL", "OAuth2 token endpoint for FCM access tokens.", default: "the service account's token_uri"),
+        .flag("h2c", "Cleartext HTTP/2 with prior knowledge (http:// URLs), for pushproof serve --h2c."),
+        .value("ca", "FILE", "Trust the certificates in this PEM file (pushproof serve writes pushproof-cert.pem)."),
+        .flag("insecure", "Skip TLS certificate and host checks (local testing only)."),
+        .value("apns-key", "FILE", "APNs token-auth key (.p8). Without it APNs pushes are logged, not sent."),
+        .value("key-id", "ID", "The .p8 key's 10-character key id (JWT kid)."),
+        .value("team-id", "ID", "The 10-character Apple team id (JWT iss)."),
+        .value("service-account", "FILE", "Google service-account JSON. Without it FCM pushes are logged, not sent."),
+        .value("project", "ID", "FCM project id.", default: "the service account's project_id, else poolse-example"),
+        .value("bundle-id", "ID", "The app's bundle id: the apns-topic (VoIP: <id>.voip).", default: "com.example.loop"),
+        .value("connections", "N", "Most connections per gateway origin (h2c on libcurl < 8: always 1).", default: "1"),
+        .value("streams", "N", "Most concurrent streams per connection (the server's SETTINGS may lower it).", default: "1000"),
+        .value("max-in-flight", "N", "Most pushes unfinished at once; the sender waits for a slot beyond it.", default: "1000"),
+        .value("attempts", "N", "Attempts per push in all, retries of 429/5xx included.", default: "5"),
+    ]
+
+    var apnsURL: String
+    var fcmURL: String
+    var tokenURL: String?
+    var tls: TLSTrust
+    var apnsKeyPath: String?
+    var keyID: String?
+    var teamID: String?
+    var serviceAccountPath: String?
+    var projectOverride: String?
+    var bundleID: String
+    var connections: Int
+    var streams: Int
+    var maxInFlight: Int
+    var attempts: Int
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        let h2c = arguments.has("h2c")
+        let gateway = arguments.value("gateway") ?? (h2c ? "http://127.0.0.1:8443" : "https://127.0.0.1:8443")
+        apnsURL = arguments.value("apns") ?? gateway
+        fcmURL = arguments.value("fcm") ?? gateway
+        tokenURL = arguments.value("token-url")
+        for (name, url) in [("apns", apnsURL), ("fcm", fcmURL), ("token-url", tokenURL ?? "https://")] {
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                throw UsageError(message: "--\(name): '\(url)' is not an http:// or https:// URL")
+            }
+            if h2c, url.hasPrefix("https://"), name != "token-url" {
+                throw UsageError(message: "--h2c sends cleartext HTTP/2, but --\(name) is https:// ('\(url)'); use an http:// URL")
+            }
+        }
+        if arguments.has("insecure") {
+            if arguments.value("ca") != nil { throw UsageError(message: "--ca and --insecure exclude each other") }
+            tls = .insecure
+        } else if let ca = arguments.value("ca") {
+            tls = .caFile(ca)
+        } else {
+            tls = .systemRoots
+        }
+        apnsKeyPath = arguments.value("apns-key")
+        keyID = arguments.value("key-id")
+        teamID = arguments.value("team-id")
+        if apnsKeyPath != nil, keyID == nil || teamID == nil {
+            throw UsageError(message: "--apns-key needs --key-id and --team-id")
+        }
+        if apnsKeyPath == nil, keyID != nil || teamID != nil {
+            throw UsageError(message: "--key-id and --team-id go with --apns-key")
+        }
+        serviceAccountPath = arguments.value("service-account")
+        projectOverride = arguments.value("project")
+        bundleID = arguments.value("bundle-id") ?? "com.example.loop"
+        if bundleID.isEmpty { throw UsageError(message: "--bundle-id must not be empty") }
+        connections = try arguments.int("connections", default: 1, range: 1...256)
+        streams = try arguments.int("streams", default: 1000, range: 1...100_000)
+        maxInFlight = try arguments.int("max-in-flight", default: 1000, range: 1...1_000_000)
+        attempts = try arguments.int("attempts", default: 5, range: 1...20)
+    }
+
+    var hasCredentials: Bool { apnsKeyPath != nil || serviceAccountPath != nil }
+
+    /// Reads the key files. Throws a `FileError` naming the file that could not be used.
+    func loadCredentials() throws(FileError) -> (credentials: DeliveryCredentials, projectID: String) {
+        var credentials = DeliveryCredentials()
+        var project = projectOverride
+        if let apnsKeyPath, let keyID, let teamID {
+            do {
+                credentials.apns = try APNsSigningKey(p8Path: apnsKeyPath, keyID: keyID, teamID: teamID)
+            } catch {
+                throw FileError(path: apnsKeyPath, reason: "not a usable APNs .p8 key: \(error)")
+            }
+        }
+        if let serviceAccountPath {
+            let json = try readText(serviceAccountPath)
+            do {
+                let account = try GoogleServiceAccount(json: json)
+                credentials.fcm = account
+                if project == nil { project = account.projectID }
+            } catch {
+                throw FileError(path: serviceAccountPath, reason: "not a usable service account: \(error)")
+            }
+        }
+        return (credentials, project ?? "poolse-example")
+    }
+
+    /// The deliverer's configuration: `maxInFlight` at least `minimumInFlight` so a caller
+    /// with that many concurrent sends never waits for a slot.
+    func deliveryConfiguration(projectID: String, minimumInFlight: Int = 0) -> DeliveryConfiguration {
+        DeliveryConfiguration(
+            apnsBaseURL: apnsURL, fcmBaseURL: fcmURL, oauthTokenURL: tokenURL, fcmProjectID: projectID,
+            connectionsPerGateway: connections, streamsPerConnection: streams,
+            maxInFlight: max(maxInFlight, minimumInFlight), tls: tls,
+            retry: RetryPolicy(baseDelay: 0.05, maxDelay: 2, maxAttempts: attempts))
+    }
+
+    /// "h2c" or "TLS", and the connection bound in effect, for reports.
+    var transportDescription: String {
+        let cleartext = apnsURL.hasPrefix("http://") || fcmURL.hasPrefix("http://")
+        return cleartext ? "h2c (prior knowledge)" : "HTTP/2 over TLS"
+    }
+}
+
+/// Deterministic device tokens the mock gateway accepts: APNs tokens are 64 hex digits
+/// (apns.md: the gateway checks length and hex), FCM tokens any opaque string.
+enum DemoTokens {
+    /// `scope` separates products and runs; `0b` marks VoIP tokens, `0a` alert tokens.
+    static func apns(scope: UInt8, kind: IOSTokenKind, index: Int) -> String {
+        let prefix = hex(byte: scope) + (kind == .voip ? "0b" : "0a")
+        let digits = String(UInt64(index), radix: 16)
+        return prefix + String(repeating: "0", count: 64 - prefix.count - digits.count) + digits
+    }
+
+    static func fcm(scope: String, index: Int) -> String {
+        "fcm-\(scope)-\(index)-" + String(repeating: "x", count: 8)
+    }
+
+    private static func hex(byte: UInt8) -> String {
+        let digits = Array("0123456789abcdef")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+    }
+}
