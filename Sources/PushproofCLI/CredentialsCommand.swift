@@ -15,7 +15,8 @@ struct CredentialsCommand: Subcommand {
             .value("key-id", "ID", "APNs key id (JWT kid).", default: "ABC123DEFG"),
             .value("team-id", "ID", "APNs team id (JWT iss).", default: "TEAM123456"),
             .value("project", "ID", "FCM project id.", default: "poolse-example"),
-            .value("bundle-id", "ID", "The app's bundle id, allowed as APNs topic.", default: "com.example.loop"),
+            .value("bundle-id", "ID", "An app's bundle id, allowed as APNs topic (give one per app: poolse, a Yama tenant, ...).",
+                   default: "com.example.loop", repeatable: true),
         ],
         discussion: """
         Writes DIR/apns-key.p8 (PKCS#8 P-256, as Apple issues), DIR/apns-key.pub.pem,
@@ -28,7 +29,7 @@ struct CredentialsCommand: Subcommand {
     let keyID: String
     let teamID: String
     let project: String
-    let bundleID: String
+    let bundleIDs: [String]
 
     init(_ arguments: ParsedArguments) throws {
         directory = arguments.value("out") ?? "pushproof-credentials"
@@ -36,7 +37,7 @@ struct CredentialsCommand: Subcommand {
         keyID = arguments.value("key-id") ?? "ABC123DEFG"
         teamID = arguments.value("team-id") ?? "TEAM123456"
         project = arguments.value("project") ?? "poolse-example"
-        bundleID = arguments.value("bundle-id") ?? "com.example.loop"
+        bundleIDs = arguments.all("bundle-id").isEmpty ? ["com.example.loop"] : arguments.all("bundle-id")
         guard keyID.count == 10, teamID.count == 10 else {
             throw UsageError(message: "--key-id and --team-id are 10 characters, as Apple issues them")
         }
@@ -54,7 +55,7 @@ struct CredentialsCommand: Subcommand {
             let config: JSONValue = [
                 "apns": [
                     "keys": [["key_id": .string(keyID), "team_id": .string(teamID), "public_key_file": "apns-key.pub.pem"]],
-                    "bundle_ids": [.string(bundleID)],
+                    "bundle_ids": .array(bundleIDs.map { .string($0) }),
                 ],
                 "fcm": [
                     "project_id": .string(project),

@@ -22,6 +22,7 @@ struct SendCommand: Subcommand {
             .value("yama-bundle-id", "ID", "demo: the Yama tenant app's bundle id.", default: "--bundle-id"),
             .value("concierge-bundle-id", "ID", "demo: the Concierge customer app's bundle id.", default: "--bundle-id"),
             .value("json", "FILE", "Also write the results as JSON."),
+            .value("transport", "apns|fcm|both", "ring, message: only the pushes to APNs, or to FCM.", default: "both"),
             .flag("build-only", "ring, message: only evaluate the rules and build the payloads, timed; send nothing."),
         ] + SenderOptions.specs,
         discussion: """
@@ -56,6 +57,7 @@ struct SendCommand: Subcommand {
     let conciergeBundleID: String
     let jsonPath: String?
     let buildOnly: Bool
+    let transports: Set<PushTransport>
 
     init(_ arguments: ParsedArguments) throws {
         guard let scenario = Scenario(rawValue: arguments.positionals[0]) else {
@@ -79,6 +81,13 @@ struct SendCommand: Subcommand {
         yamaBundleID = arguments.value("yama-bundle-id") ?? options.bundleID
         conciergeBundleID = arguments.value("concierge-bundle-id") ?? options.bundleID
         jsonPath = arguments.value("json")
+        switch arguments.value("transport") ?? "both" {
+        case "both": transports = [.apns, .fcm]
+        case "apns": transports = [.apns]
+        case "fcm": transports = [.fcm]
+        case let other: throw UsageError(message: "--transport is apns, fcm or both, not '\(other)'")
+        }
+        if scenario == .demo, transports.count < 2 { throw UsageError(message: "--transport is for ring and message") }
     }
 
     func run() async -> Int32 {
@@ -166,9 +175,10 @@ struct SendCommand: Subcommand {
         var throughputs: [Double] = []
         for round in 1...rounds {
             let started = monotonicNow()
-            let pushes = scenario == .ring
+            var pushes = scenario == .ring
                 ? try workspace.ring(callID: "call-\(round)-\(started)")
                 : try workspace.message(id: "msg-\(round)-\(started)")
+            if transports.count < 2 { pushes.removeAll { !transports.contains($0.transport) } }
             let built = monotonicNow()
             let step = await run.step(scenario == .ring ? "ring" : "message", pushes, startedAt: started).step
             let elapsed = Double(step.lastFinish &- started) / 1e9
