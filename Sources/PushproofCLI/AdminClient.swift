@@ -1,6 +1,7 @@
 // A minimal HTTP/1.1 client for the gateway's control API (`pushproof serve --admin`), which
 // listens on loopback in cleartext. Cold path: one short request per call, Connection: close.
 import Foundation
+import JSON
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,6 +44,16 @@ struct AdminClient {
         let response = try request("GET", "/metrics", body: nil)
         guard response.status == 200 else { throw AdminError(message: "control API: GET /metrics answered HTTP \(response.status)") }
         return response.body
+    }
+
+    /// Spec violations the gateway has counted so far; nil when it judges nothing (no --specs).
+    func specViolationCount() throws(AdminError) -> Int? {
+        let status = try request("GET", "/status", body: nil)
+        guard status.status == 200, let parsed = try? JSONParser.parse(status.body) else {
+            throw AdminError(message: "control API: GET /status answered HTTP \(status.status)")
+        }
+        guard let specs = parsed["specs"], specs != .null else { return nil }
+        return specViolations(inMetrics: try metrics()) ?? 0
     }
 
     func request(_ method: String, _ path: String, body: String?) throws(AdminError) -> (status: Int, body: String) {

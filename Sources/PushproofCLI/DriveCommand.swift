@@ -235,6 +235,7 @@ struct DriveCommand: Subcommand {
             return ExitCode.failure
         }
 
+        let violationsBefore = try? admin?.specViolationCount()
         let sourceError = ErrorNote()
         let source = makeSource(workspace: workspace, sourceError: sourceError)
         if !quiet {
@@ -261,15 +262,18 @@ struct DriveCommand: Subcommand {
             summary.notes.append("\(statistics.dryRuns) pushes were only logged (no credentials for their gateway); they count as failed")
         }
         if let admin {
+            // The gateway counts since it started: the run's share is the difference.
             do {
-                summary.violations = specViolations(inMetrics: try admin.metrics())
+                if let after = try admin.specViolationCount() {
+                    summary.violations = after - (violationsBefore ?? 0)
+                }
             } catch {
                 summary.notes.append("spec violations unknown: \(error)")
             }
         }
         let report = RunReport(summary: summary, thresholds: thresholds, baseline: baseline, rules: baselineRules)
 
-        if !quiet { print(report.text, terminator: "") }
+        if !quiet { printNow(report.text) }
         for message in report.failureMessages { printError("pushproof drive: \(message)") }
         var json = report.json.objectValue ?? JSONObject()
         json["token_cleanup"] = cleanupJSON(statistics)
