@@ -12,8 +12,11 @@ struct TimedResult: Sendable {
     var finishedAt: UInt64
 }
 
-/// Owns a `PushDeliverer` and one task reading its `outcomes`; hands each result to the
-/// waiter of its ticket. Results that arrive before their waiter are kept until it comes.
+/// Owns one or more `PushDeliverer`s (each a delivery thread with its own libcurl multi handle
+/// and connections) and one task per deliverer reading its `outcomes`; hands each result to
+/// the waiter of its ticket. Results that arrive before their waiter are kept until it comes.
+/// Pushes are spread over the deliverers by device token, so one device's pushes keep to one
+/// connection and stay in order.
 final class DeliveryDispatcher: Sendable {
     private struct State {
         var waiters: [UInt64: ResultWaiter] = [:]
@@ -21,49 +24,77 @@ final class DeliveryDispatcher: Sendable {
         var early: [UInt64: TimedResult] = [:]
     }
 
-    let deliverer: PushDeliverer
+    let deliverers: [PushDeliverer]
     private let state = Mutex(State())
-    private let reader = Mutex<Task<Void, Never>?>(nil)
+    private let readers = Mutex<[Task<Void, Never>]>([])
 
-    init(deliverer: PushDeliverer) {
-        self.deliverer = deliverer
-        let outcomes = deliverer.outcomes
-        let task = Task { [weak self] in
-            for await result in outcomes {
-                self?.complete(TimedResult(result: result, finishedAt: monotonicNow()))
-            }
-        }
-        reader.withLock { $0 = task }
+    convenience init(deliverer: PushDeliverer) {
+        self.init(deliverers: [deliverer])
     }
 
-    private func complete(_ timed: TimedResult) {
-        let ticket = timed.result.ticket
+    /// `deliverers` must not be empty.
+    init(deliverers: [PushDeliverer]) {
+        precondition(!deliverers.isEmpty, "a dispatcher needs a deliverer")
+        self.deliverers = deliverers
+        let tasks = deliverers.enumerated().map { index, deliverer in
+            let outcomes = deliverer.outcomes
+            return Task { [weak self] in
+                for await result in outcomes {
+                    self?.complete(TimedResult(result: result, finishedAt: monotonicNow()), from: index)
+                }
+            }
+        }
+        readers.withLock { $0 = tasks }
+    }
+
+    /// The first deliverer; with one delivery thread, the only one.
+    var deliverer: PushDeliverer { deliverers[0] }
+
+    /// Tickets count per deliverer: the deliverer's index goes in the top byte.
+    private static func key(_ ticket: UInt64, _ index: Int) -> UInt64 { UInt64(index) << 56 | ticket }
+
+    private func complete(_ timed: TimedResult, from index: Int) {
+        let key = Self.key(timed.result.ticket, index)
         let waiter = state.withLock { state -> ResultWaiter? in
-            if let waiter = state.waiters.removeValue(forKey: ticket) { return waiter }
-            state.early[ticket] = timed
+            if let waiter = state.waiters.removeValue(forKey: key) { return waiter }
+            state.early[key] = timed
             return nil
         }
         waiter?.finish(timed)
     }
 
+    /// Which deliverer takes `push`: a hash of the token's last bytes (tokens are random).
+    private func shard(of push: PushRequest) -> Int {
+        guard deliverers.count > 1 else { return 0 }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in push.device.token.utf8.suffix(8) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Int(hash % UInt64(deliverers.count))
+    }
+
+    /// Hands a push to its deliverer (waiting for an in-flight slot if it demands) and returns
+    /// the key its result will carry.
+    func submit(_ push: PushRequest) async -> UInt64 {
+        let index = shard(of: push)
+        return Self.key(await deliverers[index].send(push), index)
+    }
+
     /// Sends a push and waits for its result; nil when the calling task was cancelled first
     /// (the push itself still runs to its end inside the deliverer).
     func deliver(_ push: PushRequest) async -> TimedResult? {
-        let ticket = await deliverer.send(push)
-        return await result(of: ticket)
+        await result(of: await submit(push))
     }
 
-    /// Waits for the result of `ticket`; returns nil at once when the task is cancelled.
-    /// The ticket is always registered (or its early result taken), so nothing is left
-    /// behind whichever of result and cancellation comes first.
-    func result(of ticket: UInt64) async -> TimedResult? {
+    /// Waits for the result of `key` (from `submit`); returns nil at once when the task is
+    /// cancelled. The key is always registered (or its early result taken), so nothing is
+    /// left behind whichever of result and cancellation comes first.
+    func result(of key: UInt64) async -> TimedResult? {
         let waiter = ResultWaiter()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<TimedResult?, Never>) in
                 waiter.install(continuation)
                 let early = state.withLock { state -> TimedResult? in
-                    if let timed = state.early.removeValue(forKey: ticket) { return timed }
-                    state.waiters[ticket] = waiter
+                    if let timed = state.early.removeValue(forKey: key) { return timed }
+                    state.waiters[key] = waiter
                     return nil
                 }
                 if let early { waiter.finish(early) }
@@ -73,13 +104,40 @@ final class DeliveryDispatcher: Sendable {
         }
     }
 
+    /// Every deliverer's counters, added up.
+    var statistics: DeliveryStatistics {
+        var total = deliverers[0].metrics.snapshot
+        for deliverer in deliverers.dropFirst() {
+            let s = deliverer.metrics.snapshot
+            total.submitted += s.submitted
+            total.delivered += s.delivered
+            total.failed += s.failed
+            total.tokensRemoved += s.tokensRemoved
+            total.dryRuns += s.dryRuns
+            total.attemptsSent += s.attemptsSent
+            total.retriesScheduled += s.retriesScheduled
+            total.connectionsOpened += s.connectionsOpened
+            total.providerTokensSigned += s.providerTokensSigned
+            total.accessTokensFetched += s.accessTokensFetched
+            total.tokenRemovalErrors += s.tokenRemovalErrors
+            total.devicesDeleted += s.devicesDeleted
+            total.tokenCleanup.count += s.tokenCleanup.count
+            total.tokenCleanup.sumNanoseconds &+= s.tokenCleanup.sumNanoseconds
+            total.tokenCleanup.maxNanoseconds = max(total.tokenCleanup.maxNanoseconds, s.tokenCleanup.maxNanoseconds)
+            for (i, n) in s.tokenCleanup.buckets.enumerated() where i < total.tokenCleanup.buckets.count {
+                total.tokenCleanup.buckets[i] += n
+            }
+        }
+        return total
+    }
+
     /// Sends every push (waiting for in-flight slots as the deliverer demands) and returns
     /// every result, in the order of `pushes`.
     func deliverAll(_ pushes: [PushRequest]) async -> [TimedResult] {
         guard !pushes.isEmpty else { return [] }
         var tickets: [UInt64] = []
         tickets.reserveCapacity(pushes.count)
-        for push in pushes { tickets.append(await deliverer.send(push)) }
+        for push in pushes { tickets.append(await submit(push)) }
         var results: [TimedResult] = []
         results.reserveCapacity(pushes.count)
         for ticket in tickets {
@@ -89,11 +147,10 @@ final class DeliveryDispatcher: Sendable {
         return results
     }
 
-    /// Lets every accepted push finish, then stops the deliverer and the reader.
+    /// Lets every accepted push finish, then stops the deliverers and the readers.
     func shutdown() async {
-        await deliverer.shutdown()
-        let task = reader.withLock { $0 }
-        await task?.value
+        for deliverer in deliverers { await deliverer.shutdown() }
+        for task in readers.withLock({ $0 }) { await task.value }
     }
 }
 

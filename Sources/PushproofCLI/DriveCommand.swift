@@ -219,10 +219,8 @@ struct DriveCommand: Subcommand {
         do {
             workspace = try GroupWorkspace(members: members, store: store,
                                            app: AppConfig(iosBundleID: options.bundleID, fcmProjectID: projectID), scope: 0x20)
-            let deliverer = try PushDeliverer(
-                configuration: options.deliveryConfiguration(projectID: projectID, minimumInFlight: runnerWorkers),
-                credentials: credentials, deviceStore: store, log: { _ in })
-            dispatcher = DeliveryDispatcher(deliverer: deliverer)
+            dispatcher = try options.makeDispatcher(credentials: credentials, projectID: projectID, store: store,
+                                                    minimumInFlight: runnerWorkers, log: { _ in })
         } catch {
             printError("pushproof drive: \(error)")
             return ExitCode.failure
@@ -242,7 +240,8 @@ struct DriveCommand: Subcommand {
             printNow("pushproof drive \(scenario.rawValue): \(plan.modelDescription), group of \(members), "
                      + "\(options.transportDescription) to \(options.apnsURL)"
                      + (options.fcmURL == options.apnsURL ? "" : " and \(options.fcmURL)")
-                     + ", \(options.connections) connection(s) per origin, \(options.streams) streams each")
+                     + ", \(options.senders) delivery thread(s) x \(options.connections) connection(s) per origin, "
+                     + "\(options.streams) streams each")
         }
         let result: RunResult
         do {
@@ -255,7 +254,7 @@ struct DriveCommand: Subcommand {
         await dispatcher.shutdown()
 
         var summary = result.summary
-        let statistics = dispatcher.deliverer.metrics.snapshot
+        let statistics = dispatcher.statistics
         summary.notes.append(cleanupNote(statistics))
         if let error = sourceError.text.withLock({ $0 }) { summary.notes.append("the run stopped early: \(error)") }
         if statistics.dryRuns > 0 {
@@ -282,6 +281,7 @@ struct DriveCommand: Subcommand {
             "connections_per_origin": .number(Double(options.connections)), "streams_per_connection": .number(Double(options.streams)),
             "connections_opened": .number(Double(statistics.connectionsOpened)), "requests": .number(Double(statistics.attemptsSent)),
             "retries": .number(Double(statistics.retriesScheduled)), "members": .number(Double(members)),
+            "delivery_threads": .number(Double(options.senders)),
         ]
         var writeFailed = false
         func write(_ path: String?, _ text: @autoclosure () -> String) {

@@ -104,10 +104,8 @@ struct SendCommand: Subcommand {
         }
         let dispatcher: DeliveryDispatcher
         do {
-            let deliverer = try PushDeliverer(
-                configuration: options.deliveryConfiguration(projectID: projectID), credentials: credentials,
-                deviceStore: store, log: { printNow($0) })
-            dispatcher = DeliveryDispatcher(deliverer: deliverer)
+            dispatcher = try options.makeDispatcher(credentials: credentials, projectID: projectID, store: store,
+                                                    log: { printNow($0) })
         } catch {
             printError("pushproof send: \(error)")
             return ExitCode.failure
@@ -115,7 +113,7 @@ struct SendCommand: Subcommand {
         let dryRun = credentials.apns == nil && credentials.fcm == nil
         var run = SendRun(dispatcher: dispatcher, dryRun: dryRun)
         printNow("pushproof send \(scenario.rawValue): APNs \(options.apnsURL), FCM \(options.fcmURL) (project \(projectID)), "
-                 + "\(options.transportDescription)"
+                 + "\(options.transportDescription), \(options.senders) delivery thread(s)"
                  + (dryRun ? "; no credentials: every push is logged, nothing is sent" : ""))
         if credentials.apns == nil, !dryRun { printNow("no --apns-key: APNs pushes are logged, not sent") }
         if credentials.fcm == nil, !dryRun { printNow("no --service-account: FCM pushes are logged, not sent") }
@@ -137,7 +135,7 @@ struct SendCommand: Subcommand {
             return ExitCode.ioError
         }
         await dispatcher.shutdown()
-        let statistics = dispatcher.deliverer.metrics.snapshot
+        let statistics = dispatcher.statistics
         run.printByKind()
         printNow("connections opened \(statistics.connectionsOpened), requests \(statistics.attemptsSent) "
                  + "(retries \(statistics.retriesScheduled)), provider tokens signed \(statistics.providerTokensSigned), "

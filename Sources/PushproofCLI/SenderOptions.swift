@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import PushModel
 import Sender
+import Synchronization
 
 /// How `send` and `drive` reach the gateways, parsed once from the command line.
 struct SenderOptions {
@@ -24,7 +25,10 @@ struct SenderOptions {
         .value("bundle-id", "ID", "The app's bundle id: the apns-topic (VoIP: <id>.voip).", default: "com.example.loop"),
         .value("connections", "N", "Most connections per gateway origin (h2c on libcurl < 8: always 1).", default: "1"),
         .value("streams", "N", "Most concurrent streams per connection (the server's SETTINGS may lower it).", default: "1000"),
-        .value("max-in-flight", "N", "Most pushes unfinished at once; the sender waits for a slot beyond it.", default: "1000"),
+        .value("max-in-flight", "N", "Most pushes unfinished at once per delivery thread; the sender waits for a slot beyond it.",
+               default: "1000"),
+        .value("senders", "N", "Delivery threads: PushDeliverers, each with its own libcurl multi handle and connections; "
+               + "pushes are spread over them by device token.", default: "1"),
         .value("attempts", "N", "Attempts per push in all, retries of 429/5xx included.", default: "5"),
     ]
 
@@ -42,6 +46,7 @@ struct SenderOptions {
     var streams: Int
     var maxInFlight: Int
     var attempts: Int
+    var senders: Int
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         let h2c = arguments.has("h2c")
@@ -82,6 +87,7 @@ struct SenderOptions {
         streams = try arguments.int("streams", default: 1000, range: 1...100_000)
         maxInFlight = try arguments.int("max-in-flight", default: 1000, range: 1...1_000_000)
         attempts = try arguments.int("attempts", default: 5, range: 1...20)
+        senders = try arguments.int("senders", default: 1, range: 1...64)
     }
 
     var hasCredentials: Bool { apnsKeyPath != nil || serviceAccountPath != nil }
@@ -120,10 +126,43 @@ struct SenderOptions {
             retry: RetryPolicy(baseDelay: 0.05, maxDelay: 2, maxAttempts: attempts))
     }
 
+    /// `senders` deliverers over one device store. They share one APNs provider token: Apple
+    /// answers TooManyProviderTokenUpdates when a team's token changes more often than every
+    /// 20 minutes, which separately signed tokens would look like.
+    func makeDispatcher(credentials: DeliveryCredentials, projectID: String, store: any DeviceStore,
+                        minimumInFlight: Int = 0, log: @escaping @Sendable (String) -> Void) throws(DeliveryError) -> DeliveryDispatcher {
+        var shared = credentials
+        if senders > 1, let apns = credentials.apns { shared.apns = SharedProviderToken(apns) }
+        let configuration = deliveryConfiguration(projectID: projectID, minimumInFlight: minimumInFlight)
+        var deliverers: [PushDeliverer] = []
+        for _ in 0..<senders {
+            deliverers.append(try PushDeliverer(configuration: configuration, credentials: shared, deviceStore: store, log: log))
+        }
+        return DeliveryDispatcher(deliverers: deliverers)
+    }
+
     /// "h2c" or "TLS", and the connection bound in effect, for reports.
     var transportDescription: String {
         let cleartext = apnsURL.hasPrefix("http://") || fcmURL.hasPrefix("http://")
         return cleartext ? "h2c (prior knowledge)" : "HTTP/2 over TLS"
+    }
+}
+
+/// One provider token for several deliverers: a token signed less than a minute ago is handed
+/// out again instead of a new one (the deliverers start together and refresh together).
+final class SharedProviderToken: ProviderTokenSource {
+    private let source: any ProviderTokenSource
+    private let cache = Mutex<(token: String, issuedAt: Int)?>(nil)
+
+    init(_ source: any ProviderTokenSource) { self.source = source }
+
+    func makeProviderToken(issuedAt: Int) throws -> String {
+        try cache.withLock { cached in
+            if let current = cached, issuedAt - current.issuedAt < 60 { return current.token }
+            let token = try source.makeProviderToken(issuedAt: issuedAt)
+            cached = (token, issuedAt)
+            return token
+        }
     }
 }
 
