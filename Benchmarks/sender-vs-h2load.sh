@@ -12,7 +12,9 @@
 #
 # Environment: TLS=1 to measure HTTP/2 over TLS instead of h2c; CONNECTIONS (default 1; with h2c
 # Debian's libcurl 7.88 is capped at one connection per host, see the note below), STREAMS (100),
-# THREADS (serve's --threads, 1), REPEAT (fan-outs per sender process, median taken; 3).
+# THREADS (serve's --threads, 1), REPEAT (fan-outs per sender process, median taken; 3),
+# SENDERS (the sender's delivery threads, each with its own connections; h2load gets
+# SENDERS x CONNECTIONS connections to match; default 1).
 #
 # Note: with h2c (the default) libcurl < 8.0 cannot reuse a prior-knowledge connection, so the
 # sender's Delivery sends the first request with prior knowledge and the rest as plain HTTP/2
@@ -25,7 +27,9 @@ STREAMS="${STREAMS:-100}"
 THREADS="${THREADS:-1}"
 REPEAT="${REPEAT:-3}"
 TLS="${TLS:-0}"
+SENDERS="${SENDERS:-1}"
 if [ "$TLS" = 1 ]; then CONNECTIONS="${CONNECTIONS:-1}"; else CONNECTIONS=1; fi
+TOTAL_CONNECTIONS=$((SENDERS * CONNECTIONS))
 MEMBERS=$((PUSHES + 1))   # a ring reaches every member but the caller: one PushKit push each (--transport apns)
 
 [ -x "$PUSHPROOF" ] || { echo "build it first: swift build -c release --product pushproof" >&2; exit 1; }
@@ -45,10 +49,10 @@ JWT=$("$PUSHPROOF" token apns --key "$WORK/cred/apns-key.p8" --key-id ABC123DEFG
 TOKEN=7f3c5d1e9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2d
 HEADERS=(-H "apns-push-type: voip" -H "apns-topic: com.example.loop.voip" -H "apns-priority: 10"
          -H "apns-expiration: 0" -H "authorization: bearer $JWT")
-LOAD=(-n "$PUSHES" -c "$CONNECTIONS" -m "$STREAMS" -t 1 -d "$WORK/ring.json" "${HEADERS[@]}")
+LOAD=(-n "$PUSHES" -c "$TOTAL_CONNECTIONS" -m "$STREAMS" -t 1 -d "$WORK/ring.json" "${HEADERS[@]}")
 
 SENDER=(send ring --members "$MEMBERS" --repeat "$REPEAT" --transport apns --gateway "$GW"
-        --connections "$CONNECTIONS" --streams "$STREAMS" --max-in-flight "$STREAMS"
+        --senders "$SENDERS" --connections "$CONNECTIONS" --streams "$STREAMS" --max-in-flight "$((STREAMS * CONNECTIONS))"
         --apns-key "$WORK/cred/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456 --json "$WORK/send.json")
 if [ "$TLS" = 1 ]; then SENDER+=(--ca "$WORK/cert.pem"); else SENDER+=(--h2c); fi
 sender_rate() {
@@ -64,9 +68,10 @@ PY
 }
 
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ); uptime:$(uptime | sed 's/.*load average/ load average/')"
-echo "transport: $([ "$TLS" = 1 ] && echo 'HTTP/2 over TLS' || echo 'h2c (prior knowledge)'), $CONNECTIONS connection(s), $STREAMS streams, serve --threads $THREADS"
-echo "h2load -n $PUSHES -c $CONNECTIONS -m $STREAMS -t 1 (APNs POST, ring payload, bearer JWT) $GW/3/device/<token>"
-echo "pushproof send ring --members $MEMBERS --transport apns --repeat $REPEAT (median of the repeats)"
+echo "transport: $([ "$TLS" = 1 ] && echo 'HTTP/2 over TLS' || echo 'h2c (prior knowledge)'), $TOTAL_CONNECTIONS connection(s) ($SENDERS delivery thread(s) x $CONNECTIONS), $STREAMS streams each, serve --threads $THREADS"
+echo "h2load -n $PUSHES -c $TOTAL_CONNECTIONS -m $STREAMS -t 1 (APNs POST, ring payload, bearer JWT) $GW/3/device/<token>"
+echo "pushproof send ring --members $MEMBERS --transport apns --senders $SENDERS --repeat $REPEAT (median of the repeats)"
+echo "(the sender's connections are counted by libcurl: see 'connections opened' in $WORK/send.log)"
 echo "round  h2load_req_s  sender_pushes_s  ratio"
 ratios=(); rates=()
 for round in $(seq 1 "$ROUNDS"); do
