@@ -63,11 +63,12 @@ final class DeliveryDispatcher: Sendable {
         waiter?.finish(timed)
     }
 
-    /// Which deliverer takes `push`: a hash of the token's last bytes (tokens are random).
+    /// Which deliverer takes `push`: FNV-1a of the whole token (FCM tokens may share long
+    /// prefixes or suffixes, so no part of it alone will do).
     private func shard(of push: PushRequest) -> Int {
         guard deliverers.count > 1 else { return 0 }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in push.device.token.utf8.suffix(8) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        for byte in push.device.token.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return Int(hash % UInt64(deliverers.count))
     }
 

@@ -90,6 +90,26 @@ import Testing
         #expect(saved["counts"]?["delivered"] == 40)
     }
 
+    @Test func anOpenModelMessageStormSendsEveryIterationDueInItsDuration() throws {
+        let directory = try TemporaryDirectory("drive-open")
+        let credentials = try writeCredentials(in: directory)
+        let serve = try ServeProcess(["--h2c", "--config", credentials + "/gateway.json"], directory: directory.path)
+        let json = directory.file("storm.json")
+        let result = try pushproof(["drive", "message-storm", "--members", "6", "--rate", "200", "--duration", "1",
+                                    "--h2c", "--gateway", serve.baseURL, "--json", json]
+                                   + credentialArguments(credentials, gateway: serve.baseURL))
+        serve.stop()
+        #expect(result.status == 0, "\(result.output)\n\(result.error)")
+        let report = try readJSON(json)
+        #expect(report["model"]?["kind"] == "open")
+        #expect(report["counts"]?["iterations"] == 200)
+        #expect(report["counts"]?["sent"] == 200)
+        #expect(report["counts"]?["delivered"] == 200)
+        #expect(report["counts"]?["dropped_iterations"] == 0)
+        #expect(report["notes"]?.arrayValue?.contains { $0.stringValue?.hasPrefix("noise:") == true } == true)
+        #expect(report["sender"]?["delivery_threads"] == 1)
+    }
+
     @Test(arguments: [
         ["drive"],
         ["drive", "flood"],

@@ -129,6 +129,25 @@ func requests(to token: String, in record: [JSONValue]) -> [JSONValue] {
         #expect(report["delivery"]?["connections_opened"] == 1, "h2c multiplexes on one connection")
     }
 
+    @Test func severalDeliveryThreadsShareTheWorkOverTheirOwnConnections() throws {
+        let directory = try TemporaryDirectory("send-senders")
+        let credentials = try writeCredentials(in: directory)
+        let record = directory.file("record.jsonl")
+        let serve = try ServeProcess(["--h2c", "--config", credentials + "/gateway.json", "--record", record], directory: directory.path)
+        let result = try pushproof(["send", "message", "--members", "41", "--senders", "2", "--h2c", "--gateway", serve.baseURL,
+                                    "--json", directory.file("message.json")] + credentialArguments(credentials, gateway: serve.baseURL))
+        serve.stop()
+        #expect(result.status == 0, "\(result.output)\n\(result.error)")
+        let report = try readJSON(directory.file("message.json"))
+        #expect(report["rounds"]?[0]?["outcomes"]?["delivered"] == 80)
+        #expect(report["delivery"]?["delivered"] == 80)
+        #expect(report["delivery"]?["access_tokens_fetched"] == 2, "each delivery thread holds its own access token")
+        // Each thread multiplexes on a connection of its own (FCM and APNs share the origin).
+        let pushes = try lines(of: record).filter { $0["route"] == "apns" || $0["route"] == "fcm" }
+        #expect(pushes.count == 80)
+        #expect(Set(pushes.compactMap { $0["connection"]?.intValue }).count == 2)
+    }
+
     @Test func buildOnlyTimesTheRulesAndSendsNothing() throws {
         let result = try pushproof(["send", "ring", "--members", "200", "--build-only", "--repeat", "3"])
         #expect(result.status == 0, "\(result.error)")
