@@ -91,7 +91,10 @@ struct SendCommand: Subcommand {
     }
 
     func run() async -> Int32 {
-        if buildOnly { return writeJSON(buildOnlyRun()) }
+        if buildOnly {
+            guard let timings = buildOnlyRun() else { return ExitCode.failure }
+            return writeJSON(timings)
+        }
         let credentials: DeliveryCredentials
         let projectID: String
         let store: any DeviceStore
@@ -200,7 +203,7 @@ struct SendCommand: Subcommand {
 
     /// Times rule evaluation plus payload building alone (issue 4: it must cost a small
     /// fraction of delivery). The workspace is set up once, untimed; one untimed round warms up.
-    private func buildOnlyRun() -> JSONObject {
+    private func buildOnlyRun() -> JSONObject? {
         let setupStart = monotonicNow()
         let workload = SenderWorkload(members: members)
         let setup = monotonicNow() - setupStart
@@ -218,7 +221,7 @@ struct SendCommand: Subcommand {
             }
         } catch {
             printError("pushproof send: building the fan-out failed: \(error)")
-            return [:]
+            return nil
         }
         let sorted = perPush.sorted()
         let median = sorted[sorted.count / 2]
