@@ -94,6 +94,8 @@ struct SenderOptions {
 
     /// Reads the key files. Throws a `FileError` naming the file that could not be used.
     func loadCredentials() throws(FileError) -> (credentials: DeliveryCredentials, projectID: String) {
+        // A CA file libcurl cannot read would fail every push one by one: say so up front.
+        if case .caFile(let path) = tls { _ = try readText(path) }
         var credentials = DeliveryCredentials()
         var project = projectOverride
         if let apnsKeyPath, let keyID, let teamID {

@@ -173,6 +173,21 @@ func requests(to token: String, in record: [JSONValue]) -> [JSONValue] {
         #expect(!result.error.isEmpty)
     }
 
+    @Test func unreadableFilesExit2() throws {
+        let directory = try TemporaryDirectory("send-files")
+        let missingCA = try pushproof(["send", "ring", "--members", "2", "--ca", directory.file("no-cert.pem")])
+        #expect(missingCA.status == 2)
+        #expect(missingCA.error.contains("no-cert.pem"))
+        let badStore = try pushproof(["send", "ring", "--members", "2", "--devices", directory.file("no/such/dir/devices.sqlite")])
+        #expect(badStore.status == 2)
+        #expect(badStore.error.contains("devices.sqlite"))
+        let garbage = try directory.write("baseline.json", "not a report")
+        let badBaseline = try pushproof(["drive", "ring-fanout", "--baseline", garbage, "--apns-key", "k.p8",
+                                         "--key-id", "ABC123DEFG", "--team-id", "TEAM123456"])
+        #expect(badBaseline.status == 2)
+        #expect(badBaseline.error.contains("not JSON"))
+    }
+
     @Test func unreadableCredentialsExit2() throws {
         let result = try pushproof(["send", "ring", "--members", "2", "--apns-key", "/nonexistent/apns.p8",
                                     "--key-id", "ABC123DEFG", "--team-id", "TEAM123456"])
