@@ -65,6 +65,13 @@ public final class HTTPServer: Sendable {
             var loops: [EventLoop] = []
             do throws(HTTPServerError) {
                 for listener in listeners {
+                    if listener.port != 0 {
+                        // SO_REUSEPORT would let a second server of the same user share a busy
+                        // port silently (each getting some of the connections): probe without it
+                        // first, so a port in use is an error.
+                        let probe = try makeListeningSocket(host: listener.host, port: listener.port, reusePort: false)
+                        close(probe.fd)
+                    }
                     let first = try makeListeningSocket(host: listener.host, port: listener.port)
                     unclaimedSockets.append(first.fd)
                     socketsPerLoop[0].append(first.fd)

@@ -27,7 +27,8 @@ func setSocketOption(_ fd: Int32, _ level: Int32, _ option: Int32, _ value: Int3
 
 /// Opens a non-blocking listening socket with SO_REUSEPORT so every event loop can own one
 /// on the same port and the kernel spreads new connections across them.
-func makeListeningSocket(host: String, port: Int) throws(HTTPServerError) -> (fd: Int32, port: Int) {
+/// - Parameter reusePort: set SO_REUSEPORT so every loop can have its own socket on the port.
+func makeListeningSocket(host: String, port: Int, reusePort: Bool = true) throws(HTTPServerError) -> (fd: Int32, port: Int) {
     guard (0...65535).contains(port) else { throw HTTPServerError("port \(port) is out of range") }
     var hints = addrinfo()
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
@@ -43,7 +44,7 @@ func makeListeningSocket(host: String, port: Int) throws(HTTPServerError) -> (fd
                     Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw systemError("socket") }
     guard setSocketOption(fd, SOL_SOCKET, SO_REUSEADDR, 1),
-          setSocketOption(fd, SOL_SOCKET, SO_REUSEPORT, 1) else {
+          !reusePort || setSocketOption(fd, SOL_SOCKET, SO_REUSEPORT, 1) else {
         let error = systemError("setsockopt(SO_REUSEPORT)")
         close(fd)
         throw error

@@ -221,6 +221,15 @@ struct StrictSetup {
         }
     }
 
+    @Test func aPortInUseIsAnErrorNotASilentShare() throws {
+        let directory = try TemporaryDirectory()
+        let first = try ServeProcess(["--h2c"], directory: directory.path, admin: false)
+        let second = try pushproof(["serve", "--h2c", "--listen", "127.0.0.1:\(first.port)", "--admin", "off"], directory: directory.path)
+        #expect(second.status == 2)
+        #expect(second.error.contains("Address already in use"), "\(second.error)")
+        first.stop()
+    }
+
     @Test func malformedHTTP2FromOneClientDoesNotDisturbAnother() throws {
         let directory = try TemporaryDirectory()
         let serve = try ServeProcess(["--h2c"], directory: directory.path)
