@@ -16,7 +16,8 @@ cleanup() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null || true; }
 trap cleanup EXIT
 
 say "Credentials: a test APNs .p8 key and a Google service account, and a gateway config trusting both"
-"$PUSHPROOF" credentials --out "$OUT/credentials" --bundle-id com.example.loop --project poolse-example
+"$PUSHPROOF" credentials --out "$OUT/credentials" --bundle-id com.example.loop \
+  --bundle-id com.example.yama.tenant --bundle-id com.example.shop --project poolse-example
 
 say "Start the mock gateway: TLS, strict auth, specs judged live, every request recorded"
 mkfifo "$OUT/ready"
@@ -70,7 +71,8 @@ if "$PUSHPROOF" help 2>/dev/null | grep -q '^  send '; then
   "$PUSHPROOF" send demo --apns "$GW" --fcm "$GW" --ca "$OUT/pushproof-cert.pem" \
     --apns-key "$OUT/credentials/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456 \
     --service-account "$OUT/credentials/service-account.json" --token-url "$GW/token" \
-    --admin "http://127.0.0.1:$ADMIN" --devices "$OUT/devices.sqlite"
+    --admin "http://127.0.0.1:$ADMIN" --devices "$OUT/devices.sqlite" \
+    --yama-bundle-id com.example.yama.tenant --concierge-bundle-id com.example.shop
 fi
 
 say "Metrics (Prometheus text, control API)"
