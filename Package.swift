@@ -50,7 +50,7 @@ let package = Package(
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON"]),
-        .testTarget(name: "HTTP2ServerTests", dependencies: ["HTTP2Server", "HTTPCore", "CCurl"]),
+        .testTarget(name: "HTTP2ServerTests", dependencies: ["HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "PushModel"]),
         .testTarget(name: "MockGatewayTests", dependencies: ["MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator"]),
         .testTarget(name: "SenderTests", dependencies: ["Sender", "JSON", "Crypto", "PushModel", "PushproofTestSupport"]),

@@ -78,9 +78,10 @@ public enum JUnitReport {
     }
 }
 
-enum XML {
+/// XML text escaping shared by every report that writes JUnit or HTML.
+public enum XML {
     /// Escapes text for XML content and attribute values; drops characters XML 1.0 forbids.
-    static func escape(_ text: String) -> String {
+    public static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

@@ -1,3 +1,4 @@
+import Driver
 import Foundation
 import JSON
 import SpecValidator
@@ -220,7 +221,7 @@ struct CheckResult {
             let tally = id == "(unmatched)" ? unmatched : (tallies[id] ?? Tally())
             count += 1
             let product = id.split(separator: ".").first.map(String.init) ?? "pushproof"
-            cases += "    <testcase classname=\"\(xmlEscape(product))\" name=\"\(xmlEscape(id))\" assertions=\"\(tally.checked)\">\n"
+            cases += "    <testcase classname=\"\(XML.escape(product))\" name=\"\(XML.escape(id))\" assertions=\"\(tally.checked)\">\n"
             if tally.checked == 0 {
                 skipped += 1
                 cases += "      <skipped message=\"no recorded request matched this spec\"/>\n"
@@ -231,8 +232,8 @@ struct CheckResult {
                     text += "request #\(failure.sequence)\n"
                     for violation in failure.violations { text += "  \(violation.description)\n" }
                 }
-                cases += "      <failure message=\"\(tally.failed) of \(tally.checked) requests violate \(xmlEscape(id))\" type=\"SpecViolation\">"
-                cases += xmlEscape(text) + "</failure>\n"
+                cases += "      <failure message=\"\(tally.failed) of \(tally.checked) requests violate \(XML.escape(id))\" type=\"SpecViolation\">"
+                cases += XML.escape(text) + "</failure>\n"
             }
             cases += "    </testcase>\n"
         }
@@ -241,7 +242,7 @@ struct CheckResult {
             failures += 1
             let text = unreadable.map { "line \($0.line): \($0.problem)" }.joined(separator: "\n")
             cases += "    <testcase classname=\"pushproof\" name=\"recording is readable\">\n"
-            cases += "      <failure message=\"\(unreadable.count) unreadable lines\" type=\"UnreadableRecording\">\(xmlEscape(text))</failure>\n"
+            cases += "      <failure message=\"\(unreadable.count) unreadable lines\" type=\"UnreadableRecording\">\(XML.escape(text))</failure>\n"
             cases += "    </testcase>\n"
         }
         return """
@@ -316,29 +317,6 @@ final class LineReader {
         if length > 0, buffer[length - 1] == 0x0A { length -= 1 }
         return buffer.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
     }
-}
-
-func xmlEscape(_ text: String) -> String {
-    var out = ""
-    out.reserveCapacity(text.utf8.count)
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "\"": out += "&quot;"
-        case "'": out += "&apos;"
-        case "\n", "\t", "\r": out.unicodeScalars.append(scalar)
-        default:
-            // XML 1.0 forbids other control characters; keep the report well-formed.
-            if scalar.value < 0x20 || (0xD800...0xDFFF).contains(scalar.value) || scalar.value == 0xFFFE || scalar.value == 0xFFFF {
-                out += "\u{FFFD}"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-    }
-    return out
 }
 
 extension String {
