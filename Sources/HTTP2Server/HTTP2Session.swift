@@ -447,9 +447,9 @@ func makeHTTP2Options(_ settings: HTTP2Settings) -> OpaquePointer? {
     nghttp2_option_set_max_deflate_dynamic_table_size(options, Int(settings.headerTableSize))
     // nghttp2's rapid-reset guard (CVE-2023-44487; 1000 RST_STREAMs, then 33 a second) ends
     // the connection with GOAWAY(INTERNAL_ERROR), even for resets of finished streams. libcurl
-    // before 8.x resets every stream after its response, so a sender lost its connection every
-    // ~2000 pushes, which APNs never does. Off: a reset here costs no more than the request it
-    // ends (handlers answer on the loop thread; a reset stream is dropped at once).
+    // 7.88 (Debian 12) resets every stream after its response, so a sender lost its connection
+    // every ~2000 pushes, which APNs never does. Off: a reset here costs no more than the
+    // request it ends (handlers answer on the loop thread; a reset stream is dropped at once).
     nghttp2_option_set_stream_reset_rate_limit(options, UInt64.max, UInt64.max)
     return options
 }
