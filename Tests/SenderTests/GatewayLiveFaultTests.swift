@@ -63,10 +63,12 @@ import Testing
     /// Apple: 429 TooManyRequests and 503 ServiceUnavailable may be retried after backing off;
     /// Google: 429 and 503 with exponential backoff, honouring Retry-After (apns.md, fcm.md).
     /// Faults set through the control API; with three attempts some pushes run out of them.
+    /// The retry waits the Retry-After second the gateway asked for, not the sender's own
+    /// (millisecond) backoff.
     @Test(arguments: [true, false])
     func throttledAndUnavailablePushesAreRetriedAndAccountedFor(tls: Bool) async throws {
         let gateway = try LiveGateway(tls: tls, faults: ["seed": 7])
-        let throttle: JSONValue = ["error_rates": ["429": 0.25, "503": 0.25], "retry_after_seconds": 0]
+        let throttle: JSONValue = ["error_rates": ["429": 0.25, "503": 0.25], "retry_after_seconds": 1]
         try gateway.control("PUT", "/faults/apns", throttle)
         try gateway.control("PUT", "/faults/fcm", throttle)
         let pushes = Self.pushes(apns: 200, fcm: 100)
@@ -75,12 +77,17 @@ import Testing
         let recorded = try gateway.recorded()
         Self.expectAccounted(tickets: tickets, results: results, recorded: recorded)
 
-        let throttledStatuses = recorded.filter { $0.route != "oauth" }.map(\.status).filter { $0 != 200 }
-        #expect(Set(throttledStatuses) == [429, 503])
+        let refusals = recorded.filter { $0.route != "oauth" && $0.status != 200 }
+        #expect(Set(refusals.map(\.status)) == [429, 503])
+        #expect(refusals.allSatisfy { $0.retryAfter == "1" })
+        let byToken = Dictionary(grouping: recorded) { $0.deviceToken ?? "" }
         for result in results {
-            let lines = recorded.filter { $0.deviceToken == result.device.token }
+            let lines = byToken[result.device.token] ?? []
             // Nothing here resets streams, so each attempt is one recorded request.
             #expect(result.attempts == lines.count)
+            for (refused, next) in zip(lines, lines.dropFirst()) {
+                #expect(next.arrivalSeconds - refused.answeredSeconds >= 0.9, "retried before Retry-After: 1 ran out")
+            }
             switch result.outcome {
             case .delivered:
                 #expect(lines.last?.status == 200)

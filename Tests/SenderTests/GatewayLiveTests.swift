@@ -87,6 +87,12 @@ struct RecordedExchange {
     var authorization: String?
     var connection: Int
     var body: String
+    /// The `retry-after` response header, if any.
+    var retryAfter: String?
+    /// Wall-clock seconds since the epoch (from `arrival_ns`, `answered_ns`; a Double keeps
+    /// them to a microsecond): when the request arrived and when its answer was decided.
+    var arrivalSeconds: Double
+    var answeredSeconds: Double
 
     init(_ line: JSONValue) {
         route = line["route"]?.stringValue ?? ""
@@ -96,6 +102,9 @@ struct RecordedExchange {
         connection = line["connection"]?.intValue ?? -1
         body = line["body"]?.stringValue ?? ""
         authorization = line["headers"]?.arrayValue?.first { $0[0] == "authorization" }?[1]?.stringValue
+        retryAfter = line["response"]?["headers"]?.arrayValue?.first { $0[0] == "retry-after" }?[1]?.stringValue
+        arrivalSeconds = (line["arrival_ns"]?.doubleValue ?? 0) / 1e9
+        answeredSeconds = (line["answered_ns"]?.doubleValue ?? 0) / 1e9
     }
 
     /// The device an APNs or FCM request addressed.
