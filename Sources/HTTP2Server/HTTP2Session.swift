@@ -40,6 +40,10 @@ final class HTTP2Session {
     private(set) var abortRequested = false
     /// Our own GOAWAY for a stream-limit violation replaced nghttp2's.
     private var streamLimitGoAwaySubmitted = false
+    /// The last stream id of the GOAWAY we submitted. nghttp2 takes new streams until the
+    /// GOAWAY is written, but the client sends every stream above it again elsewhere (RFC 9113
+    /// §6.8), so those must not reach the handler: a push would be delivered twice.
+    private var goAwayLastStreamID = Int32.max
     private let maxBodyBytes: Int
     private let maxHeaderListSize: Int
 
@@ -104,8 +108,8 @@ final class HTTP2Session {
     /// streams in flight finish and the client retries anything newer elsewhere.
     func submitShutdownGoAway() {
         guard let session else { return }
-        _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
-                                  nghttp2_session_get_last_proc_stream_id(session),
+        goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
+        _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID,
                                   HTTP2ErrorCode.noError, nil, 0)
     }
 
@@ -256,6 +260,13 @@ final class HTTP2Session {
 
     private func dispatch(streamID: Int32, stream: HTTP2Stream) {
         stream.answered = true
+        guard streamID <= goAwayLastStreamID else {
+            // Unprocessed, as our GOAWAY says; REFUSED_STREAM tells the client so too.
+            if let session {
+                _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, HTTP2ErrorCode.refusedStream)
+            }
+            return
+        }
         let request = HTTPRequest(method: stream.method, path: stream.path, authority: stream.authority,
                                   scheme: stream.scheme, headers: stream.headers, body: stream.body,
                                   version: .http2, isTLS: connection.isTLS, connectionID: connection.id,
@@ -296,9 +307,9 @@ final class HTTP2Session {
         for action in response.actions {
             switch action {
             case let .goAway(errorCode, debugData):
+                goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
                 _ = debugData.withUnsafeBufferPointer { debug in
-                    nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
-                                          nghttp2_session_get_last_proc_stream_id(session), errorCode,
+                    nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID, errorCode,
                                           debug.baseAddress, debug.count)
                 }
             case let .setMaxConcurrentStreams(limit):
@@ -434,5 +445,11 @@ func makeHTTP2Options(_ settings: HTTP2Settings) -> OpaquePointer? {
     guard nghttp2_option_new(&options) == 0, let options else { return nil }
     // Our HPACK encoder keeps to the same table size we advertise for the decoder.
     nghttp2_option_set_max_deflate_dynamic_table_size(options, Int(settings.headerTableSize))
+    // nghttp2's rapid-reset guard (CVE-2023-44487; 1000 RST_STREAMs, then 33 a second) ends
+    // the connection with GOAWAY(INTERNAL_ERROR), even for resets of finished streams. libcurl
+    // 7.88 (Debian 12) resets every stream after its response, so a sender lost its connection
+    // every ~2000 pushes, which APNs never does. Off: a reset here costs no more than the
+    // request it ends (handlers answer on the loop thread; a reset stream is dropped at once).
+    nghttp2_option_set_stream_reset_rate_limit(options, UInt64.max, UInt64.max)
     return options
 }

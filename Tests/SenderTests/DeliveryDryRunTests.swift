@@ -1,4 +1,5 @@
 import PushModel
+import PushproofTestSupport
 import Synchronization
 import Testing
 @testable import Sender

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JSON
+import PushproofTestSupport
 import Testing
 @testable import Sender
 

@@ -1,5 +1,6 @@
 import Foundation
 import PushModel
+import PushproofTestSupport
 import Testing
 @testable import Sender
 

@@ -1,23 +1,8 @@
 import Foundation
 import PushModel
+import PushproofTestSupport
 import Testing
 @testable import Sender
-
-/// A fresh directory under the system temp dir, removed when the test is done with it.
-final class TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        let base = FileManager.default.temporaryDirectory
-            .appendingPathComponent("pushproof-sender-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
-        path = base.path
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 @Suite struct SQLiteDeviceStoreTests {
     let alice = Device(userID: "alice", platform: .ios, kind: .voip, token: String(repeating: "ab", count: 32))
