@@ -230,7 +230,11 @@ struct SchemaEvaluator {
         case .required(let names):
             guard case .object(let object) = instance else { return true }
             var valid = true
-            for name in names where object.member(name) == nil {
+            // Senders tend to write members in the spec's order: each search starts after the
+            // previous find, so an in-order object costs one comparison per name instead of a
+            // scan (perf: `required` of 14 names was the schema's largest keyword on a ring).
+            var hint = 0
+            for name in names where !object.hasMember(name, searchingFrom: &hint) {
                 valid = false
                 guard collecting else { return false }
                 fail("required", "missing required property \"\(name)\"")
