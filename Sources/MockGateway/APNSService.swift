@@ -293,15 +293,22 @@ final class APNSService: Sendable {
     /// `warnings`: APNs delivers an object without `aps` (PushKit payloads such as VoIP never
     /// carry one; an alert without `aps` simply shows nothing), so they are not rejections.
     func payloadProblem(_ body: [UInt8], pushType: APNSPushType, warnings: inout [String]) -> String? {
-        let document: JSONValue
+        // Only `aps` is built: the rest of the payload is validated without a tree (perf: the
+        // full parse was ~10% of a recorded request's time).
+        let found: JSONValue?
         do {
-            document = try JSONParser.parse(body, options: .init(maxDepth: 64))
+            switch try JSONParser.member("aps", ofTopLevelObjectIn: body, options: .init(maxDepth: 64)) {
+            case .found(let value): found = value
+            case .absent: found = nil
+            case .notAnObject:
+                let document = try JSONParser.parse(body, options: .init(maxDepth: 64))
+                return "payload is a JSON \(document.typeName), not an object"
+            }
         } catch {
             return "payload is not JSON: \(error)"
         }
-        guard case .object(let root) = document else { return "payload is a JSON \(document.typeName), not an object" }
         let displaysFromAps = pushType == .alert || pushType == .background || pushType == .liveactivity
-        guard let aps = root["aps"] else {
+        guard let aps = found else {
             if displaysFromAps { warnings.append("\(pushType.rawValue) push without an \"aps\" dictionary: the device shows nothing") }
             return nil
         }

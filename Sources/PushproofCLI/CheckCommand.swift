@@ -18,6 +18,7 @@ struct CheckCommand: Subcommand {
             .value("json", "FILE", "Write the full result as JSON."),
             .value("max-failures", "N", "Failures listed per spec in the summary and reports.", default: "5"),
             .flag("quiet", "Print only the last line (totals)."),
+            .flag("timing", "Report the validation cost per request (µs; judging only, not reading): mean, p50, p99, per spec."),
         ],
         discussion: """
         RECORDING is a file written by 'pushproof serve --record' ('-' reads standard input).
@@ -36,6 +37,7 @@ struct CheckCommand: Subcommand {
     let jsonPath: String?
     let maxFailures: Int
     let quiet: Bool
+    let timing: Bool
 
     init(_ arguments: ParsedArguments) throws {
         recordingPath = arguments.positionals[0]
@@ -45,6 +47,7 @@ struct CheckCommand: Subcommand {
         jsonPath = arguments.value("json")
         maxFailures = try arguments.int("max-failures", default: 5, range: 0...10_000)
         quiet = arguments.has("quiet")
+        timing = arguments.has("timing")
     }
 
     func run() async -> Int32 {
@@ -64,6 +67,7 @@ struct CheckCommand: Subcommand {
             return ExitCode.ioError
         }
         var result = CheckResult(specIDs: specs.specs.map(\.id), maxFailures: maxFailures)
+        var costs = ValidationCosts()
         var lineNumber = 0
         while let line = lines.next() {
             lineNumber += 1
@@ -72,15 +76,26 @@ struct CheckCommand: Subcommand {
             case .failure(let problem):
                 result.noteUnreadable(line: lineNumber, problem: problem.description)
             case .success(let request):
+                // Only the judge call is timed: reading and decoding the record line is the
+                // recording's cost, not validation's.
+                let started = timing ? monotonicNanos() : 0
                 let verdict = specs.judge(route: request.route, method: request.method, path: request.path,
                                           headers: request.headers, body: request.body)
+                if timing { costs.add(monotonicNanos() - started, spec: verdict.outOfScope ? nil : (verdict.specID ?? "(unmatched)")) }
                 result.add(verdict, sequence: request.sequence ?? lineNumber)
             }
         }
         if let error = lines.error { result.noteUnreadable(line: lineNumber + 1, problem: error) }
 
-        let report = result.report(recording: recordingPath, specsDirectory: specsDirectory)
+        var report = result.report(recording: recordingPath, specsDirectory: specsDirectory)
         if !quiet { print(result.summaryText(), terminator: "") }
+        if timing {
+            print(costs.text(), terminator: "")
+            if case .object(var object) = report {
+                object["timing"] = costs.json()
+                report = .object(object)
+            }
+        }
         print(result.totalsLine)
         do {
             if let junitPath { try Data(result.junitXML().utf8).write(to: URL(fileURLWithPath: junitPath)) }
@@ -92,6 +107,73 @@ struct CheckCommand: Subcommand {
         if !result.unreadable.isEmpty { return ExitCode.ioError }
         return result.failedCount > 0 ? ExitCode.failure : ExitCode.success
     }
+}
+
+/// Time spent in `SpecSet.judge`, per request (`check --timing`): the issue-3 figure.
+struct ValidationCosts {
+    private(set) var all: [UInt64] = []
+    private(set) var bySpec: [String: [UInt64]] = [:]
+
+    /// `spec` nil for out-of-scope requests: they count in the total only.
+    mutating func add(_ nanos: UInt64, spec: String?) {
+        all.append(nanos)
+        if let spec { bySpec[spec, default: []].append(nanos) }
+    }
+
+    struct Summary {
+        var count: Int
+        var meanMicros: Double
+        var p50Micros: Double
+        var p99Micros: Double
+    }
+
+    /// Nearest-rank percentiles.
+    static func summarize(_ nanos: [UInt64]) -> Summary {
+        guard !nanos.isEmpty else { return Summary(count: 0, meanMicros: 0, p50Micros: 0, p99Micros: 0) }
+        let sorted = nanos.sorted()
+        func rank(_ p: Double) -> Double {
+            let index = min(sorted.count - 1, max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))
+            return Double(sorted[index]) / 1000
+        }
+        let mean = Double(sorted.reduce(0, +)) / Double(sorted.count) / 1000
+        return Summary(count: sorted.count, meanMicros: mean, p50Micros: rank(0.50), p99Micros: rank(0.99))
+    }
+
+    func text() -> String {
+        func line(_ label: String, _ s: Summary) -> String {
+            label.padding(to: 32) + String(s.count).leftPadded(9) + micros(s.meanMicros).leftPadded(10)
+                + micros(s.p50Micros).leftPadded(10) + micros(s.p99Micros).leftPadded(10) + "\n"
+        }
+        var out = "\nvalidation cost per request (µs, SpecSet.judge only; reading the recording excluded)\n"
+        out += "spec".padding(to: 32) + "requests".leftPadded(9) + "mean".leftPadded(10) + "p50".leftPadded(10) + "p99".leftPadded(10) + "\n"
+        for spec in bySpec.keys.sorted() { out += line(spec, Self.summarize(bySpec[spec] ?? [])) }
+        let total = Self.summarize(all)
+        out += line("(all)", total)
+        out += "validation cost: mean \(micros(total.meanMicros)) µs, p50 \(micros(total.p50Micros)) µs, p99 \(micros(total.p99Micros)) µs over \(total.count) requests\n"
+        return out
+    }
+
+    func json() -> JSONValue {
+        func summary(_ s: Summary) -> JSONValue {
+            ["requests": .number(Double(s.count)), "mean_us": .number(s.meanMicros),
+             "p50_us": .number(s.p50Micros), "p99_us": .number(s.p99Micros)]
+        }
+        var specs = JSONObject()
+        for spec in bySpec.keys.sorted() { specs[spec] = summary(Self.summarize(bySpec[spec] ?? [])) }
+        return ["all": summary(Self.summarize(all)), "specs": .object(specs)]
+    }
+
+    private func micros(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+}
+
+private func monotonicNanos() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }
 
 /// One request as the recording holds it (the README's "Recording format").

@@ -57,6 +57,22 @@ import Testing
         #expect(Redaction.authorization("garbage") == "<redacted>")
     }
 
+    /// The byte-level shortcut for `scheme token` and the general split must agree.
+    @Test(arguments: [
+        ("bearer x.y.z", "bearer x.y.<redacted>"),
+        ("bearer  x.y.z", "bearer  x.y.<redacted>"),
+        (" bearer x", "bearer x…<redacted>"),
+        ("bearer ", "<redacted>"),
+        ("bearer a.b.c.d", "bearer a.b.c.d…<redacted>"),
+        ("bearer abcdefghijkl", "bearer abcdefgh…<redacted>"),
+        ("Bearer é.x.y", "Bearer é.x.<redacted>"),
+        ("Bearer éééééééééé", "Bearer éééééééé…<redacted>"),
+        ("bearer a..", "bearer a..<redacted>"),
+    ])
+    func authorizationShapes(value: String, expected: String) {
+        #expect(Redaction.authorization(value) == expected)
+    }
+
     @Test func binaryBodiesAreKeptAsBase64() throws {
         let path = Self.temporaryPath("binary.jsonl")
         defer { unlink(path) }

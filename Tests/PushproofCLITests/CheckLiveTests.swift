@@ -62,6 +62,17 @@ func send(_ example: SpecExampleRequest, to serve: ServeProcess, body: JSONValue
         #expect(clean.status == 0, "\(clean.output)\(clean.error)")
         #expect(clean.output.contains("\(examples.count) requests checked: \(examples.count) passed, 0 failed"))
 
+        // --timing: every judged request timed, per spec and overall, in the text and the JSON report.
+        let timingJSON = directory.file("timed.json")
+        let timed = try pushproof(["check", record, "--specs", specsDirectory, "--timing", "--quiet", "--json", timingJSON])
+        #expect(timed.status == 0, "\(timed.output)\(timed.error)")
+        #expect(timed.output.contains("over \(examples.count) requests"), "\(timed.output)")
+        #expect(timed.output.hasSuffix("\(examples.count) passed, 0 failed\n"), "the totals stay the last line")
+        let timing = try JSONParser.parse(String(contentsOfFile: timingJSON, encoding: .utf8))["timing"]
+        #expect(timing?["all"]?["requests"]?.intValue == examples.count)
+        #expect((timing?["all"]?["mean_us"]?.doubleValue ?? 0) > 0)
+        #expect(timing?["specs"]?["poolse.ring.apns"]?["requests"]?.intValue == 1)
+
         // A poolse ring with a number where Android needs a string, recorded and checked.
         let ring = try #require(examples.first { $0.specID == "poolse.ring.fcm" })
         var message = try #require(ring.body["message"]?.objectValue)

@@ -20,6 +20,9 @@ public final class RecordFile: Sendable {
 
     private struct Pending {
         var buffer: [UInt8] = []
+        /// The buffer last written out, emptied with its capacity kept: swapped in on the next
+        /// flush so producers never append into a freshly allocated (page-faulting) buffer.
+        var spare: [UInt8] = []
         var sequence: UInt64 = 0
         var closed = false
     }
@@ -36,8 +39,11 @@ public final class RecordFile: Sendable {
 
     /// - Parameters:
     ///   - append: keep an existing file's lines (default: start the file afresh).
+    ///   - flushIntervalMillis: 10 ms keeps the buffer near 1 MB at 100k lines/s: with 100 ms
+    ///     the event loop crossed `highWater` and wrote 8 MB itself (perf: ~6% of its time in
+    ///     the kernel copy, and the flusher spinning on the lock meanwhile).
     public init(path: String, append: Bool = false, highWater: Int = 8 << 20,
-                flushIntervalMillis: Int = 100) throws(OpenError) {
+                flushIntervalMillis: Int = 10) throws(OpenError) {
         self.path = path
         self.highWater = highWater
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
@@ -71,13 +77,17 @@ public final class RecordFile: Sendable {
     /// Writes everything appended so far to the file (not fsynced).
     public func flush() {
         writeOrder.withLock { _ in
-            let chunk = pending.withLock { state -> [UInt8] in
+            var chunk = pending.withLock { state -> [UInt8] in
                 var taken: [UInt8] = []
+                swap(&taken, &state.spare)
                 swap(&taken, &state.buffer)
-                state.buffer.reserveCapacity(taken.count)
                 return taken
             }
             writeFully(chunk)
+            chunk.removeAll(keepingCapacity: true)
+            pending.withLock { state in
+                if chunk.capacity > state.spare.capacity { swap(&state.spare, &chunk) }
+            }
         }
     }
 

@@ -88,7 +88,7 @@ public final class Recorder: GatewayObserver {
             w.key("body"); w.string("")
             return
         }
-        if String(validating: body, as: UTF8.self) != nil {
+        if UTF8Check.isValid(body) {
             w.key("body")
             if redactAssertion {
                 w.string(Redaction.formAssertion(String(decoding: body, as: UTF8.self)))
@@ -116,9 +116,40 @@ public enum Redaction {
     /// `bearer <jwt>` keeps the JWT's header and claims (kid, iss, iat: what identifies the
     /// key) and replaces the signature; any other token keeps its first 8 characters.
     public static func authorization(_ value: String) -> String {
+        if let redacted = asciiSchemeAndToken(value) { return redacted }
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2 else { return "<redacted>" }
         return parts[0] + " " + token(String(parts[1]))
+    }
+
+    /// `authorization` for the shape nearly every request has (ASCII `scheme token`, no
+    /// leading space), on bytes: the Substring splits were ~2.5% of the server's time with
+    /// `--record` on. Nil sends the value through the general path, which gives the same
+    /// answer for this shape.
+    private static func asciiSchemeAndToken(_ value: String) -> String? {
+        var value = value
+        return value.withUTF8 { bytes -> String? in
+            guard let first = bytes.first, first != UInt8(ascii: " "), UTF8Check.isASCII(bytes),
+                  let space = bytes.firstIndex(of: UInt8(ascii: " ")), space + 1 < bytes.count else { return nil }
+            let token = UnsafeBufferPointer(rebasing: bytes[(space + 1)...])
+            var dots = 0
+            var secondDot = -1
+            for i in token.indices where token[i] == UInt8(ascii: ".") {
+                dots += 1
+                if dots == 2 { secondDot = i }
+            }
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count + 16)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[...space]))
+            if dots == 2 {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: token[...secondDot]))
+                out.append(contentsOf: "<redacted>".utf8)
+            } else {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: token.prefix(8)))
+                out.append(contentsOf: "…<redacted>".utf8)
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
     }
 
     static func token(_ token: String) -> String {

@@ -182,7 +182,29 @@ extension JSONObject {
     /// The member named `key` by code points (see `sameCodePoints`).
     @inline(__always)
     func member(_ key: String) -> JSONValue? {
-        for entry in entries where sameCodePoints(entry.key, key) { return entry.value }
-        return nil
+        // Through the buffer: iterating `entries` copied (retained) every key and value passed.
+        entries.withUnsafeBufferPointer { buffer -> JSONValue? in
+            for i in buffer.indices where sameCodePoints(buffer[i].key, key) { return buffer[i].value }
+            return nil
+        }
+    }
+
+    /// Whether a member is named `key` (by code points), searching from `hint` round to it;
+    /// `hint` moves past the member found.
+    @inline(__always)
+    func hasMember(_ key: String, searchingFrom hint: inout Int) -> Bool {
+        entries.withUnsafeBufferPointer { buffer -> Bool in
+            let count = buffer.count
+            guard count > 0 else { return false }
+            var i = hint < count ? hint : 0
+            for _ in 0..<count {
+                if sameCodePoints(buffer[i].key, key) {
+                    hint = i + 1
+                    return true
+                }
+                i = i + 1 == count ? 0 : i + 1
+            }
+            return false
+        }
     }
 }

@@ -1,0 +1,98 @@
+import Testing
+import JSON
+
+/// The hot-path shortcuts (word-at-a-time escaping, ASCII checks, top-level member scan) must
+/// give exactly what the plain implementations give.
+@Suite struct JSONFastPathTests {
+    /// The escaping rule written out byte by byte, as the reference.
+    private static func referenceEscaped(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [0x22]
+        let hex = Array("0123456789abcdef".utf8)
+        for c in bytes {
+            switch c {
+            case 0x22, 0x5C: out += [0x5C, c]
+            case 0x0A: out += Array(#"\n"#.utf8)
+            case 0x0D: out += Array(#"\r"#.utf8)
+            case 0x09: out += Array(#"\t"#.utf8)
+            case 0..<0x20, 0x7F: out += Array(#"\u00"#.utf8) + [hex[Int(c >> 4)], hex[Int(c & 0xF)]]
+            default: out.append(c)
+            }
+        }
+        return out + [0x22]
+    }
+
+    @Test(arguments: Array(UInt8(0)...UInt8(0x7F)))
+    func everyASCIIByteIsEscapedAsTheRuleSaysAtEveryOffset(byte: UInt8) {
+        // Lengths and offsets across 8-byte word boundaries, with clean text around the byte.
+        for length in [1, 7, 8, 9, 16, 17, 23] {
+            for offset in 0..<length {
+                var input = Array(repeating: UInt8(ascii: "a"), count: length)
+                input[offset] = byte
+                var writer = JSONWriter()
+                writer.string(utf8: input)
+                #expect(writer.bytes == Self.referenceEscaped(input), "byte \(byte) at \(offset) of \(length)")
+            }
+        }
+    }
+
+    @Test func mixedEscapesAndMultibyteTextMatchTheReference() {
+        let text = "{\"cv\":\"1\",\"name\":\"Zoë \\ \u{7F}\t\u{1F600}\"}\n" + String(repeating: "x\"", count: 40)
+        var writer = JSONWriter()
+        writer.string(text)
+        #expect(writer.bytes == Self.referenceEscaped(Array(text.utf8)))
+        var empty = JSONWriter()
+        empty.string("")
+        #expect(empty.bytes == Array(#""""#.utf8))
+    }
+
+    @Test func utf8ChecksAgreeWithStringValidation() {
+        let samples: [[UInt8]] = [[], Array("plain ascii text, longer than a word".utf8), Array("é".utf8),
+                                  Array("abcdefgh\u{1F600}".utf8), [0x61, 0xFF], [0xC3], Array(repeating: 0x7F, count: 17),
+                                  Array("abcdefghijklmno".utf8) + [0x80]]
+        for bytes in samples {
+            let valid = String(validating: bytes, as: UTF8.self) != nil
+            #expect(UTF8Check.isValid(bytes) == valid, "\(bytes)")
+            #expect(bytes.withUnsafeBufferPointer { UTF8Check.isASCII($0) } == bytes.allSatisfy { $0 < 0x80 }, "\(bytes)")
+        }
+    }
+
+    /// The scan must accept and reject exactly what `parse` does, with the same error.
+    @Test(arguments: [
+        #"{"aps":{"alert":"hi"},"x":[1,2,{"y":"z"}]}"#, #"{"x":1}"#, "{}", " { \"aps\" : 3 } ",
+        #"{"aps":1,"aps":{"sound":"a"}}"#, #"{"\u0061ps":"escaped key"}"#, #"{"a\"ps":1,"aps":true}"#,
+        #"{"conversation_name":"Engineering","aps":null}"#, #"{"é":"ü","aps":"\ud83d\ude00"}"#,
+        "[1,2]", "\"aps\"", "12", "null",
+        "", "{", #"{"a":1,}"#, "[1,]", #"{"a":01}"#, #"{"a":1.}"#, #"{"a":-}"#, #"{"a":tru}"#, #"{"a":"abc}"#,
+        "{\"a\":\"x\u{01}\"}", #"{"a":"\x"}"#, #"{"a":"\ud800"}"#, #"{"a":"\u12zz"}"#, "{} {}", #"{"a":1e999}"#,
+        #"{"a" 1}"#, #"{"a":1 "b":2}"#, #"{1:2}"#, #"{"aps":[1 2]}"#, #"{"x":[[[[1]]]]}"#,
+    ])
+    func memberScanAgreesWithTheParser(text: String) {
+        let bytes = Array(text.utf8)
+        let options = JSONParser.Options(maxDepth: 3)
+        let parsed = Result { () throws(JSONError) -> JSONValue in try JSONParser.parse(bytes, options: options) }
+        let scanned = Result { () throws(JSONError) -> JSONParser.TopLevelMember in
+            try JSONParser.member("aps", ofTopLevelObjectIn: bytes, options: options)
+        }
+        switch (parsed, scanned) {
+        case (.success(.object(let object)), .success(let member)):
+            #expect(member == (object["aps"].map { .found($0) } ?? .absent))
+        case (.success, .success(let member)):
+            #expect(member == .notAnObject)
+        case (.failure(let parseError), .failure(let scanError)):
+            #expect(parseError == scanError)
+        default:
+            Issue.record("parse gave \(parsed), the scan \(scanned)")
+        }
+    }
+
+    @Test func memberScanWithDuplicateRejectionRejects() {
+        #expect(throws: JSONError.self) {
+            _ = try JSONParser.member("aps", ofTopLevelObjectIn: Array(#"{"a":1,"a":2}"#.utf8), options: .init(duplicateKeys: .reject))
+        }
+    }
+
+    @Test func invalidUTF8InASkippedValueIsStillAnError() {
+        let bytes: [UInt8] = Array(#"{"x":""#.utf8) + [0xFF] + Array(#"","aps":1}"#.utf8)
+        #expect(throws: JSONError.self) { _ = try JSONParser.member("aps", ofTopLevelObjectIn: bytes) }
+    }
+}
