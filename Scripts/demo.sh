@@ -66,14 +66,21 @@ say "An Android push with a number where FCM needs a string: Google's 400, and a
 "${CURL[@]}" --http2 -H "authorization: Bearer $ACCESS" -H 'content-type: application/json' -d "${FCM_RING/\"sent_at\":\"1793952000000\"/\"sent_at\":1793952000000}" \
   "$GW/v1/projects/poolse-example/messages:send"; echo
 
-if "$PUSHPROOF" help 2>/dev/null | grep -q '^  send '; then
-  say "The reference sender: a poolse group call rung on every member's devices, gone tokens cleaned up"
-  "$PUSHPROOF" send demo --apns "$GW" --fcm "$GW" --ca "$OUT/pushproof-cert.pem" \
+say "The reference sender: a poolse group call rung on every member's devices, gone tokens cleaned up"
+"$PUSHPROOF" send demo --apns "$GW" --fcm "$GW" --ca "$OUT/pushproof-cert.pem" \
     --apns-key "$OUT/credentials/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456 \
     --service-account "$OUT/credentials/service-account.json" --token-url "$GW/token" \
     --admin "http://127.0.0.1:$ADMIN" --devices "$OUT/devices.sqlite" \
     --yama-bundle-id com.example.yama.tenant --concierge-bundle-id com.example.shop
-fi
+
+say "The driver: a 2,000-member group call rung 3 times; latency, time to ring all, a threshold; HTML report"
+"$PUSHPROOF" drive ring-fanout --members 2000 --count 3 --gateway "$GW" --ca "$OUT/pushproof-cert.pem" \
+    --apns-key "$OUT/credentials/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456 \
+    --service-account "$OUT/credentials/service-account.json" --token-url "$GW/token" \
+    --admin "http://127.0.0.1:$ADMIN" --gone-tokens 20 --connections 2 \
+    --threshold 'time_to_ring_all_ms<10000' --threshold 'error_rate<0.01' \
+    --html "$OUT/load.html" --junit "$OUT/load.xml" --json "$OUT/load.json"
+echo "(HTML report: $OUT/load.html)"
 
 say "Metrics (Prometheus text, control API)"
 curl -sS "http://127.0.0.1:$ADMIN/metrics" | grep -E '^pushproof_(requests_total|spec_violations_total|spec_unmatched)' | head -20
