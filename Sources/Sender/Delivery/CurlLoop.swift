@@ -83,6 +83,10 @@ final class CurlLoop {
             var running: Int32 = 0
             curl_multi_perform(multi, &running)
             collectFinishedTransfers()
+            // A stop asked for while pushes were in flight finds the loop idle only here: its
+            // wake-up byte was drained long ago, so look again now rather than after a poll
+            // that nothing would end before its timeout (shutdown would take up to a second).
+            if isIdle, shared.stopRequested { continue }
             wakeWait.revents = 0
             curl_multi_poll(multi, &wakeWait, 1, pollTimeoutMilliseconds(), nil)
             if wakeWait.revents != 0 {

@@ -188,6 +188,9 @@ final class DeliveryShared: Sendable {
         loopStopped.signal()  // later waiters return too
     }
 
+    /// Whether `shutdown` (or the deliverer's release) asked the loop to stop.
+    var stopRequested: Bool { state.withLock { $0.stopping } }
+
     func requestStop() {
         state.withLock { $0.stopping = true }
         wake()
