@@ -120,6 +120,7 @@ final class CurlLoop {
             // wake-up byte was drained long ago, so look again now rather than after a poll
             // that nothing would end before its timeout (shutdown would take up to a second).
             if isIdle, shared.stopRequested { continue }
+            if shared.loopWillWait(activeTransfers: activeTransfers) { continue }
             wakeWait.revents = 0
             curl_multi_poll(multi, &wakeWait, 1, pollTimeoutMilliseconds(), nil)
             if wakeWait.revents != 0 {
@@ -141,6 +142,7 @@ final class CurlLoop {
     }
 
     private func startDueRetries() {
+        guard !retryQueue.isEmpty else { return }
         let now = monotonicNanoseconds()
         while let next = retryQueue.last, next.due <= now {
             retryQueue.removeLast()
