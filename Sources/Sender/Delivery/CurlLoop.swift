@@ -32,10 +32,40 @@ final class CurlLoop {
 
     private struct ParkedRequest {
         var url: String
-        var headers: [String]
+        var origin: String
+        var headers: CurlTransfer.HeaderSet
         var body: [UInt8]
         var purpose: CurlTransfer.Purpose
     }
+
+    /// The last header set built per transport. A fan-out sends thousands of pushes with the
+    /// same headers and provider token: they share one `HeaderSet`, so neither the lines
+    /// nor the easy handles' libcurl lists are rebuilt per push.
+    private struct HeaderSetCache {
+        var source: [(name: String, value: String)] = []
+        var credential = ""
+        var set = CurlTransfer.HeaderSet(id: 0, lines: [])
+
+        /// Whether `headers` are the ones the cached set was built (and checked) from.
+        func sourceMatches(_ headers: [(name: String, value: String)]) -> Bool {
+            guard set.id != 0, headers.count == source.count else { return false }
+            for index in headers.indices {
+                guard headers[index].name == source[index].name, headers[index].value == source[index].value else { return false }
+            }
+            return true
+        }
+
+        func matches(_ headers: [(name: String, value: String)], credential: String) -> Bool {
+            sourceMatches(headers) && credential == self.credential
+        }
+    }
+    private var apnsHeaderCache = HeaderSetCache()
+    private var fcmHeaderCache = HeaderSetCache()
+    private var lastHeaderSetID = 0
+    /// "<apns base>/3/device/" and the APNs and FCM origins, worked out once.
+    private let apnsDevicePathPrefix: String
+    private let apnsOrigin: String
+    private let fcmOrigin: String
 
     init(shared: DeliveryShared) throws(DeliveryError) {
         guard curlGlobalInitResult == CURLE_OK else { throw .setupFailed("curl_global_init failed") }
@@ -43,6 +73,9 @@ final class CurlLoop {
         self.shared = shared
         configuration = shared.configuration
         self.multi = multi
+        apnsDevicePathPrefix = configuration.apnsBaseURL + "/3/device/"
+        apnsOrigin = Self.origin(of: configuration.apnsBaseURL)
+        fcmOrigin = Self.origin(of: configuration.fcmBaseURL)
         providerTokens = shared.credentials.apns.map {
             ProviderTokenCache(source: $0, refreshSeconds: shared.configuration.apnsTokenRefreshSeconds)
         }
@@ -83,6 +116,11 @@ final class CurlLoop {
             var running: Int32 = 0
             curl_multi_perform(multi, &running)
             collectFinishedTransfers()
+            // A stop asked for while pushes were in flight finds the loop idle only here: its
+            // wake-up byte was drained long ago, so look again now rather than after a poll
+            // that nothing would end before its timeout (shutdown would take up to a second).
+            if isIdle, shared.stopRequested { continue }
+            if shared.loopWillWait(activeTransfers: activeTransfers) { continue }
             wakeWait.revents = 0
             curl_multi_poll(multi, &wakeWait, 1, pollTimeoutMilliseconds(), nil)
             if wakeWait.revents != 0 {
@@ -104,6 +142,7 @@ final class CurlLoop {
     }
 
     private func startDueRetries() {
+        guard !retryQueue.isEmpty else { return }
         let now = monotonicNanoseconds()
         while let next = retryQueue.last, next.due <= now {
             retryQueue.removeLast()
@@ -114,7 +153,12 @@ final class CurlLoop {
     // MARK: - Starting pushes
 
     private func begin(_ job: DeliveryJob) {
-        if let invalid = firstInvalidHeader(in: job.push) {
+        // Headers equal to the cached set's were checked when it was built.
+        let checked = switch job.push.transport {
+        case .apns: apnsHeaderCache.sourceMatches(job.push.headers)
+        case .fcm: fcmHeaderCache.sourceMatches(job.push.headers)
+        }
+        if !checked, let invalid = firstInvalidHeader(in: job.push) {
             shared.finish(job, .failed(reason: "InvalidHeader: \(invalid)", status: 0))
             return
         }
@@ -139,23 +183,31 @@ final class CurlLoop {
             shared.finish(job, .failed(reason: "ProviderTokenUnavailable: \(error)", status: 0))
             return
         }
-        let url = configuration.apnsBaseURL + "/3/device/" + percentEncodedPathSegment(job.push.device.token)
-        var headers: [String] = []
-        headers.reserveCapacity(job.push.headers.count + 4)
-        var hasContentType = false
-        for header in job.push.headers where !header.name.isEmpty {
-            let name = header.name.lowercased()
-            if name == "authorization" { continue }
-            if name == "content-type" { hasContentType = true }
-            headers.append(header.name + ": " + header.value)
+        let url = apnsDevicePathPrefix + percentEncodedPathSegment(job.push.device.token)
+        if !apnsHeaderCache.matches(job.push.headers, credential: jwt) {
+            var lines: [String] = []
+            lines.reserveCapacity(job.push.headers.count + 4)
+            var hasContentType = false
+            for header in job.push.headers where !header.name.isEmpty {
+                let name = header.name.lowercased()
+                if name == "authorization" { continue }
+                if name == "content-type" { hasContentType = true }
+                lines.append(header.name + ": " + header.value)
+            }
+            lines.append("authorization: bearer " + jwt)
+            // libcurl would add a form content-type and Accept: */*; APNs wants neither.
+            if !hasContentType { lines.append("Content-Type:") }
+            lines.append("Accept:")
+            lines.append("Expect:")
+            apnsHeaderCache = HeaderSetCache(source: job.push.headers, credential: jwt, set: newHeaderSet(lines))
         }
-        headers.append("authorization: bearer " + jwt)
-        // libcurl would add a form content-type and Accept: */*; APNs wants neither.
-        if !hasContentType { headers.append("Content-Type:") }
-        headers.append("Accept:")
-        headers.append("Expect:")
         job.credentialGeneration = providerTokens?.signings ?? 0
-        startTransfer(url: url, headers: headers, body: job.push.body, purpose: .push(job))
+        startTransfer(url: url, origin: apnsOrigin, headers: apnsHeaderCache.set, body: job.push.body, purpose: .push(job))
+    }
+
+    private func newHeaderSet(_ lines: [String]) -> CurlTransfer.HeaderSet {
+        lastHeaderSetID += 1
+        return CurlTransfer.HeaderSet(id: lastHeaderSetID, lines: lines)
     }
 
     private func beginFCM(_ job: DeliveryJob) {
@@ -182,18 +234,21 @@ final class CurlLoop {
         }
         let project = configuration.fcmProjectID ?? source.projectID
         let url = configuration.fcmBaseURL + "/v1/projects/" + percentEncodedPathSegment(project) + "/messages:send"
-        var headers: [String] = []
-        headers.reserveCapacity(job.push.headers.count + 4)
-        for header in job.push.headers where !header.name.isEmpty {
-            let name = header.name.lowercased()
-            if name == "authorization" || name == "content-type" { continue }
-            headers.append(header.name + ": " + header.value)
+        if !fcmHeaderCache.matches(job.push.headers, credential: accessToken) {
+            var lines: [String] = []
+            lines.reserveCapacity(job.push.headers.count + 4)
+            for header in job.push.headers where !header.name.isEmpty {
+                let name = header.name.lowercased()
+                if name == "authorization" || name == "content-type" { continue }
+                lines.append(header.name + ": " + header.value)
+            }
+            lines.append("authorization: Bearer " + accessToken)
+            lines.append("content-type: application/json")
+            lines.append("Accept:")
+            lines.append("Expect:")
+            fcmHeaderCache = HeaderSetCache(source: job.push.headers, credential: accessToken, set: newHeaderSet(lines))
         }
-        headers.append("authorization: Bearer " + accessToken)
-        headers.append("content-type: application/json")
-        headers.append("Accept:")
-        headers.append("Expect:")
-        startTransfer(url: url, headers: headers, body: job.push.body, purpose: .push(job))
+        startTransfer(url: url, origin: fcmOrigin, headers: fcmHeaderCache.set, body: job.push.body, purpose: .push(job))
     }
 
     /// Google's JWT-bearer grant: POST the RS256 assertion, form-encoded, to the token URL.
@@ -215,8 +270,8 @@ final class CurlLoop {
             + "&assertion=" + formEncoded(assertion)
         accessTokenRequestInFlight = true
         startTransfer(
-            url: tokenURL,
-            headers: ["content-type: application/x-www-form-urlencoded", "Accept:", "Expect:"],
+            url: tokenURL, origin: Self.origin(of: tokenURL),
+            headers: CurlTransfer.HeaderSet(id: 0, lines: ["content-type: application/x-www-form-urlencoded", "Accept:", "Expect:"]),
             body: Array(body.utf8), purpose: .accessToken)
     }
 
@@ -225,16 +280,15 @@ final class CurlLoop {
     /// provider token succeeds (apns.md, "Transport"), so a burst on a fresh connection is
     /// refused or answered with GOAWAY; and on libcurl before 8.0 only that first h2c
     /// request may use prior knowledge (`CurlTransfer.priorKnowledgeReuseIsBroken`).
-    private func startTransfer(url: String, headers: [String], body: [UInt8], purpose: CurlTransfer.Purpose) {
-        let origin = Self.origin(of: url)
-        let cleartext = url.hasPrefix("http://")
+    private func startTransfer(url: String, origin: String, headers: CurlTransfer.HeaderSet, body: [UInt8], purpose: CurlTransfer.Purpose) {
+        let cleartext = origin.utf8.starts(with: "http://".utf8)
         let mode: CurlTransfer.HTTPMode
         switch origins[origin, default: .cold] {
         case .cold:
             origins[origin] = .connecting
             mode = .init(version: cleartext ? .priorKnowledge : .tls, origin: origin, isProbe: true)
         case .connecting:
-            parkedUntilConnected[origin, default: []].append(ParkedRequest(url: url, headers: headers, body: body, purpose: purpose))
+            parkedUntilConnected[origin, default: []].append(ParkedRequest(url: url, origin: origin, headers: headers, body: body, purpose: purpose))
             return
         case .connected:
             let version: CurlTransfer.HTTPMode.Version =
@@ -273,7 +327,7 @@ final class CurlLoop {
             origins[mode.origin] = connectionIsUp ? .connected : .cold
             let parked = parkedUntilConnected.removeValue(forKey: mode.origin) ?? []
             for request in parked {
-                startTransfer(url: request.url, headers: request.headers, body: request.body, purpose: request.purpose)
+                startTransfer(url: request.url, origin: request.origin, headers: request.headers, body: request.body, purpose: request.purpose)
             }
         } else if !connectionIsUp, origins[mode.origin] == .connected {
             origins[mode.origin] = .cold
@@ -282,10 +336,12 @@ final class CurlLoop {
 
     /// "http://host:port" of a URL: libcurl shares connections per host and port.
     static func origin(of url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
-        let rest = url[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        return String(url[..<authorityEnd])
+        let bytes = Array(url.utf8)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+              bytes[colon...].starts(with: "://".utf8) else { return url }
+        let authorityStart = colon + 3
+        let authorityEnd = bytes[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+        return String(decoding: bytes[..<authorityEnd], as: UTF8.self)
     }
 
     private func fail(_ purpose: CurlTransfer.Purpose, verdict: DeliveryVerdict) {

@@ -1,5 +1,6 @@
 // One reusable libcurl easy handle and the state of the request it carries.
 import CCurl
+import Glibc
 import PushModel
 
 /// Owned by the delivery thread. Its address is the easy handle's CURLOPT_PRIVATE and the
@@ -34,6 +35,13 @@ final class CurlTransfer {
         static let idle = HTTPMode(version: .tls, origin: "", isProbe: false)
     }
 
+    /// A request's header lines, and an id that is the same for every request carrying the
+    /// same lines (0: used once, never matched), so a handle can keep its libcurl list.
+    struct HeaderSet {
+        var id: Int
+        var lines: [String]
+    }
+
     /// What one finished request produced.
     struct Answer {
         var purpose: Purpose
@@ -49,7 +57,16 @@ final class CurlTransfer {
     static let maxBodyBytes = 64 * 1024
 
     let easy: UnsafeMutableRawPointer
+    /// The request headers as libcurl holds them, kept across requests: consecutive pushes
+    /// usually carry the same header set (same push type, topic and provider token), and
+    /// rebuilding the list costs two allocations per line plus the frees.
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// Which `HeaderSet` `headerList` was built from (0: none).
+    private var headerListID = 0
+    /// The request body, owned here so libcurl can send it without its own copy (CURLOPT_POSTFIELDS
+    /// points into it); grows to the largest body seen and is reused.
+    private var bodyBuffer: UnsafeMutableRawPointer
+    private var bodyCapacity: Int
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private(set) var purpose: Purpose = .idle
     private(set) var mode: HTTPMode = .idle
@@ -62,6 +79,8 @@ final class CurlTransfer {
         self.easy = easy
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        bodyCapacity = 1024
+        bodyBuffer = .allocate(byteCount: bodyCapacity, alignment: 1)
         let me = Unmanaged.passUnretained(self).toOpaque()
         // Options that never change for this handle.
         _ = cshim_easy_setopt_ptr(easy, CURLOPT_PRIVATE, me)
@@ -71,6 +90,10 @@ final class CurlTransfer {
         _ = cshim_easy_setopt_ptr(easy, CURLOPT_HEADERDATA, me)
         _ = cshim_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = cshim_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        // With no proxy variable set, libcurl would still look for one (getenv of each
+        // spelling) on every request; saying "no proxy for any host" skips that, and is
+        // what it would conclude anyway.
+        if !Self.environmentNamesProxy { _ = cshim_easy_setopt_string(easy, CURLOPT_NOPROXY, "*") }
         _ = cshim_easy_setopt_long(easy, CURLOPT_POST, 1)
         // Wait for an existing connection to multiplex on rather than open another.
         _ = cshim_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
@@ -91,33 +114,54 @@ final class CurlTransfer {
     func release() {
         reset()
         curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        headerList = nil
         errorBuffer.deallocate()
+        bodyBuffer.deallocate()
     }
 
-    /// Sets up one POST; `mode` says how to ask for HTTP/2.
-    func prepare(url: String, headers: [String], body requestBody: [UInt8], purpose: Purpose, mode: HTTPMode) -> Bool {
+    /// Sets up one POST; `mode` says how to ask for HTTP/2. Options that did not change
+    /// since this handle's last request (header list, HTTP version) are not set again.
+    func prepare(url: String, headers: HeaderSet, body requestBody: [UInt8], purpose: Purpose, mode: HTTPMode) -> Bool {
         reset()
         self.purpose = purpose
+        if headers.id == 0 || headers.id != headerListID {
+            _ = cshim_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, nil)
+            curl_slist_free_all(headerList)
+            headerList = nil
+            headerListID = 0
+            for line in headers.lines {
+                guard let appended = curl_slist_append(headerList, line) else { return false }
+                headerList = appended
+            }
+            guard cshim_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList) == CURLE_OK else { return false }
+            headerListID = headers.id
+        }
+        if mode.version != versionSet {
+            let version = switch mode.version {
+            case .tls, .plainHTTP2: CURL_HTTP_VERSION_2TLS
+            case .priorKnowledge: CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+            }
+            guard cshim_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(version)) == CURLE_OK else { return false }
+            versionSet = mode.version
+        }
         self.mode = mode
-        for line in headers {
-            guard let appended = curl_slist_append(headerList, line) else { return false }
-            headerList = appended
+        guard cshim_easy_setopt_string(easy, CURLOPT_URL, url) == CURLE_OK else { return false }
+        if requestBody.count > bodyCapacity {
+            bodyBuffer.deallocate()
+            bodyCapacity = max(requestBody.count, bodyCapacity * 2)
+            bodyBuffer = .allocate(byteCount: bodyCapacity, alignment: 1)
         }
-        let version = switch mode.version {
-        case .tls, .plainHTTP2: CURL_HTTP_VERSION_2TLS
-        case .priorKnowledge: CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+        requestBody.withUnsafeBytes { bytes in
+            if let base = bytes.baseAddress { bodyBuffer.copyMemory(from: base, byteCount: bytes.count) }
         }
-        var ok = cshim_easy_setopt_string(easy, CURLOPT_URL, url) == CURLE_OK
-        ok = ok && cshim_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(version)) == CURLE_OK
-        ok = ok && cshim_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList) == CURLE_OK
-        ok = ok && cshim_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(requestBody.count)) == CURLE_OK
-        // libcurl copies the body, so the push's array need not outlive this call.
-        let copied = requestBody.withUnsafeBytes { bytes -> CURLcode in
-            if let base = bytes.baseAddress { return cshim_easy_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, base) }
-            return cshim_easy_setopt_string(easy, CURLOPT_COPYPOSTFIELDS, "")
-        }
-        return ok && copied == CURLE_OK
+        // The size first: with it unset libcurl would take the body for a C string.
+        guard cshim_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(requestBody.count)) == CURLE_OK else { return false }
+        return cshim_easy_setopt_ptr(easy, CURLOPT_POSTFIELDS, bodyBuffer) == CURLE_OK
     }
+
+    /// What CURLOPT_HTTP_VERSION was last set for on this handle.
+    private var versionSet: HTTPMode.Version?
 
     /// Takes the answer and makes the handle idle again.
     func finish(result: CURLcode, status: Int) -> Answer {
@@ -134,8 +178,6 @@ final class CurlTransfer {
     func reset() {
         purpose = .idle
         mode = .idle
-        curl_slist_free_all(headerList)
-        headerList = nil
         body.removeAll(keepingCapacity: true)
         apnsID = nil
         retryAfter = nil
@@ -150,6 +192,15 @@ final class CurlTransfer {
         // version_num sits in the first version of the struct, so the oldest layout suffices.
         guard let info = curl_version_info(CURLVERSION_FIRST) else { return true }
         return info.pointee.version_num < 0x08_00_00
+    }()
+
+    /// Whether any variable libcurl takes a proxy from is set (curl_easy_setopt(3),
+    /// CURLOPT_PROXY: "http_proxy", "HTTPS_PROXY", "ALL_PROXY", either case).
+    static let environmentNamesProxy: Bool = {
+        let names = ["http_proxy", "https_proxy", "all_proxy"]
+        return names.contains { name in
+            getenv(name) != nil || getenv(name.uppercased()) != nil
+        }
     }()
 
     /// Errors of configuration rather than of the network: retrying cannot help.

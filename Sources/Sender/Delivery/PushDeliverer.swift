@@ -122,6 +122,8 @@ final class DeliveryShared: Sendable {
         var nextTicket: UInt64 = 1
         var stopping = false
         var loopExited = false
+        /// Transfers the loop had running when it last went to wait: their answers wake it anyway.
+        var loopActiveTransfers = 0
     }
 
     let configuration: DeliveryConfiguration
@@ -135,6 +137,12 @@ final class DeliveryShared: Sendable {
     let wakeWriteFD: Int32
     let log: @Sendable (String) -> Void
     let state = Mutex(State())
+    /// A push queued while the loop waits on at least this many transfers does not wake it:
+    /// the next answer will, and the loop then takes every queued push in one go (a wake-up
+    /// per handful of pushes costs a poll, a perform over every transfer and an empty read).
+    let wakeBelowActiveTransfers: Int
+    /// ... unless this many are queued.
+    let wakeAtQueuedPushes: Int
     private let loopStopped = DispatchSemaphore(value: 0)
     private let cleanupQueue = DispatchQueue(label: "pushproof.sender.token-cleanup")
 
@@ -149,6 +157,8 @@ final class DeliveryShared: Sendable {
         self.wakeReadFD = wakeReadFD
         self.wakeWriteFD = wakeWriteFD
         self.log = log
+        wakeBelowActiveTransfers = max(1, configuration.maxInFlight / 4)
+        wakeAtQueuedPushes = max(1, min(configuration.maxInFlight / 8, 64))
     }
 
     deinit {
@@ -187,6 +197,9 @@ final class DeliveryShared: Sendable {
         loopStopped.wait()
         loopStopped.signal()  // later waiters return too
     }
+
+    /// Whether `shutdown` (or the deliverer's release) asked the loop to stop.
+    var stopRequested: Bool { state.withLock { $0.stopping } }
 
     func requestStop() {
         state.withLock { $0.stopping = true }
@@ -252,10 +265,13 @@ final class DeliveryShared: Sendable {
             let ticket = state.nextTicket
             state.nextTicket += 1
             guard !state.loopExited else { return (ticket, false, false) }
-            // Only the push that makes the queue non-empty wakes the loop; it takes them all.
+            // Only the push that makes the queue non-empty wakes the loop (it takes them all),
+            // and only if no answer is due to wake it first; a long queue wakes it regardless.
             let wasEmpty = state.submissions.isEmpty
             state.submissions.append(DeliveryJob(ticket: ticket, push: push, holdsSlot: true, completion: completion))
-            return (ticket, true, wasEmpty)
+            let wake = (wasEmpty && state.loopActiveTransfers < wakeBelowActiveTransfers)
+                || state.submissions.count == wakeAtQueuedPushes
+            return (ticket, true, wake)
         }
         if accepted {
             if needsWake { wake() }
@@ -294,6 +310,16 @@ final class DeliveryShared: Sendable {
             let jobs = state.submissions
             state.submissions.removeAll(keepingCapacity: true)
             return (jobs, false)
+        }
+    }
+
+    /// Loop side, just before it waits: records how many transfers it waits on (see
+    /// `enqueue`) and says whether pushes are already queued, in which case it should not wait.
+    /// One critical section with `enqueue`, so a push queued after it sees the new count.
+    func loopWillWait(activeTransfers: Int) -> Bool {
+        state.withLock { state in
+            state.loopActiveTransfers = activeTransfers
+            return !state.submissions.isEmpty
         }
     }
 
