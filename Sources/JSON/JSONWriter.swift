@@ -151,21 +151,30 @@ public struct JSONWriter: Sendable {
 
     // MARK: - Encoding
 
+    /// Digits written backwards into a stack buffer, then one append: appending digit by
+    /// digit was ~1.5% of the server's time (a record line has two 19-digit nanosecond times).
     private mutating func appendDecimal(_ value: Int) {
         if value == 0 { bytes.append(UInt8(ascii: "0")); return }
         var v = value.magnitude
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        // Int.min: 19 digits and a sign.
         var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
                      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
             (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            while v > 0 {
-                buffer[count] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-                count += 1
+        let capacity = 20
+        withUnsafeMutablePointer(to: &digits) { tuple in
+            tuple.withMemoryRebound(to: UInt8.self, capacity: capacity) { buffer in
+                var start = capacity
+                while v > 0 {
+                    start -= 1
+                    buffer[start] = UInt8(ascii: "0") + UInt8(v % 10)
+                    v /= 10
+                }
+                if value < 0 {
+                    start -= 1
+                    buffer[start] = UInt8(ascii: "-")
+                }
+                bytes.append(contentsOf: UnsafeBufferPointer(start: buffer + start, count: capacity - start))
             }
-            for i in stride(from: count - 1, through: 0, by: -1) { bytes.append(buffer[i]) }
         }
     }
 

@@ -59,6 +59,16 @@ import JSON
         }
     }
 
+    @Test(arguments: [0, 1, -1, 9, 10, -10, 1_764_432_000_123_456_789, Int.max, Int.min, Int.min + 1])
+    func integersAreWrittenAsTheirDecimalText(_ value: Int) {
+        var writer = JSONWriter()
+        writer.int(value)
+        #expect(writer.bytes == Array(String(value).utf8))
+        var unsigned = JSONWriter()
+        unsigned.uint(UInt64(value.magnitude))
+        #expect(unsigned.bytes == Array(String(value.magnitude).utf8))
+    }
+
     @Test func mixedEscapesAndMultibyteTextMatchTheReference() {
         let text = "{\"cv\":\"1\",\"name\":\"Zoë \\ \u{7F}\t\u{1F600}\"}\n" + String(repeating: "x\"", count: 40)
         var writer = JSONWriter()
