@@ -152,12 +152,14 @@ final class HTTP2Session {
         let valueBytes = UnsafeBufferPointer(start: value, count: valueLength)
         if nameLength > 0 && name[0] == UInt8(ascii: ":") {
             // nghttp2 has already checked pseudo-header names and order (RFC 9113 §8.3).
+            // memcmp, not `elementsEqual` against a String's UTF-8 view: that generic loop was
+            // ~0.8% of the server's time (perf, four pseudo-headers per request).
             let text = String(decoding: valueBytes, as: UTF8.self)
             switch nameLength {
-            case 5 where nameBytes.elementsEqual(":path".utf8): stream.path = text
-            case 7 where nameBytes.elementsEqual(":method".utf8): stream.method = text
-            case 7 where nameBytes.elementsEqual(":scheme".utf8): stream.scheme = text
-            case 10 where nameBytes.elementsEqual(":authority".utf8): stream.authority = text
+            case 5 where memcmp(name, ":path", 5) == 0: stream.path = text
+            case 7 where memcmp(name, ":method", 7) == 0: stream.method = text
+            case 7 where memcmp(name, ":scheme", 7) == 0: stream.scheme = text
+            case 10 where memcmp(name, ":authority", 10) == 0: stream.authority = text
             default: break
             }
             return 0

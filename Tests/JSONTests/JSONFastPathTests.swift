@@ -35,6 +35,40 @@ import JSON
         }
     }
 
+    /// A word holding several bytes to escape (the escaper keeps the word up to its first one,
+    /// then starts the next word after it), next to multibyte text.
+    @Test func twoEscapesInAnyPositionsMatchTheReference() {
+        let escapes: [UInt8] = [0x22, 0x5C, 0x0A, 0x01, 0x1F, 0x7F, 0x09]
+        // ASCII with 3-byte characters between: escapes go only where the filler is ASCII, so
+        // the input stays valid UTF-8.
+        let filler = Array("ab€cd€efgh€ijk€lmnop".utf8)
+        let asciiPositions = filler.indices.filter { filler[$0] < 0x80 }
+        for first in escapes {
+            for second in escapes {
+                for i in asciiPositions {
+                    for j in asciiPositions where j >= i {
+                        var input = filler
+                        input[i] = first
+                        input[j] = second
+                        var writer = JSONWriter()
+                        writer.string(utf8: input)
+                        #expect(writer.bytes == Self.referenceEscaped(input), "\(first) at \(i), \(second) at \(j)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [0, 1, -1, 9, 10, -10, 1_764_432_000_123_456_789, Int.max, Int.min, Int.min + 1])
+    func integersAreWrittenAsTheirDecimalText(_ value: Int) {
+        var writer = JSONWriter()
+        writer.int(value)
+        #expect(writer.bytes == Array(String(value).utf8))
+        var unsigned = JSONWriter()
+        unsigned.uint(UInt64(value.magnitude))
+        #expect(unsigned.bytes == Array(String(value.magnitude).utf8))
+    }
+
     @Test func mixedEscapesAndMultibyteTextMatchTheReference() {
         let text = "{\"cv\":\"1\",\"name\":\"Zoë \\ \u{7F}\t\u{1F600}\"}\n" + String(repeating: "x\"", count: 40)
         var writer = JSONWriter()

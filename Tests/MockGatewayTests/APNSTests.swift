@@ -1,3 +1,4 @@
+import Foundation
 import Crypto
 import HTTPCore
 import JSON
@@ -102,6 +103,35 @@ import Testing
         #expect(header(response, "apns-id") != nil)
         #expect(h.observer.last?.reason == c.expected.rawValue)
         #expect(h.observer.last?.response.status == c.expected.status)
+    }
+
+    /// With `--specs`, the gateway parses a payload once for its own check and the judge:
+    /// the answer and the warnings must be those of the gateway without specs.
+    @Test(arguments: [
+        #"{"aps":{"alert":"hi"}}"#, "hello", "[1]", #""x""#, "{}", #"{"aps":5}"#, #"{"aps":{"alert":"a"},"aps":7}"#,
+        #"{"aps":{"alert":"hi"}} x"#, String(repeating: "[", count: 70) + String(repeating: "]", count: 70),
+        #"{"aps":{"alert":"hi"},"deep":"# + String(repeating: "[", count: 63) + String(repeating: "]", count: 63) + "}",
+        #"{"aps":{"alert":"hi"},"deep":"# + String(repeating: "[", count: 64) + String(repeating: "]", count: 64) + "}",
+    ])
+    func judgedPayloadsAreAnsweredAsUnjudgedOnes(_ payload: String) throws {
+        let specs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Specs").path
+        let judge = try SpecJudge(directory: specs)
+        let plain = try Harness()
+        let judged = try Harness(judge: judge)
+        let expected = plain.push(payload: payload)
+        let answer = judged.push(payload: payload)
+        #expect(answer.status == expected.status)
+        #expect(reason(answer) == reason(expected))
+        #expect(judged.observer.last?.verdict?["gateway_warnings"] == plain.observer.last?.verdict?["gateway_warnings"])
+        // And the verdict is the judge's own, from its own parse.
+        let exchange = try #require(judged.observer.last)
+        let own = judge.specs.judge(route: "apns", method: "POST", path: exchange.request.path,
+                                    headers: exchange.request.headers.map { (name: $0.name, value: $0.value) },
+                                    body: exchange.request.body).json()
+        #expect(exchange.verdict?["spec"] == own["spec"])
+        #expect(exchange.verdict?["violations"] == own["violations"])
+        #expect(own["violations"] != nil)
     }
 
     /// A payload of exactly `bytes` bytes: `{"aps":{"alert":"xxx…"}}`.

@@ -40,9 +40,10 @@ final class Harness {
     private var nextConnectionID: UInt64 = 1
     private var nextStream: Int32 = 1
 
-    init(_ configuration: GatewayConfiguration = GatewayConfiguration(), clock: ManualClock = ManualClock()) throws {
+    init(_ configuration: GatewayConfiguration = GatewayConfiguration(), clock: ManualClock = ManualClock(),
+         judge: SpecJudge? = nil) throws {
         self.clock = clock
-        gateway = try MockGateway(configuration: configuration, observers: [observer], clock: clock.gatewayClock)
+        gateway = try MockGateway(configuration: configuration, observers: [observer], judge: judge, clock: clock.gatewayClock)
         connection = ConnectionContext(id: 1, version: .http2, isTLS: true, peer: "127.0.0.1:50000")
         gateway.connectionOpened(connection)
     }

@@ -29,38 +29,38 @@ public final class Recorder: GatewayObserver {
         var w = JSONWriter(capacity: 512 + exchange.request.body.count)
         let request = exchange.request
         w.continueAfterValue()  // the line so far is `{"v":1,"seq":N`
-        w.key("time"); w.string(utf8: Timestamp.iso8601Bytes(nanos: request.arrivalNanos))
-        w.key("arrival_ns"); w.uint(request.arrivalNanos)
-        w.key("answered_ns"); w.uint(exchange.answeredNanos)
-        w.key("connection"); w.uint(request.connectionID)
-        w.key("stream"); w.int(Int(request.streamID))
-        w.key("protocol"); w.string(request.version.rawValue)
-        w.key("tls"); w.bool(request.isTLS)
-        w.key("route"); w.string(exchange.route.rawValue)
-        w.key("method"); w.string(request.method)
-        w.key("path"); w.string(request.path)
-        if let authority = request.authority { w.key("authority"); w.string(authority) }
-        w.key("headers")
+        w.key(plain: "time"); w.string(utf8: Timestamp.iso8601Bytes(nanos: request.arrivalNanos))
+        w.key(plain: "arrival_ns"); w.uint(request.arrivalNanos)
+        w.key(plain: "answered_ns"); w.uint(exchange.answeredNanos)
+        w.key(plain: "connection"); w.uint(request.connectionID)
+        w.key(plain: "stream"); w.int(Int(request.streamID))
+        w.key(plain: "protocol"); w.string(request.version.rawValue)
+        w.key(plain: "tls"); w.bool(request.isTLS)
+        w.key(plain: "route"); w.string(exchange.route.rawValue)
+        w.key(plain: "method"); w.string(request.method)
+        w.key(plain: "path"); w.string(request.path)
+        if let authority = request.authority { w.key(plain: "authority"); w.string(authority) }
+        w.key(plain: "headers")
         writeHeaders(request.headers, to: &w)
         writeBody(request.body, redactAssertion: exchange.route == .oauth, to: &w)
-        w.key("response")
+        w.key(plain: "response")
         w.beginObject()
-        w.key("status"); w.int(exchange.response.status)
-        w.key("reason")
+        w.key(plain: "status"); w.int(exchange.response.status)
+        w.key(plain: "reason")
         if let reason = exchange.reason { w.string(reason) } else { w.null() }
-        w.key("headers")
+        w.key(plain: "headers")
         writeHeaders(exchange.response.headers, to: &w)
         writeBody(exchange.response.body, redactAssertion: false, to: &w)
-        if exchange.response.delayNanos > 0 { w.key("delay_ns"); w.uint(exchange.response.delayNanos) }
+        if exchange.response.delayNanos > 0 { w.key(plain: "delay_ns"); w.uint(exchange.response.delayNanos) }
         if !exchange.response.actions.isEmpty {
-            w.key("actions")
+            w.key(plain: "actions")
             w.beginArray()
             for action in exchange.response.actions { w.string(describe(action)) }
             w.endArray()
         }
         w.endObject()
-        if let fault = exchange.fault { w.key("fault"); w.string(fault) }
-        if let verdict = exchange.verdict { w.key("verdict"); w.value(verdict) }
+        if let fault = exchange.fault { w.key(plain: "fault"); w.string(fault) }
+        if let verdict = exchange.verdict { w.key(plain: "verdict"); w.value(verdict) }
         var suffix = w.bytes
         suffix.append(UInt8(ascii: "}"))
         suffix.append(0x0A)
@@ -85,11 +85,11 @@ public final class Recorder: GatewayObserver {
 
     private static func writeBody(_ body: [UInt8], redactAssertion: Bool, to w: inout JSONWriter) {
         if body.isEmpty {
-            w.key("body"); w.string("")
+            w.key(plain: "body"); w.string("")
             return
         }
         if UTF8Check.isValid(body) {
-            w.key("body")
+            w.key(plain: "body")
             if redactAssertion {
                 w.string(Redaction.formAssertion(String(decoding: body, as: UTF8.self)))
             } else {

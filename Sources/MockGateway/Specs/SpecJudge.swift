@@ -22,9 +22,11 @@ public struct SpecJudge: Sendable {
         self.init(specs: try SpecSet.load(directory: directory, configOverrides: configOverrides), rejectViolations: rejectViolations)
     }
 
-    func judge(_ request: HTTPRequest, route: GatewayRoute) -> SpecVerdict {
+    /// `parsedBody`: `JSONParser.parse(request.body)` when the caller has it already.
+    func judge(_ request: HTTPRequest, route: GatewayRoute, parsedBody: JSONValue? = nil) -> SpecVerdict {
         specs.judge(route: route.rawValue, method: request.method, path: request.path,
-                    headers: request.headers.map { (name: $0.name, value: $0.value) }, body: request.body)
+                    headers: request.headers.map { (name: $0.name, value: $0.value) }, body: request.body,
+                    parsedBody: parsedBody)
     }
 
     /// The 400 that replaces a would-be success when `rejectViolations` is on, in the route's

@@ -46,10 +46,20 @@ public struct SpecSet: Sendable {
     /// `unknown`); `body` is parsed once here.
     public func judge(route: String, method: String, path: String,
                       headers: [(name: String, value: String)], body: [UInt8]) -> SpecVerdict {
+        judge(route: route, method: method, path: path, headers: headers, body: body, parsedBody: nil)
+    }
+
+    /// `judge` with the body already parsed: `parsedBody`, when given, must be what
+    /// `JSONParser.parse(body)` returns (the gateway parses an APNs payload once for its own
+    /// check and this one); nil parses `body` here.
+    public func judge(route: String, method: String, path: String,
+                      headers: [(name: String, value: String)], body: [UInt8], parsedBody: JSONValue?) -> SpecVerdict {
         if isOutOfScope(route: route, path: path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
         var violations: [SpecViolation] = []
         var parsed: JSONValue?
-        if !body.isEmpty {
+        if let parsedBody {
+            parsed = parsedBody
+        } else if !body.isEmpty {
             do { parsed = try JSONParser.parse(body) } catch {
                 violations.append(SpecViolation(pointer: JSONPointer(tokens: ["body"]), rule: "body-json", source: nil,
                                                 expected: "a JSON document", found: nil, message: "the body is not JSON: \(error)"))
