@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "Driver", dependencies: ["JSON", "PushModel", "Sender"]),
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
-        .target(name: "PushproofCLI", dependencies: ["JSON", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver"]),
+        .target(name: "PushproofCLI", dependencies: ["JSON", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl"]),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"]),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
