@@ -120,6 +120,7 @@ struct ServeCommand: Subcommand {
             do {
                 let generated = try SelfSignedCertificate.generate(
                     commonName: "pushproof", subjectAltNames: ["localhost", "127.0.0.1", "::1"] + (isLiteralAddress(listen.host) ? [] : [listen.host]))
+                try createParentDirectory(of: certificateOut)
                 try generated.certificatePEM.write(toFile: certificateOut, atomically: true, encoding: .utf8)
                 tls = TLSConfiguration(certificateChainPEM: generated.certificatePEM, privateKeyPEM: generated.privateKeyPEM)
                 certificateNote = " cert \(certificateOut)"
@@ -131,6 +132,7 @@ struct ServeCommand: Subcommand {
         var recorder: Recorder?
         if let recordPath {
             do {
+                try createParentDirectory(of: recordPath)
                 recorder = Recorder(file: try RecordFile(path: recordPath, append: recordAppend))
             } catch {
                 printError("pushproof serve: \(error)")
@@ -205,6 +207,13 @@ struct ServeCommand: Subcommand {
         }
         return recorder.map { $0.file.failedWrites > 0 ? ExitCode.ioError : ExitCode.success } ?? ExitCode.success
     }
+}
+
+/// `out/record.jsonl` works without creating `out/` first.
+func createParentDirectory(of path: String) throws {
+    let parent = (path as NSString).deletingLastPathComponent
+    guard !parent.isEmpty, !FileManager.default.fileExists(atPath: parent) else { return }
+    try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
 }
 
 /// A JSON object file of spec configuration overrides.

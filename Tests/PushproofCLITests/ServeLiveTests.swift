@@ -47,7 +47,8 @@ struct StrictSetup {
 @Suite(.serialized) struct ServeLiveTests {
     @Test func zeroConfigTLSAcceptsAPushAndAnswersWithHeadersOnly() throws {
         let directory = try TemporaryDirectory()
-        let record = directory.file("record.jsonl")
+        // A record path in a folder that does not exist yet: serve creates it.
+        let record = directory.file("out/record.jsonl")
         let serve = try ServeProcess(["--record", record], directory: directory.path)
         let cert = directory.file("pushproof-cert.pem")
         #expect(FileManager.default.fileExists(atPath: cert), "the self-signed certificate is written where clients can trust it")
