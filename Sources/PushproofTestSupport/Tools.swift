@@ -12,8 +12,10 @@ public struct ToolResult: Sendable {
 }
 
 /// Runs a command-line client to completion, optionally feeding it `input`.
+/// Runs a tool to completion. A tool still running after `timeoutSeconds` is killed (SIGKILL),
+/// so a test that wrongly starts something long-lived fails instead of hanging the suite.
 public func runTool(_ executable: String, _ arguments: [String], input: [UInt8]? = nil,
-                    currentDirectory: String? = nil) throws -> ToolResult {
+                    currentDirectory: String? = nil, timeoutSeconds: Int = 120) throws -> ToolResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -25,6 +27,10 @@ public func runTool(_ executable: String, _ arguments: [String], input: [UInt8]?
     let inputPipe = input.map { _ in Pipe() }
     if let inputPipe { process.standardInput = inputPipe }
     try process.run()
+    let pid = process.processIdentifier
+    let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(timeoutSeconds), execute: watchdog)
+    defer { watchdog.cancel() }
     if let input, let inputPipe {
         inputPipe.fileHandleForWriting.write(Data(input))
         try inputPipe.fileHandleForWriting.close()

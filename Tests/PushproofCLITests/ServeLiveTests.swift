@@ -212,9 +212,11 @@ struct StrictSetup {
         let notJSONResult = try pushproof(["serve", "--config", notJSON, "--listen", "127.0.0.1:0", "--admin", "off"], directory: directory.path)
         #expect(notJSONResult.status == 2)
         #expect(notJSONResult.error.contains("not valid JSON"))
-        let unwritable = try pushproof(["serve", "--h2c", "--record", "/nonexistent/record.jsonl", "--listen", "127.0.0.1:0", "--admin", "off"])
+        // A record path whose folder cannot exist (its parent is a file): a clear error, nothing started.
+        let blocker = try directory.write("a-file", "")
+        let unwritable = try pushproof(["serve", "--h2c", "--record", blocker + "/record.jsonl", "--listen", "127.0.0.1:0", "--admin", "off"])
         #expect(unwritable.status == 2)
-        #expect(unwritable.error.contains("/nonexistent/record.jsonl"))
+        #expect(unwritable.error.contains(blocker + "/record.jsonl"), "\(unwritable.error)")
         let help = try pushproof(["serve", "--help"])
         #expect(help.status == 0)
         for option in ["--listen", "--admin", "--h2c", "--cert", "--key", "--config", "--record", "--threads", "--specs"] {
