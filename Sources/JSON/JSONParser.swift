@@ -142,6 +142,18 @@ private struct Reader {
         position += count
     }
 
+    /// After a member or element: `,` continues (false), the closing bracket ends (true).
+    /// Shared by the tree-building parse and the validating skip so both report alike.
+    mutating func separatorEnds(closing: UInt8, in container: String) throws(JSONError) -> Bool {
+        skipWhitespace()
+        guard position < bytes.count else { throw error("unexpected end of input in \(container)") }
+        let c = bytes[position]
+        position += 1
+        if c == UInt8(ascii: ",") { return false }
+        if c == closing { return true }
+        throw error("expected ',' or '\(Character(Unicode.Scalar(closing)))' in \(container)", at: position - 1)
+    }
+
     mutating func parseObject(depth: Int) throws(JSONError) -> JSONValue {
         guard depth <= options.maxDepth else { throw error("nesting deeper than \(options.maxDepth)") }
         position += 1  // {
@@ -176,13 +188,7 @@ private struct Reader {
             } else {
                 entries.append((key, value))
             }
-            skipWhitespace()
-            guard position < bytes.count else { throw error("unexpected end of input in object") }
-            let c = bytes[position]
-            position += 1
-            if c == UInt8(ascii: ",") { continue }
-            if c == UInt8(ascii: "}") { return .object(JSONObject(uncheckedEntries: entries)) }
-            throw error("expected ',' or '}' in object", at: position - 1)
+            if try separatorEnds(closing: UInt8(ascii: "}"), in: "object") { return .object(JSONObject(uncheckedEntries: entries)) }
         }
     }
 
@@ -277,13 +283,7 @@ private struct Reader {
             position += 1
             skipWhitespace()
             try skipValue(depth: depth)
-            skipWhitespace()
-            guard position < bytes.count else { throw error("unexpected end of input in object") }
-            let c = bytes[position]
-            position += 1
-            if c == UInt8(ascii: ",") { continue }
-            if c == UInt8(ascii: "}") { return }
-            throw error("expected ',' or '}' in object", at: position - 1)
+            if try separatorEnds(closing: UInt8(ascii: "}"), in: "object") { return }
         }
     }
 
@@ -298,13 +298,7 @@ private struct Reader {
         while true {
             skipWhitespace()
             try skipValue(depth: depth)
-            skipWhitespace()
-            guard position < bytes.count else { throw error("unexpected end of input in array") }
-            let c = bytes[position]
-            position += 1
-            if c == UInt8(ascii: ",") { continue }
-            if c == UInt8(ascii: "]") { return }
-            throw error("expected ',' or ']' in array", at: position - 1)
+            if try separatorEnds(closing: UInt8(ascii: "]"), in: "array") { return }
         }
     }
 
@@ -360,13 +354,7 @@ private struct Reader {
         while true {
             skipWhitespace()
             elements.append(try parseValue(depth: depth))
-            skipWhitespace()
-            guard position < bytes.count else { throw error("unexpected end of input in array") }
-            let c = bytes[position]
-            position += 1
-            if c == UInt8(ascii: ",") { continue }
-            if c == UInt8(ascii: "]") { return .array(elements) }
-            throw error("expected ',' or ']' in array", at: position - 1)
+            if try separatorEnds(closing: UInt8(ascii: "]"), in: "array") { return .array(elements) }
         }
     }
 
