@@ -13,3 +13,7 @@ static inline CURLMcode cshim_multi_setopt_long(CURLM *m, CURLMoption o, long v)
 static inline CURLcode cshim_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode cshim_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode cshim_easy_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
+typedef int (*cshim_sockopt_callback)(void *, curl_socket_t, curlsocktype);
+static inline CURLcode cshim_easy_setopt_sockopt_callback(CURL *h, cshim_sockopt_callback v) { return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, v); }
+typedef int (*cshim_closesocket_callback)(void *, curl_socket_t);
+static inline CURLcode cshim_easy_setopt_closesocket_callback(CURL *h, cshim_closesocket_callback v) { return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, v); }

@@ -132,18 +132,28 @@ final class DeliveryDispatcher: Sendable {
         return total
     }
 
-    /// Sends every push (waiting for in-flight slots as the deliverer demands) and returns
-    /// every result, in the order of `pushes`.
+    /// Sends every push (waiting for in-flight slots as the deliverers demand) and returns
+    /// every result, in the order of `pushes`. Each deliverer takes its share as one batch.
     func deliverAll(_ pushes: [PushRequest]) async -> [TimedResult] {
         guard !pushes.isEmpty else { return [] }
-        var tickets: [UInt64] = []
-        tickets.reserveCapacity(pushes.count)
-        for push in pushes { tickets.append(await submit(push)) }
+        var shares = Array(repeating: [Int](), count: deliverers.count)
+        for index in pushes.indices { shares[shard(of: pushes[index])].append(index) }
+        var keys = Array(repeating: UInt64(0), count: pushes.count)
+        await withTaskGroup(of: (Int, [UInt64]).self) { group in
+            for (deliverer, share) in shares.enumerated() where !share.isEmpty {
+                let batch = share.map { pushes[$0] }
+                let target = deliverers[deliverer]
+                group.addTask { (deliverer, await target.send(contentsOf: batch)) }
+            }
+            for await (deliverer, tickets) in group {
+                for (index, ticket) in zip(shares[deliverer], tickets) { keys[index] = Self.key(ticket, deliverer) }
+            }
+        }
         var results: [TimedResult] = []
         results.reserveCapacity(pushes.count)
-        for ticket in tickets {
+        for key in keys {
             // Not cancellable here: `send` runs to the end of its batch.
-            if let timed = await result(of: ticket) { results.append(timed) }
+            if let timed = await result(of: key) { results.append(timed) }
         }
         return results
     }

@@ -13,6 +13,7 @@ final class CurlLoop {
     private let multi: UnsafeMutableRawPointer
     private var idleTransfers: [CurlTransfer] = []
     private var allTransfers: [CurlTransfer] = []
+    private let sockets = ConnectionSockets()
     private var activeTransfers = 0
     /// Pushes waiting for their backoff, soonest last (so the next due pops off the end).
     private var retryQueue: [(due: UInt64, job: DeliveryJob)] = []
@@ -23,12 +24,39 @@ final class CurlLoop {
     private var accessTokenRequestInFlight = false
     private var lastAccessTokenFailure: UInt64?
     private var random = SystemRandomNumberGenerator()
-    /// Per origin: no connection yet, one being opened by a lone first request (the others
-    /// park until it answers), or one up that requests multiplex onto.
-    private var origins: [String: OriginState] = [:]
-    private var parkedUntilConnected: [String: [ParkedRequest]] = [:]
+    /// The gateways' origins (two or three, so a linear search beats hashing the name).
+    private var origins: [Origin] = []
+    /// Streams libcurl may run per origin: connections x streams. More would queue inside
+    /// libcurl, which rescans its whole pending list on every event (Debian's 7.88 fell from
+    /// ~28k to ~7k pushes/s with twice as many transfers as streams).
+    private let transfersPerOrigin: Int
 
     private enum OriginState { case cold, connecting, connected }
+
+    /// One origin: no connection yet, one being opened by a lone first request (the others
+    /// wait until it answers), or one up that requests multiplex onto, up to `transfersPerOrigin`.
+    private struct Origin {
+        let name: String
+        var state = OriginState.cold
+        var running = 0
+        /// Requests waiting for the probe's answer or for a free stream, oldest from `waitingHead`.
+        var waiting: [ParkedRequest] = []
+        var waitingHead = 0
+        var hasWaiting: Bool { waitingHead < waiting.count }
+
+        init(name: String) { self.name = name }
+
+        mutating func popWaiting() -> ParkedRequest {
+            defer {
+                waitingHead += 1
+                if waitingHead == waiting.count {
+                    waiting.removeAll(keepingCapacity: true)
+                    waitingHead = 0
+                }
+            }
+            return waiting[waitingHead]
+        }
+    }
 
     private struct ParkedRequest {
         var url: String
@@ -76,6 +104,7 @@ final class CurlLoop {
         apnsDevicePathPrefix = configuration.apnsBaseURL + "/3/device/"
         apnsOrigin = Self.origin(of: configuration.apnsBaseURL)
         fcmOrigin = Self.origin(of: configuration.fcmBaseURL)
+        transfersPerOrigin = Self.effectiveConnectionsPerHost(configuration) * configuration.streamsPerConnection
         providerTokens = shared.credentials.apns.map {
             ProviderTokenCache(source: $0, refreshSeconds: shared.configuration.apnsTokenRefreshSeconds)
         }
@@ -114,7 +143,11 @@ final class CurlLoop {
             for job in intake.jobs { begin(job) }
             startDueRetries()
             var running: Int32 = 0
+            // Corked, the requests this perform writes leave in a few full segments rather
+            // than one loopback TCP send per stream (Benchmarks/SENDER.md: "corking").
+            sockets.cork()
             curl_multi_perform(multi, &running)
+            sockets.uncork()
             collectFinishedTransfers()
             // A stop asked for while pushes were in flight finds the loop idle only here: its
             // wake-up byte was drained long ago, so look again now rather than after a poll
@@ -131,7 +164,7 @@ final class CurlLoop {
     }
 
     private var isIdle: Bool {
-        activeTransfers == 0 && retryQueue.isEmpty && waitingForAccessToken.isEmpty && parkedUntilConnected.isEmpty
+        activeTransfers == 0 && retryQueue.isEmpty && waitingForAccessToken.isEmpty && !origins.contains { $0.hasWaiting }
     }
 
     private func pollTimeoutMilliseconds() -> Int32 {
@@ -275,62 +308,91 @@ final class CurlLoop {
             body: Array(body.utf8), purpose: .accessToken)
     }
 
-    /// Starts one request. The first request to an origin goes alone and the rest wait for
-    /// its answer: APNs lets a new connection carry one stream until a request with a valid
-    /// provider token succeeds (apns.md, "Transport"), so a burst on a fresh connection is
-    /// refused or answered with GOAWAY; and on libcurl before 8.0 only that first h2c
-    /// request may use prior knowledge (`CurlTransfer.priorKnowledgeReuseIsBroken`).
+    /// Starts one request, or queues it behind its origin. The first request to an origin goes
+    /// alone and the rest wait for its answer: APNs lets a new connection carry one stream
+    /// until a request with a valid provider token succeeds (apns.md, "Transport"), so a burst
+    /// on a fresh connection is refused or answered with GOAWAY; and on libcurl before 8.0
+    /// only that first h2c request may use prior knowledge (`CurlTransfer.priorKnowledgeReuseIsBroken`).
     private func startTransfer(url: String, origin: String, headers: CurlTransfer.HeaderSet, body: [UInt8], purpose: CurlTransfer.Purpose) {
-        let cleartext = origin.utf8.starts(with: "http://".utf8)
-        let mode: CurlTransfer.HTTPMode
-        switch origins[origin, default: .cold] {
+        let request = ParkedRequest(url: url, origin: origin, headers: headers, body: body, purpose: purpose)
+        let index = originIndex(origin)
+        switch origins[index].state {
         case .cold:
-            origins[origin] = .connecting
-            mode = .init(version: cleartext ? .priorKnowledge : .tls, origin: origin, isProbe: true)
+            origins[index].state = .connecting
+            start(request, originIndex: index, isProbe: true)
         case .connecting:
-            parkedUntilConnected[origin, default: []].append(ParkedRequest(url: url, origin: origin, headers: headers, body: body, purpose: purpose))
-            return
+            origins[index].waiting.append(request)
         case .connected:
-            let version: CurlTransfer.HTTPMode.Version =
-                cleartext ? (CurlTransfer.priorKnowledgeReuseIsBroken ? .plainHTTP2 : .priorKnowledge) : .tls
-            mode = .init(version: version, origin: origin, isProbe: false)
+            if origins[index].running >= transfersPerOrigin || origins[index].hasWaiting {
+                origins[index].waiting.append(request)
+            } else {
+                start(request, originIndex: index, isProbe: false)
+            }
         }
+    }
+
+    private func originIndex(_ name: String) -> Int {
+        if let index = origins.firstIndex(where: { $0.name == name }) { return index }
+        origins.append(Origin(name: name))
+        return origins.count - 1
+    }
+
+    private func start(_ request: ParkedRequest, originIndex index: Int, isProbe: Bool) {
+        let cleartext = request.origin.utf8.starts(with: "http://".utf8)
+        let version: CurlTransfer.HTTPMode.Version
+        if !cleartext {
+            version = .tls
+        } else if isProbe || !CurlTransfer.priorKnowledgeReuseIsBroken {
+            version = .priorKnowledge
+        } else {
+            version = .plainHTTP2
+        }
+        let mode = CurlTransfer.HTTPMode(version: version, origin: request.origin, isProbe: isProbe)
         let transfer: CurlTransfer
         if let idle = idleTransfers.popLast() {
             transfer = idle
-        } else if let created = CurlTransfer(configuration: configuration) {
+        } else if let created = CurlTransfer(configuration: configuration, sockets: sockets) {
             transfer = created
             allTransfers.append(transfer)
         } else {
-            fail(purpose, verdict: .fail(reason: "NetworkError: curl_easy_init failed", status: 0))
-            originFinished(mode, connectionIsUp: false)
+            fail(request.purpose, verdict: .fail(reason: "NetworkError: curl_easy_init failed", status: 0))
+            originFinished(mode, originIndex: index, connectionIsUp: false)
             return
         }
-        let prepared = transfer.prepare(url: url, headers: headers, body: body, purpose: purpose, mode: mode)
+        let prepared = transfer.prepare(url: request.url, headers: request.headers, body: request.body, purpose: request.purpose, mode: mode)
         guard prepared, curl_multi_add_handle(multi, transfer.easy) == CURLM_OK else {
             transfer.reset()
             idleTransfers.append(transfer)
-            fail(purpose, verdict: .fail(reason: "NetworkError: could not set up the request for \(url)", status: 0))
-            originFinished(mode, connectionIsUp: false)
+            fail(request.purpose, verdict: .fail(reason: "NetworkError: could not set up the request for \(request.url)", status: 0))
+            originFinished(mode, originIndex: index, connectionIsUp: false)
             return
         }
         activeTransfers += 1
-        if case .push = purpose { shared.metrics.attemptsSent.add(1, ordering: .relaxed) }
+        origins[index].running += 1
+        if case .push = request.purpose { shared.metrics.attemptsSent.add(1, ordering: .relaxed) }
     }
 
-    /// A probe's answer opens the origin to everyone parked behind it (or, if it failed,
-    /// the next of them probes). A later request that had to open a connection itself (the
-    /// last one was closed or sent GOAWAY) or fell back to HTTP/1.1 makes the next request
-    /// probe again.
-    private func originFinished(_ mode: CurlTransfer.HTTPMode, connectionIsUp: Bool) {
+    /// A request on the origin ended. A probe's answer opens the origin to the requests waiting
+    /// behind it (or, if it failed, the first of them probes). A later request that had to open
+    /// a connection itself (the last one was closed or sent GOAWAY) or fell back to HTTP/1.1
+    /// makes the next request probe again. Then waiting requests take the free streams.
+    private func originFinished(_ mode: CurlTransfer.HTTPMode, originIndex index: Int, connectionIsUp: Bool) {
         if mode.isProbe {
-            origins[mode.origin] = connectionIsUp ? .connected : .cold
-            let parked = parkedUntilConnected.removeValue(forKey: mode.origin) ?? []
-            for request in parked {
-                startTransfer(url: request.url, origin: request.origin, headers: request.headers, body: request.body, purpose: request.purpose)
+            origins[index].state = connectionIsUp ? .connected : .cold
+        } else if !connectionIsUp, origins[index].state == .connected {
+            origins[index].state = .cold
+        }
+        while origins[index].hasWaiting {
+            switch origins[index].state {
+            case .cold:
+                origins[index].state = .connecting
+                start(origins[index].popWaiting(), originIndex: index, isProbe: true)
+            case .connecting:
+                return
+            case .connected:
+                guard origins[index].running < transfersPerOrigin else { return }
+                start(origins[index].popWaiting(), originIndex: index, isProbe: false)
             }
-        } else if !connectionIsUp, origins[mode.origin] == .connected {
-            origins[mode.origin] = .cold
         }
     }
 
@@ -378,14 +440,16 @@ final class CurlLoop {
             shared.metrics.connectionsOpened.add(newConnections, ordering: .relaxed)
             let answer = transfer.finish(result: result, status: status)
             idleTransfers.append(transfer)
+            let index = originIndex(answer.mode.origin)
+            origins[index].running -= 1
             if answer.mode.isProbe {
-                originFinished(answer.mode, connectionIsUp: result == CURLE_OK)
+                originFinished(answer.mode, originIndex: index, connectionIsUp: result == CURLE_OK)
             } else {
                 var httpVersion = 0
                 _ = cshim_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &httpVersion)
                 let fellBackToHTTP1 = answer.mode.version == .plainHTTP2 && result == CURLE_OK
                     && httpVersion != Int(CURL_HTTP_VERSION_2_0)
-                originFinished(answer.mode, connectionIsUp: newConnections == 0 && !fellBackToHTTP1)
+                originFinished(answer.mode, originIndex: index, connectionIsUp: newConnections == 0 && !fellBackToHTTP1)
             }
             switch answer.purpose {
             case .push(var job):

@@ -74,7 +74,7 @@ final class CurlTransfer {
     fileprivate var apnsID: String?
     fileprivate var retryAfter: Double?
 
-    init?(configuration: DeliveryConfiguration) {
+    init?(configuration: DeliveryConfiguration, sockets: ConnectionSockets) {
         guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -90,6 +90,10 @@ final class CurlTransfer {
         _ = cshim_easy_setopt_ptr(easy, CURLOPT_HEADERDATA, me)
         _ = cshim_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = cshim_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = cshim_easy_setopt_sockopt_callback(easy, curlSocketOpened)
+        _ = cshim_easy_setopt_ptr(easy, CURLOPT_SOCKOPTDATA, sockets.callbackContext)
+        _ = cshim_easy_setopt_closesocket_callback(easy, curlSocketClosing)
+        _ = cshim_easy_setopt_ptr(easy, CURLOPT_CLOSESOCKETDATA, sockets.callbackContext)
         // With no proxy variable set, libcurl would still look for one (getenv of each
         // spelling) on every request; saying "no proxy for any host" skips that, and is
         // what it would conclude anyway.

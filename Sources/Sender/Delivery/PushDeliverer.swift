@@ -67,13 +67,38 @@ public final class PushDeliverer: Sendable {
     @discardableResult
     public func send(_ push: PushRequest) async -> UInt64 {
         if shared.runsDry(push) { return shared.dryRun(push, completion: nil) }
-        await shared.acquireSlot()
+        _ = await shared.acquireSlots(upTo: 1)
         return shared.enqueue(push, completion: nil)
+    }
+
+    /// Hands pushes over in order; returns their tickets in the same order. Suspends while
+    /// `maxInFlight` pushes are unfinished, and then waits for several slots at a time, so a
+    /// fan-out of thousands costs a handful of hand-overs rather than one per push.
+    public func send(contentsOf pushes: [PushRequest]) async -> [UInt64] {
+        var tickets: [UInt64] = []
+        tickets.reserveCapacity(pushes.count)
+        var next = pushes.startIndex
+        // The end of the run of live (not dry) pushes starting at `next`, found once per run.
+        var liveEnd = next
+        while next < pushes.endIndex {
+            if shared.runsDry(pushes[next]) {
+                tickets.append(shared.dryRun(pushes[next], completion: nil))
+                next += 1
+                continue
+            }
+            if liveEnd <= next {
+                liveEnd = pushes[next...].firstIndex { shared.runsDry($0) } ?? pushes.endIndex
+            }
+            let granted = await shared.acquireSlots(upTo: liveEnd - next)
+            tickets.append(contentsOf: shared.enqueue(pushes[next..<(next + granted)]))
+            next += granted
+        }
+        return tickets
     }
 
     /// Sends a push and waits for its outcome.
     public func deliver(_ push: PushRequest) async -> PushResult {
-        if !shared.runsDry(push) { await shared.acquireSlot() }
+        if !shared.runsDry(push) { _ = await shared.acquireSlots(upTo: 1) }
         return await withCheckedContinuation { continuation in
             let completion: @Sendable (PushResult) -> Void = { continuation.resume(returning: $0) }
             if shared.runsDry(push) {
@@ -115,10 +140,13 @@ final class DeliveryShared: Sendable {
     struct State {
         var submissions: [DeliveryJob] = []
         var inFlight = 0
-        /// FIFO of callers waiting for a slot; `slotWaitersHead` is the first still waiting,
-        /// so handing a slot over is O(1) however many wait.
-        var slotWaiters: [CheckedContinuation<Void, Never>] = []
+        /// FIFO of callers waiting for slots; `slotWaitersHead` is the first still waiting,
+        /// so handing a slot over is O(1) however many wait. A finishing push's slot goes
+        /// straight to the first waiter (it stays counted in `inFlight`).
+        var slotWaiters: [SlotWaiter] = []
         var slotWaitersHead = 0
+        /// Slots handed to the first waiter but not yet to its caller.
+        var slotsHeldForWaiter = 0
         var nextTicket: UInt64 = 1
         var stopping = false
         var loopExited = false
@@ -221,65 +249,102 @@ final class DeliveryShared: Sendable {
         }
     }
 
-    /// Waits for an in-flight slot. A finishing push hands its slot straight to the first waiter.
-    func acquireSlot() async {
+    /// A caller waiting for `wanted` slots.
+    struct SlotWaiter {
+        var continuation: CheckedContinuation<Int, Never>
+        var wanted: Int
+    }
+
+    /// Waits until at least one in-flight slot is free, takes up to `wanted` (at least 1), and
+    /// returns how many it took; the caller enqueues that many pushes. While stopping, slots
+    /// are granted beyond the limit: those pushes end `DelivererShutDown` without waiting.
+    func acquireSlots(upTo wanted: Int) async -> Int {
+        let wanted = max(1, wanted)
         let limit = configuration.maxInFlight
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let acquired = state.withLock { state -> Bool in
-                if state.inFlight < limit || state.stopping {
-                    state.inFlight += 1
-                    return true
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+            let granted = state.withLock { state -> Int in
+                if state.stopping {
+                    state.inFlight += wanted
+                    return wanted
                 }
-                state.slotWaiters.append(continuation)
-                return false
+                let free = limit - state.inFlight
+                if free > 0 && state.slotWaitersHead == state.slotWaiters.count {
+                    let granted = min(free, wanted)
+                    state.inFlight += granted
+                    return granted
+                }
+                state.slotWaiters.append(SlotWaiter(continuation: continuation, wanted: wanted))
+                return 0
             }
-            if acquired { continuation.resume() }
+            if granted > 0 { continuation.resume(returning: granted) }
         }
     }
 
+    /// A push ended: its slot goes to the first waiter, who is woken once it holds all it
+    /// wanted or an eighth of the limit, or when no unfinished push is left to free another.
+    /// Waking a waiter per slot would cost a task hand-over per push.
     private func releaseSlot() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if state.slotWaitersHead < state.slotWaiters.count {
-                let waiter = state.slotWaiters[state.slotWaitersHead]
-                state.slotWaitersHead += 1
-                if state.slotWaitersHead >= 1024, state.slotWaitersHead * 2 >= state.slotWaiters.count {
-                    state.slotWaiters.removeFirst(state.slotWaitersHead)
-                    state.slotWaitersHead = 0
-                } else if state.slotWaitersHead == state.slotWaiters.count {
-                    state.slotWaiters.removeAll(keepingCapacity: true)
-                    state.slotWaitersHead = 0
-                }
-                return waiter
+        let wakeAt = max(1, configuration.maxInFlight / 8)
+        let woken = state.withLock { state -> (CheckedContinuation<Int, Never>, Int)? in
+            guard state.slotWaitersHead < state.slotWaiters.count else {
+                state.inFlight -= 1
+                return nil
             }
-            state.inFlight -= 1
-            return nil
+            state.slotsHeldForWaiter += 1
+            let waiter = state.slotWaiters[state.slotWaitersHead]
+            let nothingElseWillFinish = state.inFlight == state.slotsHeldForWaiter
+            guard state.slotsHeldForWaiter >= min(waiter.wanted, wakeAt) || nothingElseWillFinish else { return nil }
+            let granted = state.slotsHeldForWaiter
+            state.slotsHeldForWaiter = 0
+            state.slotWaitersHead += 1
+            if state.slotWaitersHead >= 1024, state.slotWaitersHead * 2 >= state.slotWaiters.count {
+                state.slotWaiters.removeFirst(state.slotWaitersHead)
+                state.slotWaitersHead = 0
+            } else if state.slotWaitersHead == state.slotWaiters.count {
+                state.slotWaiters.removeAll(keepingCapacity: true)
+                state.slotWaitersHead = 0
+            }
+            return (waiter.continuation, granted)
         }
-        waiter?.resume()
+        if let (continuation, granted) = woken { continuation.resume(returning: granted) }
     }
 
     /// Queues a push for the loop thread; the caller holds a slot.
     @discardableResult
     func enqueue(_ push: PushRequest, completion: (@Sendable (PushResult) -> Void)?) -> UInt64 {
-        metrics.submitted.add(1, ordering: .relaxed)
-        let (ticket, accepted, needsWake) = state.withLock { state -> (UInt64, Bool, Bool) in
-            let ticket = state.nextTicket
-            state.nextTicket += 1
-            guard !state.loopExited else { return (ticket, false, false) }
+        enqueue(CollectionOfOne(push), completion: completion)[0]
+    }
+
+    /// Queues pushes for the loop thread in one critical section; the caller holds a slot for each.
+    func enqueue(_ pushes: some Collection<PushRequest>, completion: (@Sendable (PushResult) -> Void)? = nil) -> [UInt64] {
+        metrics.submitted.add(pushes.count, ordering: .relaxed)
+        let (firstTicket, accepted, needsWake) = state.withLock { state -> (UInt64, Bool, Bool) in
+            let firstTicket = state.nextTicket
+            state.nextTicket += UInt64(pushes.count)
+            guard !state.loopExited else { return (firstTicket, false, false) }
             // Only the push that makes the queue non-empty wakes the loop (it takes them all),
             // and only if no answer is due to wake it first; a long queue wakes it regardless.
             let wasEmpty = state.submissions.isEmpty
-            state.submissions.append(DeliveryJob(ticket: ticket, push: push, holdsSlot: true, completion: completion))
+            let countBefore = state.submissions.count
+            var ticket = firstTicket
+            for push in pushes {
+                state.submissions.append(DeliveryJob(ticket: ticket, push: push, holdsSlot: true, completion: completion))
+                ticket += 1
+            }
             let wake = (wasEmpty && state.loopActiveTransfers < wakeBelowActiveTransfers)
-                || state.submissions.count == wakeAtQueuedPushes
-            return (ticket, true, wake)
+                || (countBefore < wakeAtQueuedPushes && state.submissions.count >= wakeAtQueuedPushes)
+            return (firstTicket, true, wake)
         }
+        let tickets = (0..<UInt64(pushes.count)).map { firstTicket + $0 }
         if accepted {
             if needsWake { wake() }
         } else {
-            finish(DeliveryJob(ticket: ticket, push: push, holdsSlot: true, completion: completion),
-                   .failed(reason: "DelivererShutDown", status: 0))
+            for (push, ticket) in zip(pushes, tickets) {
+                finish(DeliveryJob(ticket: ticket, push: push, holdsSlot: true, completion: completion),
+                       .failed(reason: "DelivererShutDown", status: 0))
+            }
         }
-        return ticket
+        return tickets
     }
 
     @discardableResult
