@@ -43,7 +43,8 @@ struct ServiceOutcome {
 ///     malformed `aps` is only a warning: PushKit payloads (VoIP) carry none.
 /// 12. pushes to one device token over `device_rate_limit` (when configured): 429 TooManyRequests
 /// 13. the token's state: gone 410 Unregistered, expired 410 ExpiredToken (both with
-///     `timestamp`); bad 400 BadDeviceToken
+///     `timestamp`); bad 400 BadDeviceToken; other_sender (a token of another app) 400
+///     DeviceTokenNotForTopic
 ///
 /// A background push whose `aps` holds anything but `content-available` is not rejected by
 /// Apple (it is delivered or silently dropped), so it is accepted with a warning.
@@ -178,6 +179,7 @@ final class APNSService: Sendable {
         case .bad: return reject(.badDeviceToken, authenticated: authenticated)
         case .gone(let since): return reject(.unregistered, timestamp: since, authenticated: authenticated)
         case .expired(let since): return reject(.expiredToken, timestamp: since, authenticated: authenticated)
+        case .otherSender: return reject(.deviceTokenNotForTopic, authenticated: authenticated)
         }
 
         var responseHeaders = [HTTPHeader("apns-id", apnsID)]

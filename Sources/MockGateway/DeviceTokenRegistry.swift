@@ -12,6 +12,12 @@ public enum DeviceTokenState: Sendable, Equatable {
     /// Never valid here (wrong environment, garbage): APNs 400 BadDeviceToken, FCM 400
     /// INVALID_ARGUMENT "The registration token is not a valid FCM registration token".
     case bad
+    /// Registered to another sender: an FCM token of another Firebase project than the one
+    /// authenticated -> FCM 403 PERMISSION_DENIED "SenderId mismatch" with FcmError
+    /// SENDER_ID_MISMATCH (fcm.md, Responses); an APNs token of another app -> APNs 400
+    /// DeviceTokenNotForTopic. The device may well be alive; the answer says the credentials
+    /// and the token do not belong together.
+    case otherSender
 }
 
 /// The device tokens the gateway knows, shared by APNs and FCM and changed at runtime by the
@@ -36,16 +42,18 @@ public final class DeviceTokenRegistry: Sendable {
         apply(configuration, nowMillis: nowMillis)
     }
 
-    /// Sets every token a configuration lists (valid, gone, expired, bad) on top of the current
-    /// states; gone and expired tokens without `since_ms` date from `nowMillis`. The unknown-token
-    /// policy is left alone (`reset(unknownTokens:)` changes it).
+    /// Sets every token a configuration lists (valid, gone, expired, bad, other_sender) on top of
+    /// the current states; gone and expired tokens without `since_ms` date from `nowMillis`. The
+    /// unknown-token policy is left alone (`reset(unknownTokens:)` changes it).
     public func apply(_ configuration: TokenConfiguration, nowMillis: UInt64) {
         state.withLock { state in
-            state.tokens.reserveCapacity(configuration.valid.count + configuration.gone.count + configuration.bad.count)
+            state.tokens.reserveCapacity(state.tokens.count + configuration.valid.count + configuration.gone.count
+                                       + configuration.expired.count + configuration.bad.count + configuration.otherSender.count)
             for token in configuration.valid { state.tokens[Self.key(token)] = .valid }
             for (token, since) in configuration.gone { state.tokens[Self.key(token)] = .gone(sinceMillis: since ?? nowMillis) }
             for (token, since) in configuration.expired { state.tokens[Self.key(token)] = .expired(sinceMillis: since ?? nowMillis) }
             for token in configuration.bad { state.tokens[Self.key(token)] = .bad }
+            for token in configuration.otherSender { state.tokens[Self.key(token)] = .otherSender }
         }
     }
 
@@ -104,17 +112,18 @@ public final class DeviceTokenRegistry: Sendable {
     public var count: Int { state.withLock { $0.tokens.count } }
 
     /// Counts by state, for the admin API (expired tokens count as gone).
-    public func counts() -> (valid: Int, gone: Int, bad: Int) {
+    public func counts() -> (valid: Int, gone: Int, bad: Int, otherSender: Int) {
         state.withLock { state in
-            var valid = 0, gone = 0, bad = 0
+            var valid = 0, gone = 0, bad = 0, otherSender = 0
             for value in state.tokens.values {
                 switch value {
                 case .valid: valid += 1
                 case .gone, .expired: gone += 1
                 case .bad: bad += 1
+                case .otherSender: otherSender += 1
                 }
             }
-            return (valid, gone, bad)
+            return (valid, gone, bad, otherSender)
         }
     }
 

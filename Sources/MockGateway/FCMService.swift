@@ -16,12 +16,14 @@ import PushModel
 /// limit (4096 bytes, 2048 for topics) -> 400 INVALID_ARGUMENT with an FcmError detail; then
 /// the per-token rate (`device_rate_limit`) -> 429 QUOTA_EXCEEDED; the token's state: gone or
 /// expired -> 404 UNREGISTERED, bad -> 400 INVALID_ARGUMENT with
-/// `fcmInvalidTokenMessage`. `validate_only` checks everything (the token included) and answers
+/// `fcmInvalidTokenMessage`, other_sender (the token belongs to another Firebase project) ->
+/// 403 PERMISSION_DENIED "SenderId mismatch" with FcmError SENDER_ID_MISMATCH.
+/// `validate_only` checks everything (the token included) and answers
 /// `projects/{p}/messages/fake_message_id`.
 ///
 /// Message texts: "Unknown name … Cannot find field.", "Invalid value at '…' (TYPE_STRING), …",
-/// "Recipient of the message is not set.", "Requested entity was not found." and the
-/// authentication texts are Google's; the texts for reserved keys, ttl range, size and topic
+/// "Recipient of the message is not set.", "Requested entity was not found.", "SenderId
+/// mismatch" and the authentication texts are Google's; the texts for reserved keys, ttl range, size and topic
 /// names are this gateway's wording (Google's status and detail shape, not verified wording).
 final class FCMService: Sendable {
     let configuration: FCMConfiguration
@@ -103,6 +105,8 @@ final class FCMService: Sendable {
                 return fail(GoogleError(.unregistered, message: "Requested entity was not found."), authenticated: true)
             case .bad:
                 return fail(Self.invalidTokenError(), authenticated: true)
+            case .otherSender:
+                return fail(Self.senderIDMismatchError(), authenticated: true)
             }
         }
         if validator.validateOnly {
@@ -121,6 +125,12 @@ final class FCMService: Sendable {
     static func invalidTokenError() -> GoogleError {
         GoogleError(.invalidArgument, message: fcmInvalidTokenMessage,
                     fieldViolations: [("message.token", "Invalid registration token")])
+    }
+
+    /// What Google answers a send to a token registered to another sender (project): 403,
+    /// PERMISSION_DENIED, "SenderId mismatch", an FcmError detail and nothing else.
+    static func senderIDMismatchError() -> GoogleError {
+        GoogleError(.senderIdMismatch, message: "SenderId mismatch")
     }
 
     func success(project: String, id: String, warnings: [String]) -> ServiceOutcome {

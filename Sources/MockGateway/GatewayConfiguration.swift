@@ -55,7 +55,8 @@ public enum APNSEnvironment: String, Sendable {
 ///     "default": "valid",                     // unknown tokens: "valid" or "refuse" (treated as bad)
 ///     "valid": ["..."], "bad": ["..."],
 ///     "gone": [{"token": "...", "since_ms": 1700000000000}],   // or plain strings
-///     "expired": [{"token": "...", "since_ms": 1700000000000}] // APNs 410 ExpiredToken
+///     "expired": [{"token": "...", "since_ms": 1700000000000}], // APNs 410 ExpiredToken
+///     "other_sender": ["..."]                 // FCM 403 SENDER_ID_MISMATCH, APNs 400 DeviceTokenNotForTopic
 ///   },
 ///   "faults": {
 ///     "seed": 42,
@@ -207,15 +208,18 @@ public struct TokenConfiguration: Sendable {
     /// APNs 410 ExpiredToken (FCM: 404 UNREGISTERED).
     public var expired: [(token: String, sinceMillis: UInt64?)]
     public var bad: [String]
+    /// Registered to another sender: FCM 403 SENDER_ID_MISMATCH, APNs 400 DeviceTokenNotForTopic.
+    public var otherSender: [String]
 
     public init(unknownTokens: UnknownTokenPolicy = .accept, valid: [String] = [],
                 gone: [(token: String, sinceMillis: UInt64?)] = [], expired: [(token: String, sinceMillis: UInt64?)] = [],
-                bad: [String] = []) {
+                bad: [String] = [], otherSender: [String] = []) {
         self.unknownTokens = unknownTokens
         self.expired = expired
         self.valid = valid
         self.gone = gone
         self.bad = bad
+        self.otherSender = otherSender
     }
 }
 
@@ -458,7 +462,7 @@ struct ConfigReader {
     }
 
     func tokenConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> TokenConfiguration {
-        let o = try object(value, path, allowed: ["default", "valid", "gone", "expired", "bad"])
+        let o = try object(value, path, allowed: ["default", "valid", "gone", "expired", "bad", "other_sender"])
         var policy = UnknownTokenPolicy.accept
         if let text = try string(o, "default", path) {
             guard let p = UnknownTokenPolicy(rawValue: text) else {
@@ -486,7 +490,8 @@ struct ConfigReader {
         let gone = try datedTokens("gone")
         let expired = try datedTokens("expired")
         return TokenConfiguration(unknownTokens: policy, valid: try stringArray(o, "valid", path), gone: gone,
-                                  expired: expired, bad: try stringArray(o, "bad", path))
+                                  expired: expired, bad: try stringArray(o, "bad", path),
+                                  otherSender: try stringArray(o, "other_sender", path))
     }
 
     func faultConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> FaultConfiguration {

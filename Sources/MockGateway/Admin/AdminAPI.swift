@@ -118,6 +118,7 @@ public final class AdminAPI: HTTPHandler {
     private func tokenCounts() -> JSONValue {
         let counts = gateway.tokens.counts()
         return ["valid": .number(Double(counts.valid)), "gone": .number(Double(counts.gone)), "bad": .number(Double(counts.bad)),
+                "other_sender": .number(Double(counts.otherSender)),
                 "unknown_tokens": .string(gateway.tokens.unknownTokens.rawValue)]
     }
 
@@ -127,6 +128,7 @@ public final class AdminAPI: HTTPHandler {
         switch gateway.tokens.state(of: token) {
         case .valid: object["state"] = "valid"
         case .bad: object["state"] = "bad"
+        case .otherSender: object["state"] = "other_sender"
         case .gone(let since):
             object["state"] = "gone"
             object["since_ms"] = .number(Double(since))
@@ -137,24 +139,25 @@ public final class AdminAPI: HTTPHandler {
         return .object(object)
     }
 
-    /// `{"state": "valid" | "gone" | "expired" | "bad", "since_ms"?: N}`.
+    /// `{"state": "valid" | "gone" | "expired" | "bad" | "other_sender", "since_ms"?: N}`.
     private func setToken(_ token: String, body: [UInt8]) -> HTTPResponse {
         let document: JSONValue
         do { document = try JSONParser.parse(body) } catch { return self.error(400, "body is not JSON: \(error)") }
-        guard let state = document["state"]?.stringValue else { return error(400, #"body needs "state": "valid", "gone" or "bad""#) }
+        guard let state = document["state"]?.stringValue else { return error(400, #"body needs "state": "valid", "gone", "expired", "bad" or "other_sender""#) }
         switch state {
         case "valid": gateway.tokens.set(token, to: .valid)
         case "bad": gateway.tokens.set(token, to: .bad)
+        case "other_sender": gateway.tokens.set(token, to: .otherSender)
         case "gone", "expired":
             let since = document["since_ms"]?.intValue.map { UInt64(max(0, $0)) } ?? GatewayClock.system.nowMillis
             gateway.tokens.set(token, to: state == "gone" ? .gone(sinceMillis: since) : .expired(sinceMillis: since))
         default:
-            return error(400, "state must be valid, gone, expired or bad, not \"\(state)\"")
+            return error(400, "state must be valid, gone, expired, bad or other_sender, not \"\(state)\"")
         }
         return json(200, tokenState(token))
     }
 
-    /// The configuration file's `tokens` shape (`valid`, `gone`, `expired`, `bad`, `default`),
+    /// The configuration file's `tokens` shape (`valid`, `gone`, `expired`, `bad`, `other_sender`, `default`),
     /// applied on top of the current states.
     private func bulkTokens(_ body: [UInt8]) -> HTTPResponse {
         do {
