@@ -19,6 +19,38 @@ final class GatewayConnectionState {
     var streamLimitRaised = false
     /// Requests answered on this connection (the transport's count excludes the current one).
     var requestCount = 0
+    /// The client certificate's verdict, worked out at the first APNs request when
+    /// certificate-based auth is on; nil until then.
+    var providerCertificate: ProviderCertificateVerdict?
+}
+
+/// What a connection's client certificate proves (certificate-based trust, apns.md).
+enum ProviderCertificateVerdict {
+    /// No certificate: the connection must use provider tokens.
+    case absent
+    case trusted(APNsProviderCertificate)
+    /// 403 BadCertificate or BadCertificateEnvironment on every request of the connection.
+    case refused(APNSReason, detail: String)
+
+    init(der: [UInt8]?, authorities: ProviderCertificateAuthorities, environment: APNSEnvironment, nowSeconds: Int64) {
+        guard let der else {
+            self = .absent
+            return
+        }
+        switch authorities.verify(der: der, nowSeconds: nowSeconds) {
+        case .failure(let problem):
+            self = .refused(.badCertificate, detail: problem.description)
+        case .success(let certificate):
+            let needed: APNsProviderCertificate.Environment = environment == .development ? .development : .production
+            if certificate.environments.contains(needed) {
+                self = .trusted(certificate)
+            } else {
+                let has = certificate.environments.map(\.rawValue).sorted().joined(separator: ", ")
+                self = .refused(.badCertificateEnvironment,
+                                detail: "the certificate is for \(has.isEmpty ? "no environment" : has), the gateway is \(environment.rawValue)")
+            }
+        }
+    }
 }
 
 /// What a valid ES256 provider token proved: signed by `keyID`, belonging to `teamID`.

@@ -1,3 +1,4 @@
+import Crypto
 import HTTPCore
 import JSON
 import PushModel
@@ -31,7 +32,12 @@ struct ServiceOutcome {
 /// 7. `apns-priority` not 10, 5 or 1, or not 5 on a background push: 400 BadPriority
 /// 8. `apns-expiration` not an integer: 400 BadExpirationDate
 /// 9. `apns-collapse-id` over 64 bytes: 400 BadCollapseId
-/// 10. provider token (when keys are configured): 403 MissingProviderToken,
+/// 10. a client certificate (when certificate authorities are configured): not issued by one of
+///     them, expired or not yet valid 403 BadCertificate; not for the gateway's environment 403
+///     BadCertificateEnvironment; a topic it does not cover 400 TopicDisallowed. A trusted
+///     certificate authenticates the request (without apns-topic, a certificate naming at most
+///     one topic pushes to its subject); with neither certificate nor token: 403 MissingProviderToken.
+///     Otherwise the provider token (when keys are configured): 403 MissingProviderToken,
 ///     InvalidProviderToken, BadEnvironmentKeyIdInToken, UnrelatedKeyIdInToken,
 ///     ExpiredProviderToken; 429 TooManyProviderTokenUpdates. With no keys configured (the
 ///     zero-config default) any `bearer <token>` passes and so does no header at all (what a
@@ -134,7 +140,15 @@ final class APNSService: Sendable {
             pushType = .alert
         }
 
-        if let reason = checkTopic(headers.topic, pushType: pushType) { return reject(reason) }
+        let certificate: APNsProviderCertificate?
+        if case .trusted(let trusted)? = connection.providerCertificate { certificate = trusted } else { certificate = nil }
+        var topic = headers.topic
+        if topic?.isEmpty ?? true, let certificate, certificate.topics.count <= 1 {
+            // Apple: without apns-topic, a certificate that names no more than one topic
+            // pushes to its subject.
+            topic = certificate.topics.first ?? certificate.bundleID
+        }
+        if let reason = checkTopic(topic, pushType: pushType) { return reject(reason) }
 
         if let raw = headers.priority {
             guard let priority = Int(raw).flatMap(APNSPriority.init(rawValue:)) else { return reject(.badPriority) }
@@ -147,19 +161,36 @@ final class APNSService: Sendable {
         if let collapseID = headers.collapseID, collapseID.utf8.count > 64 { return reject(.badCollapseId) }
 
         var authenticated = false
-        if authority.isEnabled {
-            switch authority.authenticate(headers.authorization, connection: connection) {
-            case .failure(let rejection): return reject(rejection.reason)
-            case .success: authenticated = true
+        switch connection.providerCertificate {
+        case .refused(let reason, let detail)?:
+            warnings.append(detail)
+            return reject(reason)
+        case .trusted(let certificate)?:
+            // Certificate-based trust: the certificate, not a token, says what may be pushed.
+            if let topic, !certificate.allows(topic: topic, bundle: bundle(ofTopic: topic, pushType: pushType)) {
+                warnings.append("the client certificate (\(certificate.bundleID)) does not cover topic \(topic)")
+                return reject(.topicDisallowed)
             }
-        } else if let authorization = headers.authorization {
-            // Auth off: any bearer token passes, but a header that is not a bearer token is
-            // still wrong (no header at all is certificate-style auth, which passes).
-            let utf8 = Substring(authorization).utf8
-            if !hasPrefixIgnoringASCIICase(utf8, "bearer ") {
-                return reject(authorization.isEmpty ? .missingProviderToken : .invalidProviderToken)
+            authenticated = true
+        case .absent?, nil:
+            if authority.isEnabled {
+                switch authority.authenticate(headers.authorization, connection: connection) {
+                case .failure(let rejection): return reject(rejection.reason)
+                case .success: authenticated = true
+                }
+            } else if let authorization = headers.authorization {
+                // Token auth off: any bearer token passes, but a header that is not a bearer
+                // token is still wrong.
+                let utf8 = Substring(authorization).utf8
+                if !hasPrefixIgnoringASCIICase(utf8, "bearer ") {
+                    return reject(authorization.isEmpty ? .missingProviderToken : .invalidProviderToken)
+                }
+                if authorization.dropFirst(7).allSatisfy({ $0 == " " }) { return reject(.missingProviderToken) }
+            } else if configuration.certificateAuthEnabled {
+                // Neither a certificate nor a token. (With no auth configured at all, no header
+                // passes: it is what a certificate-authenticated sender sends.)
+                return reject(.missingProviderToken)
             }
-            if authorization.dropFirst(7).allSatisfy({ $0 == " " }) { return reject(.missingProviderToken) }
         }
 
         let body = request.body
@@ -283,6 +314,12 @@ final class APNSService: Sendable {
         }
         if let bundleIDs = configuration.bundleIDs, !bundleIDs.contains(String(bundle)) { return .topicDisallowed }
         return nil
+    }
+
+    /// The bundle a topic names: the topic without the suffix its push type adds.
+    func bundle(ofTopic topic: String, pushType: APNSPushType) -> Substring {
+        guard let suffix = pushType.requiredTopicSuffix, utf8HasSuffix(Substring(topic).utf8, suffix) else { return Substring(topic) }
+        return Substring(Substring(topic).utf8.dropLast(suffix.utf8.count))
     }
 
     /// Decimal digits with an optional leading '-' (Apple: "a UNIX epoch date expressed in seconds").

@@ -1,4 +1,5 @@
 // The gateway's configuration file. Cold path: Foundation is used to read key files.
+import Crypto
 import Foundation
 import JSON
 
@@ -37,7 +38,9 @@ public enum APNSEnvironment: String, Sendable {
 ///     "max_concurrent_streams": 1000,         // advertised once a connection is authenticated
 ///     "environment": "production",            // or "development"
 ///     "accept_der_signatures": false,         // also accept DER ES256 signatures (lenient clients)
-///     "device_rate_limit": {"max": 10, "per_seconds": 1}   // 429 TooManyRequests beyond it; absent = off
+///     "device_rate_limit": {"max": 10, "per_seconds": 1},  // 429 TooManyRequests beyond it; absent = off
+///     "certificate_authorities": [{"pem": "-----BEGIN CERTIFICATE-----..."}]  // or {"file": "ca.pem"}:
+///                                             // certificate-based auth on; clients' certificates are asked for
 ///   },
 ///   "fcm": {
 ///     "project_id": "my-project",             // absent = any project in the path
@@ -140,11 +143,16 @@ public struct APNSConfiguration: Sendable {
     public var acceptDERSignatures: Bool
     /// Pushes to one device token beyond this rate: 429 TooManyRequests. nil: no limit.
     public var deviceRateLimit: RateLimit?
+    /// Issuers of provider certificates (Apple's WWDR CA in the real service). When set,
+    /// TLS connections are asked for a client certificate and a connection that presents
+    /// one is authenticated by it (certificate-based trust).
+    public var certificateAuthorities: ProviderCertificateAuthorities?
 
     public init(keys: [SigningKey] = [], bundleIDs: Set<String>? = nil, tokenHexLength: Int = 64,
                 maxTokenHexLength: Int? = nil, maxConcurrentStreams: UInt32 = 1000,
                 environment: APNSEnvironment = .production, acceptDERSignatures: Bool = false,
-                deviceRateLimit: RateLimit? = nil) {
+                deviceRateLimit: RateLimit? = nil, certificateAuthorities: ProviderCertificateAuthorities? = nil) {
+        self.certificateAuthorities = certificateAuthorities
         self.acceptDERSignatures = acceptDERSignatures
         self.deviceRateLimit = deviceRateLimit
         self.keys = keys
@@ -156,6 +164,7 @@ public struct APNSConfiguration: Sendable {
     }
 
     public var tokenAuthEnabled: Bool { !keys.isEmpty }
+    public var certificateAuthEnabled: Bool { certificateAuthorities != nil }
 }
 
 /// FCM and Google OAuth settings. Auth is on exactly when `serviceAccounts` is not empty.
@@ -392,7 +401,7 @@ struct ConfigReader {
     func apnsConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> APNSConfiguration {
         let o = try object(value, path, allowed: ["keys", "bundle_ids", "token_hex_length", "max_token_hex_length",
                                                   "max_concurrent_streams", "environment", "accept_der_signatures",
-                                                  "device_rate_limit"])
+                                                  "device_rate_limit", "certificate_authorities"])
         var keys: [APNSConfiguration.SigningKey] = []
         for (i, element) in try array(o, "keys", path).enumerated() {
             let keyPath = "\(path).keys[\(i)]"
@@ -421,7 +430,30 @@ struct ConfigReader {
                                  maxConcurrentStreams: UInt32(streams),
                                  environment: try environment(o, "environment", path) ?? .production,
                                  acceptDERSignatures: try bool(o, "accept_der_signatures", path) ?? false,
-                                 deviceRateLimit: try rateLimit(o, "device_rate_limit", path))
+                                 deviceRateLimit: try rateLimit(o, "device_rate_limit", path),
+                                 certificateAuthorities: try certificateAuthorities(o, path))
+    }
+
+    func certificateAuthorities(_ o: JSONObject, _ path: String) throws(GatewayConfigurationError) -> ProviderCertificateAuthorities? {
+        guard o["certificate_authorities"] != nil else { return nil }
+        var pems: [String] = []
+        for (i, element) in try array(o, "certificate_authorities", path).enumerated() {
+            let itemPath = "\(path).certificate_authorities[\(i)]"
+            let item = try object(element, itemPath, allowed: ["pem", "file"])
+            if let inline = try string(item, "pem", itemPath) {
+                pems.append(inline)
+            } else if let file = try string(item, "file", itemPath) {
+                pems.append(try readFile(file, join(itemPath, "file")))
+            } else {
+                throw fail(itemPath, "needs pem or file")
+            }
+        }
+        guard !pems.isEmpty else { throw fail(join(path, "certificate_authorities"), "lists no authority; leave it out to turn certificate auth off") }
+        do {
+            return try ProviderCertificateAuthorities(pems: pems)
+        } catch {
+            throw fail(join(path, "certificate_authorities"), "\(error)")
+        }
     }
 
     func fcmConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> FCMConfiguration {

@@ -96,6 +96,11 @@ public final class MockGateway: HTTPHandler {
         state.requestCount += 1
 
         let route = Self.route(of: request)
+        if route == .apns, state.providerCertificate == nil, let authorities = configuration.apns.certificateAuthorities {
+            state.providerCertificate = ProviderCertificateVerdict(
+                der: connection.clientCertificateDER, authorities: authorities,
+                environment: configuration.apns.environment, nowSeconds: Int64(clock.nowNanos / 1_000_000_000))
+        }
         var outcome: ServiceOutcome?
         var faultLabel: String?
         var delayNanos: UInt64 = 0

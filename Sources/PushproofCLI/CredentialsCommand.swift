@@ -22,6 +22,10 @@ struct CredentialsCommand: Subcommand {
         Writes DIR/apns-key.p8 (PKCS#8 P-256, as Apple issues), DIR/apns-key.pub.pem,
         DIR/service-account.json (as Google issues, token_uri pointing at the gateway) and
         DIR/gateway.json (for 'pushproof serve --config DIR/gateway.json').
+        For certificate-based APNs auth it also writes DIR/apns-ca.pem (a test authority the
+        gateway trusts, standing in for Apple's) and DIR/apns-cert.pem with DIR/apns-cert-key.pem:
+        a provider certificate for the first bundle id (subject UID, both environments, topics
+        <id>, <id>.voip and <id>.complication), e.g. curl --cert apns-cert.pem --key apns-cert-key.pem.
         """)
 
     let directory: String
@@ -52,10 +56,16 @@ struct CredentialsCommand: Subcommand {
             let apnsKey = try ECP256PrivateKey.generate()
             let (serviceAccountJSON, _) = try GoogleServiceAccount.generate(
                 projectID: project, clientEmail: "pushproof@\(project).iam.gserviceaccount.com", tokenURI: gateway + "/token")
+            let authority = try ProviderCertificateIssuer.makeAuthority()
+            let app = bundleIDs[0]
+            let providerCertificate = try ProviderCertificateIssuer.issue(
+                bundleID: app, topics: [app, app + ".voip", app + ".complication"],
+                authorityCertificatePEM: authority.certificatePEM, authorityKeyPEM: authority.privateKeyPEM)
             let config: JSONValue = [
                 "apns": [
                     "keys": [["key_id": .string(keyID), "team_id": .string(teamID), "public_key_file": "apns-key.pub.pem"]],
                     "bundle_ids": .array(bundleIDs.map { .string($0) }),
+                    "certificate_authorities": [["file": "apns-ca.pem"]],
                 ],
                 "fcm": [
                     "project_id": .string(project),
@@ -66,10 +76,14 @@ struct CredentialsCommand: Subcommand {
             try write(try apnsKey.pkcs8PEM, "apns-key.p8", private: true)
             try write(try apnsKey.publicKey.spkiPEM, "apns-key.pub.pem")
             try write(serviceAccountJSON, "service-account.json", private: true)
+            try write(authority.certificatePEM, "apns-ca.pem")
+            try write(providerCertificate.certificatePEM, "apns-cert.pem")
+            try write(providerCertificate.privateKeyPEM, "apns-cert-key.pem", private: true)
             try write(config.serialized() + "\n", "gateway.json")
             print("""
             wrote \(directory)/apns-key.p8 (key id \(keyID), team \(teamID)), \(directory)/service-account.json \
-            (token_uri \(gateway)/token), \(directory)/gateway.json
+            (token_uri \(gateway)/token), \(directory)/apns-cert.pem and apns-cert-key.pem (certificate auth for \(app), \
+            issued by \(directory)/apns-ca.pem), \(directory)/gateway.json
             next: pushproof serve --config \(directory)/gateway.json
             """)
             return ExitCode.success
