@@ -9,12 +9,12 @@ import Testing
 
 /// HEADERS (END_HEADERS, and END_STREAM when asked) for GET http://x/ with `x-empty`, so the
 /// echo handler answers with one HEADERS frame and no body.
-private func requestFrame(streamID: UInt32, endStream: Bool) -> [UInt8] {
+func requestFrame(streamID: UInt32, endStream: Bool) -> [UInt8] {
     let block: [UInt8] = [0x82, 0x86, 0x84, 0x01, 0x01, UInt8(ascii: "x"), 0x00, 0x07] + Array("x-empty".utf8) + [0x00]
     return [0, 0, UInt8(block.count), 0x1, endStream ? 0x5 : 0x4] + bigEndian(streamID) + block
 }
 
-private func resetFrame(streamID: UInt32, errorCode: UInt32) -> [UInt8] {
+func resetFrame(streamID: UInt32, errorCode: UInt32) -> [UInt8] {
     [0, 0, 4, 0x3, 0] + bigEndian(streamID) + bigEndian(errorCode)
 }
 
@@ -23,7 +23,7 @@ private func bigEndian(_ value: UInt32) -> [UInt8] {
 }
 
 private let pingFrame: [UInt8] = [0, 0, 8, 0x6, 0, 0, 0, 0, 0] + Array("pingpong".utf8)
-private let prefaceAndSettings = clientPreface + emptySettingsFrame + [0, 0, 0, 0x4, 0x1, 0, 0, 0, 0]  // + SETTINGS ACK
+let prefaceAndSettings = clientPreface + emptySettingsFrame + [0, 0, 0, 0x4, 0x1, 0, 0, 0, 0]  // + SETTINGS ACK
 
 /// How many of `attempts` takes at `nowNanos` succeed (a mutating call cannot sit inside `#expect`).
 private func taken(_ bucket: inout TokenBucket, _ attempts: Int = 1, at nowNanos: UInt64) -> Int {
