@@ -82,6 +82,14 @@ say "The driver: a 2,000-member group call rung 3 times; latency, time to ring a
     --html "$OUT/load.html" --junit "$OUT/load.xml" --json "$OUT/load.json"
 echo "(HTML report: $OUT/load.html)"
 
+say "Capacity plan: which set-up rings every phone of a 2,000-member group within a second?"
+set +e
+"$PUSHPROOF" plan --members 2000 --within-ms 1000 --try-connections 1,2 --calls 2 --gateway "$GW" --ca "$OUT/pushproof-cert.pem" \
+    --apns-key "$OUT/credentials/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456 \
+    --service-account "$OUT/credentials/service-account.json" --token-url "$GW/token" --json "$OUT/plan.json"
+echo "(pushproof plan exit status $?: 0 a set-up meets the target, 3 none does on this machine)"
+set -e
+
 say "Metrics (Prometheus text, control API)"
 curl -sS "http://127.0.0.1:$ADMIN/metrics" | grep -E '^pushproof_(requests_total|spec_violations_total|spec_unmatched)' | head -20
 

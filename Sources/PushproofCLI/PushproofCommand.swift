@@ -45,6 +45,7 @@ public enum PushproofCommand {
         CommandEntry(CredentialsCommand.self),
         CommandEntry(SendCommand.self),
         CommandEntry(DriveCommand.self),
+        CommandEntry(PlanCommand.self),
     ]
 
     public static var usage: String {

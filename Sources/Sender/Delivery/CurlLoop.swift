@@ -319,7 +319,10 @@ final class CurlLoop {
         switch origins[index].state {
         case .cold:
             origins[index].state = .connecting
-            start(request, originIndex: index, isProbe: true)
+            if !start(request, originIndex: index, isProbe: true) {
+                origins[index].state = .cold
+                startWaiting(on: index)
+            }
         case .connecting:
             origins[index].waiting.append(request)
         case .connected:
@@ -337,7 +340,10 @@ final class CurlLoop {
         return origins.count - 1
     }
 
-    private func start(_ request: ParkedRequest, originIndex index: Int, isProbe: Bool) {
+    /// Hands one request to libcurl. False when libcurl could not take it; the request has
+    /// then ended (failed, or queued for a retry).
+    @discardableResult
+    private func start(_ request: ParkedRequest, originIndex index: Int, isProbe: Bool) -> Bool {
         let cleartext = request.origin.utf8.starts(with: "http://".utf8)
         let version: CurlTransfer.HTTPMode.Version
         if !cleartext {
@@ -356,39 +362,45 @@ final class CurlLoop {
             allTransfers.append(transfer)
         } else {
             fail(request.purpose, verdict: .fail(reason: "NetworkError: curl_easy_init failed", status: 0))
-            originFinished(mode, originIndex: index, connectionIsUp: false)
-            return
+            return false
         }
         let prepared = transfer.prepare(url: request.url, headers: request.headers, body: request.body, purpose: request.purpose, mode: mode)
         guard prepared, curl_multi_add_handle(multi, transfer.easy) == CURLM_OK else {
             transfer.reset()
             idleTransfers.append(transfer)
             fail(request.purpose, verdict: .fail(reason: "NetworkError: could not set up the request for \(request.url)", status: 0))
-            originFinished(mode, originIndex: index, connectionIsUp: false)
-            return
+            return false
         }
         activeTransfers += 1
         origins[index].running += 1
         if case .push = request.purpose { shared.metrics.attemptsSent.add(1, ordering: .relaxed) }
+        return true
     }
 
     /// A request on the origin ended. A probe's answer opens the origin to the requests waiting
     /// behind it (or, if it failed, the first of them probes). A later request that had to open
     /// a connection itself (the last one was closed or sent GOAWAY) or fell back to HTTP/1.1
-    /// makes the next request probe again. Then waiting requests take the free streams.
+    /// makes the next request probe again.
     private func originFinished(_ mode: CurlTransfer.HTTPMode, originIndex index: Int, connectionIsUp: Bool) {
         if mode.isProbe {
             origins[index].state = connectionIsUp ? .connected : .cold
         } else if !connectionIsUp, origins[index].state == .connected {
             origins[index].state = .cold
         }
+        startWaiting(on: index)
+    }
+
+    /// Waiting requests take the origin's free streams, or the first of them probes a cold
+    /// origin. A loop, not recursion: a long queue of requests that fail to start must not
+    /// grow the stack.
+    private func startWaiting(on index: Int) {
         while origins[index].hasWaiting {
             switch origins[index].state {
-            case .cold:
-                origins[index].state = .connecting
-                start(origins[index].popWaiting(), originIndex: index, isProbe: true)
             case .connecting:
                 return
+            case .cold:
+                origins[index].state = .connecting
+                if !start(origins[index].popWaiting(), originIndex: index, isProbe: true) { origins[index].state = .cold }
             case .connected:
                 guard origins[index].running < transfersPerOrigin else { return }
                 start(origins[index].popWaiting(), originIndex: index, isProbe: false)

@@ -27,6 +27,9 @@ public struct DeliveryConfiguration: Sendable {
     /// one host:port shares the bound among them. With http:// (h2c) on libcurl before 8.0
     /// it is 1 (see `CurlTransfer.priorKnowledgeReuseIsBroken`).
     public var connectionsPerGateway: Int
+    /// Whether this process's libcurl runs h2c (http://) on one connection per origin
+    /// whatever `connectionsPerGateway` says (libcurl before 8.0).
+    public static var h2cIsOneConnectionPerOrigin: Bool { CurlTransfer.priorKnowledgeReuseIsBroken }
     /// Most streams libcurl opens on one connection; the server's SETTINGS may lower it
     /// (APNs allows 1 until the first authenticated request succeeds).
     public var streamsPerConnection: Int
