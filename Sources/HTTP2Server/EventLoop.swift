@@ -13,6 +13,8 @@ final class ServerState: Sendable {
     let openConnections = Atomic<Int>(0)
     let acceptedConnections = Atomic<Int>(0)
     let requestsServed = Atomic<Int>(0)
+    /// HTTP/2 connections closed with GOAWAY(ENHANCE_YOUR_CALM) by RapidResetGuard.
+    let rapidResetCloses = Atomic<Int>(0)
     let nextConnectionID = Atomic<UInt64>(1)
     let stopping = Atomic<Bool>(false)
     /// Monotonic deadline after which draining loops drop whatever is still open.

@@ -38,8 +38,10 @@ final class HTTP2Session {
     private var streams: [Int32: HTTP2Stream] = [:]
     /// A `.closeConnection` action: the connection closes as soon as control leaves nghttp2.
     private(set) var abortRequested = false
-    /// Our own GOAWAY for a stream-limit violation replaced nghttp2's.
-    private var streamLimitGoAwaySubmitted = false
+    /// Our own GOAWAY (a stream-limit violation, rapid reset) replaced nghttp2's.
+    private var ownGoAwaySubmitted = false
+    /// Client resets of streams we had not finished answering still allowed (RapidResetGuard).
+    private var unansweredResetBudget: TokenBucket
     /// The last stream id of the GOAWAY we submitted. nghttp2 takes new streams until the
     /// GOAWAY is written, but the client sends every stream above it again elsewhere (RFC 9113
     /// §6.8), so those must not reach the handler: a push would be delivered twice.
@@ -54,6 +56,7 @@ final class HTTP2Session {
         let loop = connection.loop
         maxBodyBytes = loop.settings.maxRequestBodyBytes
         maxHeaderListSize = Int(loop.settings.http2.maxHeaderListSize)
+        unansweredResetBudget = RapidResetGuard.budget(nowNanos: loop.now)
         var created: OpaquePointer?
         guard nghttp2_session_server_new2(&created, loop.http2Callbacks, Unmanaged.passUnretained(self).toOpaque(),
                                           loop.http2Options) == 0, let created else { return nil }
@@ -90,7 +93,7 @@ final class HTTP2Session {
         guard let session, let base = bytes.baseAddress else { return session != nil }
         let consumed = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
         if consumed < 0 {
-            if !streamLimitGoAwaySubmitted {
+            if !ownGoAwaySubmitted {
                 _ = nghttp2_session_terminate_session(session, HTTP2ErrorCode.protocolError)
             }
             return false
@@ -182,6 +185,7 @@ final class HTTP2Session {
 
     fileprivate func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
         let type = frame.pointee.hd.type
+        if type == UInt8(NGHTTP2_RST_STREAM.rawValue) { return resetReceived(streamID: frame.pointee.hd.stream_id) }
         guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue) else { return 0 }
         let streamID = frame.pointee.hd.stream_id
         guard let stream = stream(streamID), !stream.answered else { return 0 }
@@ -206,11 +210,31 @@ final class HTTP2Session {
               frame.pointee.hd.stream_id > nghttp2_session_get_last_proc_stream_id(session) else { return 0 }
         let limit = nghttp2_session_get_local_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
         guard streams.count >= Int(limit) else { return 0 }
-        streamLimitGoAwaySubmitted = true
+        ownGoAwaySubmitted = true
         _ = debugData.withUnsafeBufferPointer { debug in
             nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
                                   nghttp2_session_get_last_proc_stream_id(session),
                                   http2.streamLimitGoAwayErrorCode, debug.baseAddress, debug.count)
+        }
+        return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
+    }
+
+    /// A client RST_STREAM, seen before nghttp2 closes the stream. Only a reset of a stream
+    /// we had not finished answering (it is still open and our END_STREAM has not been sent)
+    /// spends the connection's budget: libcurl resets each stream after reading its whole
+    /// answer, when the stream is already closed here, and that never counts. With the budget
+    /// spent: GOAWAY(ENHANCE_YOUR_CALM) naming the last stream taken, and the connection
+    /// closes (the failure return stops nghttp2 from reading the rest of what was received).
+    private func resetReceived(streamID: Int32) -> Int32 {
+        guard let session, stream(streamID) != nil,
+              nghttp2_session_get_stream_local_close(session, streamID) == 0 else { return 0 }
+        if unansweredResetBudget.take(nowNanos: connection.loop.now) { return 0 }
+        ownGoAwaySubmitted = true
+        connection.loop.state.rapidResetCloses.wrappingAdd(1, ordering: .relaxed)
+        goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
+        _ = RapidResetGuard.goAwayDebugData.withUnsafeBufferPointer { debug in
+            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID,
+                                  HTTP2ErrorCode.enhanceYourCalm, debug.baseAddress, debug.count)
         }
         return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
     }
@@ -450,8 +474,8 @@ func makeHTTP2Options(_ settings: HTTP2Settings) -> OpaquePointer? {
     // nghttp2's rapid-reset guard (CVE-2023-44487; 1000 RST_STREAMs, then 33 a second) ends
     // the connection with GOAWAY(INTERNAL_ERROR), even for resets of finished streams. libcurl
     // 7.88 (Debian 12) resets every stream after its response, so a sender lost its connection
-    // every ~2000 pushes, which APNs never does. Off: a reset here costs no more than the
-    // request it ends (handlers answer on the loop thread; a reset stream is dropped at once).
+    // every ~2000 pushes, which APNs never does. Off: RapidResetGuard takes its place, with the
+    // same budget but counting only resets of streams not yet answered.
     nghttp2_option_set_stream_reset_rate_limit(options, UInt64.max, UInt64.max)
     return options
 }

@@ -39,6 +39,9 @@ public final class HTTPServer: Sendable {
     public var acceptedConnections: Int { state.acceptedConnections.load(ordering: .relaxed) }
     /// Requests handed to a handler since start.
     public var requestsServed: Int { state.requestsServed.load(ordering: .relaxed) }
+    /// HTTP/2 connections ended with GOAWAY(ENHANCE_YOUR_CALM) for resetting too many streams
+    /// before their answer (the rapid-reset defence, CVE-2023-44487).
+    public var rapidResetCloses: Int { state.rapidResetCloses.load(ordering: .relaxed) }
 
     /// What `start()` bound, in listener order (empty before start).
     public var boundListeners: [BoundListener] { control.withLock { $0.bound } }

@@ -3,6 +3,7 @@
 // the serve-side test module with PushproofTestSupport (ServeProcess, curl) among its
 // dependencies.
 import Foundation
+import HTTPCore
 import Testing
 
 /// JSON text as Foundation objects (this module does not depend on the JSON module), so two
@@ -61,5 +62,35 @@ private func parsed(_ text: some StringProtocol) -> NSObject? {
         let mismatches = lines.filter { ($0["response"] as? NSDictionary)?["reason"] as? String == "SENDER_ID_MISMATCH" }
         #expect(mismatches.count == 2)
         #expect(mismatches.allSatisfy { $0["route"] as? String == "fcm" && ($0["response"] as? NSDictionary)?["status"] as? Int == 403 })
+    }
+
+    /// The rapid-reset defence in the real server: an attacker's connection gets
+    /// GOAWAY(ENHANCE_YOUR_CALM) and is closed, and the gateway keeps answering others.
+    @Test func rapidResetAttackerIsCutOffOthersAreServed() throws {
+        let directory = try TemporaryDirectory("rapid-reset")
+        let serve = try ServeProcess(["--h2c", "--quiet"], directory: directory.path)
+        let attacker = try RawClient(port: serve.port)
+        let frames = FrameReader(attacker)
+        var bytes = prefaceAndSettings
+        for index in 0..<5_000 {
+            let streamID = UInt32(2 * index + 1)
+            bytes += requestFrame(streamID: streamID, endStream: false)
+            bytes += resetFrame(streamID: streamID, errorCode: HTTP2ErrorCode.cancel)
+        }
+        attacker.send(bytes)
+        // Every frame until the server closes the connection.
+        var goAwayErrorCodes: [[UInt8]] = []
+        while let frame = frames.next() {
+            if frame.type == 0x7 { goAwayErrorCodes.append(Array(frame.payload.dropFirst(4).prefix(4))) }
+        }
+        #expect(goAwayErrorCodes == [[0, 0, 0, 0xb]], "one GOAWAY(ENHANCE_YOUR_CALM)")
+        _ = shutdown(attacker.fd, Int32(SHUT_WR))  // ends the server's lingering close at once
+
+        let push = try curl(["--http2-prior-knowledge", "-w", "%{http_code}", "-o", "/dev/null", "-H", "apns-push-type: alert",
+                             "-H", "apns-topic: com.example.app", "-d", #"{"aps":{"alert":"hi"}}"#,
+                             "\(serve.baseURL)/3/device/\(String(repeating: "ab", count: 32))"])
+        #expect(push.output == "200")
+        let (status, stderr) = serve.stop()
+        #expect(status == 0, "\(stderr)")
     }
 }

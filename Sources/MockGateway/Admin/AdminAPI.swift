@@ -9,10 +9,15 @@ public final class AdminAPI: HTTPHandler {
         public var openConnections: Int
         public var acceptedConnections: Int
         public var requestsServed: Int
-        public init(openConnections: Int, acceptedConnections: Int, requestsServed: Int) {
+        /// HTTP/2 connections the transport closed with GOAWAY(ENHANCE_YOUR_CALM) for resetting
+        /// too many streams before their answer (`HTTPServer.rapidResetCloses`); nil when the
+        /// transport does not say, and then /metrics leaves it out.
+        public var rapidResetCloses: Int?
+        public init(openConnections: Int, acceptedConnections: Int, requestsServed: Int, rapidResetCloses: Int? = nil) {
             self.openConnections = openConnections
             self.acceptedConnections = acceptedConnections
             self.requestsServed = requestsServed
+            self.rapidResetCloses = rapidResetCloses
         }
     }
 
@@ -93,6 +98,11 @@ public final class AdminAPI: HTTPHandler {
             GatewayMetrics.Gauge(name: "pushproof_accepted_connections", help: "Connections accepted since start.",
                                  value: Double(stats.acceptedConnections)),
         ]
+        if let closes = stats.rapidResetCloses {
+            gauges.append(.init(name: "pushproof_rapid_reset_closes_total",
+                                help: "Connections closed with GOAWAY(ENHANCE_YOUR_CALM) for resetting too many streams before their answer.",
+                                value: Double(closes), isCounter: true))
+        }
         if let recorder {
             gauges.append(.init(name: "pushproof_record_lines", help: "Lines appended to the record file.",
                                 value: Double(recorder.file.lineCount)))

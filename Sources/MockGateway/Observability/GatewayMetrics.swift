@@ -76,14 +76,18 @@ public final class GatewayMetrics: GatewayObserver {
         }
     }
 
+    /// A value owned by someone else, rendered as it is: a gauge, or a counter (a running
+    /// total, `_total` by Prometheus convention) kept by the transport.
     public struct Gauge: Sendable {
         public var name: String
         public var help: String
         public var value: Double
-        public init(name: String, help: String, value: Double) {
+        public var isCounter: Bool
+        public init(name: String, help: String, value: Double, isCounter: Bool = false) {
             self.name = name
             self.help = help
             self.value = value
+            self.isCounter = isCounter
         }
     }
 
@@ -116,7 +120,7 @@ public final class GatewayMetrics: GatewayObserver {
         out += "# TYPE pushproof_spec_unmatched_total counter\n"
         out += "pushproof_spec_unmatched_total \(snapshot.unmatched)\n"
         for gauge in gauges {
-            out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) gauge\n\(gauge.name) \(gauge.value)\n"
+            out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) \(gauge.isCounter ? "counter" : "gauge")\n\(gauge.name) \(gauge.value)\n"
         }
         return out
     }
