@@ -255,7 +255,7 @@ final class ServerBox: Sendable {
             return .init(openConnections: 0, acceptedConnections: 0, requestsServed: 0)
         }
         return .init(openConnections: server.openConnections, acceptedConnections: server.acceptedConnections,
-                     requestsServed: server.requestsServed)
+                     requestsServed: server.requestsServed, rapidResetCloses: server.rapidResetCloses)
     }
 }
 

@@ -178,6 +178,7 @@ struct StrictSetup {
         let metrics = try curl(["\(serve.adminURL)/metrics"])
         #expect(metrics.output.contains(#"pushproof_requests_total{route="apns",status="200",reason=""} 1"#))
         #expect(metrics.output.contains("pushproof_open_connections"))
+        #expect(metrics.output.contains("pushproof_rapid_reset_closes_total 0"), "the transport's count reaches /metrics")
         serve.stop()
     }
 
