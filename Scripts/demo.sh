@@ -15,7 +15,7 @@ SERVE_PID=""
 cleanup() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null || true; }
 trap cleanup EXIT
 
-say "Credentials: a test APNs .p8 key and a Google service account, and a gateway config trusting both"
+say "Credentials: a test APNs .p8 key and provider certificate, a Google service account, and a gateway config trusting them"
 "$PUSHPROOF" credentials --out "$OUT/credentials" --bundle-id com.example.loop \
   --bundle-id com.example.yama.tenant --bundle-id com.example.shop --project poolse-example
 
@@ -45,6 +45,13 @@ FORGED=$(openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 2>/dev/n
          "$PUSHPROOF" token apns --key "$OUT/other.p8" --key-id ABC123DEFG --team-id TEAM123456)
 "${CURL[@]}" --http2 -H "authorization: bearer $FORGED" -H 'apns-push-type: voip' -H 'apns-topic: com.example.loop.voip' \
   -H 'apns-priority: 10' -H 'apns-expiration: 0' -d "$RING" "$GW/3/device/$TOKEN_A"; echo
+
+say "The same push with a provider certificate instead of a token (certificate-based trust), then with another app's topic"
+"${CURL[@]}" --http2 -w '  <- HTTP %{http_code}\n' --cert "$OUT/credentials/apns-cert.pem" --key "$OUT/credentials/apns-cert-key.pem" \
+  -H 'apns-push-type: voip' -H 'apns-topic: com.example.loop.voip' -H 'apns-priority: 10' -H 'apns-expiration: 0' \
+  -d "$RING" "$GW/3/device/$TOKEN_A"
+"${CURL[@]}" --http2 --cert "$OUT/credentials/apns-cert.pem" --key "$OUT/credentials/apns-cert-key.pem" \
+  -H 'apns-push-type: alert' -H 'apns-topic: com.example.shop' -d '{"aps":{"alert":"hi"}}' "$GW/3/device/$TOKEN_A"; echo
 
 say "A token that is gone (set through the control API): APNs 410 Unregistered with a timestamp"
 curl -sS -X PUT -d '{"state":"gone","since_ms":1793951000000}' "http://127.0.0.1:$ADMIN/tokens/$TOKEN_GONE"
