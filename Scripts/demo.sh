@@ -112,4 +112,4 @@ set +e
 "$PUSHPROOF" check "$OUT/record.jsonl" --specs Specs --junit "$OUT/conformance.xml" --json "$OUT/conformance.json" --max-failures 2
 status=$?
 set -e
-echo "(pushproof check exit status $status: the demo sent one non-conforming push on purpose)"
+echo "(pushproof check exit status $status: the demo sent two non-conforming pushes on purpose: the Android number and the certificate push to another app's topic)"
