@@ -133,12 +133,7 @@ struct DriveCommand: Subcommand {
             throw UsageError(message: error.description)
         }
 
-        switch arguments.value("transport") ?? "both" {
-        case "both": transports = [.apns, .fcm]
-        case "apns": transports = [.apns]
-        case "fcm": transports = [.fcm]
-        case let other: throw UsageError(message: "--transport is apns, fcm or both, not '\(other)'")
-        }
+        transports = try SenderOptions.transports(arguments)
         devicesPath = arguments.value("devices")
         admin = try arguments.value("admin").map { url throws(UsageError) in try AdminClient(url: url) }
         goneTokens = try arguments.int("gone-tokens", default: 0, range: 0...1_000_000)
@@ -283,28 +278,14 @@ struct DriveCommand: Subcommand {
             "retries": .number(Double(statistics.retriesScheduled)), "members": .number(Double(members)),
             "delivery_threads": .number(Double(options.senders)),
         ]
-        var writeFailed = false
-        func write(_ path: String?, _ text: @autoclosure () -> String) {
-            guard let path else { return }
-            do {
-                try Data(text().utf8).write(to: URL(fileURLWithPath: path))
-            } catch {
-                printError("pushproof drive: cannot write \(path): \(error.localizedDescription)")
-                writeFailed = true
-            }
-        }
-        write(jsonPath, JSONValue.object(json).serialized() + "\n")
-        write(junitPath, JUnitReport.xml(report))
-        write(htmlPath, HTMLReport.html(report))
+        var files = ReportFiles(command: "drive")
+        files.write(jsonPath, JSONValue.object(json).serialized() + "\n")
+        files.write(junitPath, JUnitReport.xml(report))
+        files.write(htmlPath, HTMLReport.html(report))
         if let saveBaselinePath {
-            do {
-                try summary.writeBaseline(to: saveBaselinePath)
-            } catch {
-                printError("pushproof drive: cannot write \(saveBaselinePath): \(error.localizedDescription)")
-                writeFailed = true
-            }
+            files.write(saveBaselinePath) { try summary.writeBaseline(to: saveBaselinePath) }
         }
-        if writeFailed { return ExitCode.ioError }
+        if files.failed { return ExitCode.ioError }
         if !report.passed { return RunReport.thresholdFailureExitCode }
         if summary.counts.completed == 0 {
             printError("pushproof drive: no push completed in the measured part of the run")

@@ -94,12 +94,7 @@ struct PlanCommand: Subcommand {
         let connections = try Self.list(arguments, "try-connections", default: [1, 2, 4], range: 1...256)
         let senders = try Self.list(arguments, "try-senders", default: [1], range: 1...64)
         setups = senders.flatMap { threads in connections.map { Setup(senders: threads, connections: $0) } }
-        switch arguments.value("transport") ?? "both" {
-        case "both": transports = [.apns, .fcm]
-        case "apns": transports = [.apns]
-        case "fcm": transports = [.fcm]
-        case let other: throw UsageError(message: "--transport is apns, fcm or both, not '\(other)'")
-        }
+        transports = try SenderOptions.transports(arguments)
         jsonPath = arguments.value("json")
         junitPath = arguments.value("junit")
     }
@@ -193,19 +188,10 @@ struct PlanCommand: Subcommand {
 
         let verdict = Verdict(measurements: measurements, target: target, members: members)
         printNow(verdict.text(withinMilliseconds: withinMilliseconds))
-        var writeFailed = false
-        func write(_ path: String?, _ text: @autoclosure () -> String) {
-            guard let path else { return }
-            do {
-                try Data(text().utf8).write(to: URL(fileURLWithPath: path))
-            } catch {
-                printError("pushproof plan: cannot write \(path): \(error.localizedDescription)")
-                writeFailed = true
-            }
-        }
-        write(jsonPath, json(measurements, verdict: verdict).serialized() + "\n")
-        write(junitPath, junit(measurements, verdict: verdict, target: target))
-        if writeFailed { return ExitCode.ioError }
+        var files = ReportFiles(command: "plan")
+        files.write(jsonPath, json(measurements, verdict: verdict).serialized() + "\n")
+        files.write(junitPath, junit(measurements, verdict: verdict, target: target))
+        if files.failed { return ExitCode.ioError }
         if measurements.allSatisfy({ $0.undelivered == $0.pushesPerCall * calls }) {
             printError("pushproof plan: no push was delivered; is the gateway up, and are the credentials its own?")
             return ExitCode.failure

@@ -81,12 +81,7 @@ struct SendCommand: Subcommand {
         yamaBundleID = arguments.value("yama-bundle-id") ?? options.bundleID
         conciergeBundleID = arguments.value("concierge-bundle-id") ?? options.bundleID
         jsonPath = arguments.value("json")
-        switch arguments.value("transport") ?? "both" {
-        case "both": transports = [.apns, .fcm]
-        case "apns": transports = [.apns]
-        case "fcm": transports = [.fcm]
-        case let other: throw UsageError(message: "--transport is apns, fcm or both, not '\(other)'")
-        }
+        transports = try SenderOptions.transports(arguments)
         if scenario == .demo, transports.count < 2 { throw UsageError(message: "--transport is for ring and message") }
     }
 
@@ -154,14 +149,9 @@ struct SendCommand: Subcommand {
     }
 
     private func writeJSON(_ json: JSONObject) -> Int32 {
-        guard let jsonPath else { return ExitCode.success }
-        do {
-            try Data((JSONValue.object(json).serialized() + "\n").utf8).write(to: URL(fileURLWithPath: jsonPath))
-            return ExitCode.success
-        } catch {
-            printError("pushproof send: cannot write \(jsonPath): \(error.localizedDescription)")
-            return ExitCode.ioError
-        }
+        var files = ReportFiles(command: "send")
+        files.write(jsonPath, JSONValue.object(json).serialized() + "\n")
+        return files.failed ? ExitCode.ioError : ExitCode.success
     }
 
     // MARK: - ring, message

@@ -92,6 +92,16 @@ struct SenderOptions {
 
     var hasCredentials: Bool { apnsKeyPath != nil || serviceAccountPath != nil }
 
+    /// `--transport apns|fcm|both` (default both).
+    static func transports(_ arguments: ParsedArguments) throws(UsageError) -> Set<PushTransport> {
+        switch arguments.value("transport") ?? "both" {
+        case "both": [.apns, .fcm]
+        case "apns": [.apns]
+        case "fcm": [.fcm]
+        case let other: throw UsageError(message: "--transport is apns, fcm or both, not '\(other)'")
+        }
+    }
+
     /// Reads the key files. Throws a `FileError` naming the file that could not be used.
     func loadCredentials() throws(FileError) -> (credentials: DeliveryCredentials, projectID: String) {
         // A CA file libcurl cannot read would fail every push one by one: say so up front.
