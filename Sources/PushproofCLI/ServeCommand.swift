@@ -32,6 +32,8 @@ struct ServeCommand: Subcommand {
             .value("max-body", "BYTES", "Largest request body accepted (larger: stream reset / HTTP 413).", default: "1048576"),
             .value("idle-timeout", "SECONDS", "Close connections idle this long.", default: "60"),
             .flag("quiet", "Print nothing but the ready line and errors."),
+            .flag("stop-on-stdin-eof", "Also stop (as on SIGTERM) when standard input closes: a supervisor or test "
+                  + "that dies without stopping the gateway takes it with it."),
         ],
         discussion: """
         Prints one line once it is ready, e.g.
@@ -59,6 +61,7 @@ struct ServeCommand: Subcommand {
     let maxBody: Int
     let idleTimeout: Int
     let quiet: Bool
+    let stopOnStandardInputEOF: Bool
 
     init(_ arguments: ParsedArguments) throws {
         listen = try HostPort(parsing: arguments.value("listen") ?? "127.0.0.1:8443", option: "listen")
@@ -86,6 +89,7 @@ struct ServeCommand: Subcommand {
         maxBody = try arguments.int("max-body", default: 1 << 20, range: 4096...(64 << 20))
         idleTimeout = try arguments.int("idle-timeout", default: 60, range: 1...86_400)
         quiet = arguments.has("quiet")
+        stopOnStandardInputEOF = arguments.has("stop-on-stdin-eof")
         if let admin, admin.port == listen.port, admin.port != 0 {
             throw UsageError(message: "--admin and --listen use the same port \(admin.port)")
         }
@@ -185,7 +189,7 @@ struct ServeCommand: Subcommand {
         }
         server.set(http)
 
-        let signals = SignalWaiter([SIGINT, SIGTERM])
+        let signals = SignalWaiter([SIGINT, SIGTERM], watchingStandardInput: stopOnStandardInputEOF)
         let main = bound[0]
         let scheme = tls == nil ? "http" : "https"
         var ready = "pushproof serve: ready \(scheme)://\(HostPort(host: main.host, port: main.port).description) "
@@ -202,7 +206,14 @@ struct ServeCommand: Subcommand {
         }
 
         let signal = await signals.next()
-        if !quiet { printError("pushproof serve: \(signal == SIGINT ? "SIGINT" : "SIGTERM"), stopping") }
+        if !quiet {
+            let cause = switch signal {
+            case SIGINT: "SIGINT"
+            case SignalWaiter.standardInputClosed: "standard input closed"
+            default: "SIGTERM"
+            }
+            printError("pushproof serve: \(cause), stopping")
+        }
         http.shutdown(gracePeriod: .seconds(5))
         recorder?.file.close()
         if !quiet {
@@ -260,12 +271,15 @@ final class ServerBox: Sendable {
 }
 
 /// Turns SIGINT/SIGTERM into an awaitable event (Dispatch signal sources: the default action,
-/// termination, is disabled first so no record is lost).
+/// termination, is disabled first so no record is lost), and optionally the end of standard
+/// input, reported as `standardInputClosed`.
 final class SignalWaiter {
+    /// Not a signal number: standard input reached its end.
+    static let standardInputClosed: Int32 = 0
     private let sources: [any DispatchSourceSignal]
     private let stream: AsyncStream<Int32>
 
-    init(_ signals: [Int32]) {
+    init(_ signals: [Int32], watchingStandardInput: Bool = false) {
         let (stream, continuation) = AsyncStream<Int32>.makeStream()
         self.stream = stream
         var sources: [any DispatchSourceSignal] = []
@@ -277,6 +291,21 @@ final class SignalWaiter {
             sources.append(source)
         }
         self.sources = sources
+        if watchingStandardInput {
+            // A blocking read on its own thread: it ends only at EOF or an error, which both
+            // mean whoever held the other end is gone.
+            let reader = Thread {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+                    if count > 0 || (count < 0 && errno == EINTR) { continue }
+                    continuation.yield(Self.standardInputClosed)
+                    return
+                }
+            }
+            reader.name = "pushproof.serve.stdin"
+            reader.start()
+        }
     }
 
     func next() async -> Int32 {

@@ -54,15 +54,19 @@ public final class ServeProcess: @unchecked Sendable {
     public let isTLS: Bool
     private let stderrPipe = Pipe()
     private let stdoutPipe = Pipe()
+    /// Held open for the gateway's life: if the test process dies, the gateway reads EOF and
+    /// stops (--stop-on-stdin-eof) instead of outliving it.
+    private let stdinPipe = Pipe()
 
     /// Starts `pushproof serve ARGUMENTS --listen 127.0.0.1:0 --admin 127.0.0.1:0` in
     /// `directory` (where the self-signed certificate is written).
     public init(_ arguments: [String], directory: String, admin: Bool = true) throws {
         process.executableURL = URL(fileURLWithPath: pushproofExecutable())
         var full = ["serve", "--listen", "127.0.0.1:0"] + (admin ? ["--admin", "127.0.0.1:0"] : ["--admin", "off"])
-        full += arguments
+        full += ["--stop-on-stdin-eof"] + arguments
         process.arguments = full
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         try process.run()
@@ -92,6 +96,18 @@ public final class ServeProcess: @unchecked Sendable {
 
     public var baseURL: String { "\(isTLS ? "https" : "http")://127.0.0.1:\(port)" }
     public var adminURL: String { "http://127.0.0.1:\(adminPort ?? 0)" }
+
+    /// Closes the gateway's standard input, as the death of the test process would.
+    public func closeStandardInput() {
+        try? stdinPipe.fileHandleForWriting.close()
+    }
+
+    /// Waits up to `seconds` for the process to end by itself; false if it is still running.
+    public func waitForExit(seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        return !process.isRunning
+    }
 
     /// Sends SIGTERM and waits; returns the exit status and what it printed on stderr.
     @discardableResult

@@ -198,6 +198,25 @@ struct StrictSetup {
         #expect(recorded.compactMap { $0["seq"]?.intValue } == Array(1...3000))
     }
 
+    /// What keeps a killed test run from leaving gateways behind: the gateway's standard input
+    /// closes with its parent, and it stops as on SIGTERM, record flushed.
+    @Test func theGatewayStopsCleanlyWhenItsStandardInputCloses() throws {
+        let directory = try TemporaryDirectory()
+        let record = directory.file("record.jsonl")
+        let serve = try ServeProcess(["--h2c", "--record", record], directory: directory.path)
+        let body = try directory.write("ring.json", ringBody)
+        let load = try runTool("/usr/bin/h2load", ["-n", "500", "-c", "2", "-m", "20", "-d", body, "-H", "apns-push-type: voip",
+                                                   "-H", "apns-topic: com.poolse.app.voip", "\(serve.baseURL)/3/device/\(deviceToken)"])
+        #expect(load.output.contains("500 succeeded"), "\(load.output)")
+        #expect(serve.process.isRunning)
+        serve.closeStandardInput()
+        #expect(serve.waitForExit(seconds: 20), "the gateway outlived its standard input")
+        let (status, stderr) = serve.stop()
+        #expect(status == 0, "\(stderr)")
+        #expect(stderr.contains("standard input closed, stopping"), "\(stderr)")
+        #expect(try lines(of: record).count == 500)
+    }
+
     @Test func badCommandLinesAndConfigsGetAClearErrorAndTheRightExitCode() throws {
         let directory = try TemporaryDirectory()
         let unknown = try pushproof(["serve", "--lissten", "127.0.0.1:0"])
