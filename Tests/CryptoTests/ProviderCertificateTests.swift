@@ -78,6 +78,16 @@ import Testing
             #expect(DER.topUTF8Strings(Array(topics[..<cut])).count <= 2)
         }
         #expect(DER.topUTF8Strings([0x30, 0x84, 0xFF, 0xFF, 0xFF, 0xFF]) == [])
+        // Random bytes behind a SEQUENCE tag never overread (a crash would end the test run).
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<5000 {
+            var bytes: [UInt8] = [0x30]
+            for _ in 0..<(Int(seed % 40)) {
+                seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                bytes.append(UInt8(truncatingIfNeeded: seed >> 33))
+            }
+            _ = DER.topUTF8Strings(bytes)
+        }
         #expect(throws: CryptoError.self) { try ProviderCertificateAuthorities(pems: ["not a certificate"]) }
         #expect(throws: CryptoError.self) { try ProviderCertificateAuthorities(pems: []) }
     }
