@@ -19,12 +19,17 @@ struct CheckCommand: Subcommand {
             .value("max-failures", "N", "Failures listed per spec in the summary and reports.", default: "5"),
             .flag("quiet", "Print only the last line (totals)."),
             .flag("timing", "Report the validation cost per request (µs; judging only, not reading): mean, p50, p99, per spec."),
+            .value("expect", "FILE", "The deliveries the recording must hold, as JSON: {\"deliveries\": [{\"token\", \"spec\", "
+                   + "\"count\"}]}; exit 1 unless the pushes accepted reach exactly those devices."),
         ],
         discussion: """
         RECORDING is a file written by 'pushproof serve --record' ('-' reads standard input).
-        Exit status: 0 when every request passes its spec, 1 when any violates one (or matches
-        none), 2 when the recording or the specs cannot be read (unreadable lines are listed),
-        64 on a usage error.
+        With --expect, the pushes the gateway accepted (2xx) are also compared with the listed
+        deliveries: a listed one that is missing or repeated, or a push to a device (or of a spec)
+        not listed, fails the check.
+        Exit status: 0 when every request passes its spec (and the deliveries match), 1 when any
+        violates one (or matches none, or the deliveries differ), 2 when the recording, the specs
+        or the expectations cannot be read (unreadable lines are listed), 64 on a usage error.
 
         EXAMPLE:
           pushproof check out/record.jsonl --junit out/conformance.xml --json out/conformance.json
@@ -38,6 +43,7 @@ struct CheckCommand: Subcommand {
     let maxFailures: Int
     let quiet: Bool
     let timing: Bool
+    let expectPath: String?
 
     init(_ arguments: ParsedArguments) throws {
         recordingPath = arguments.positionals[0]
@@ -48,6 +54,7 @@ struct CheckCommand: Subcommand {
         maxFailures = try arguments.int("max-failures", default: 5, range: 0...10_000)
         quiet = arguments.has("quiet")
         timing = arguments.has("timing")
+        expectPath = arguments.value("expect")
     }
 
     func run() async -> Int32 {
@@ -59,6 +66,14 @@ struct CheckCommand: Subcommand {
             printError("pushproof check: specs \(specsDirectory): \(error)")
             return ExitCode.ioError
         }
+        let expectations: DeliveryExpectations?
+        do {
+            expectations = try expectPath.map { path throws(FileError) in try DeliveryExpectations(path: path) }
+        } catch {
+            printError("pushproof check: --expect \(error)")
+            return ExitCode.ioError
+        }
+        var deliveries = DeliveryTally()
         let lines: LineReader
         do {
             lines = try LineReader(path: recordingPath)
@@ -83,12 +98,22 @@ struct CheckCommand: Subcommand {
                                           headers: request.headers, body: request.body)
                 if timing { costs.add(monotonicNanos() - started, spec: verdict.outOfScope ? nil : (verdict.specID ?? "(unmatched)")) }
                 result.add(verdict, sequence: request.sequence ?? lineNumber)
+                if expectations != nil { deliveries.add(request, spec: verdict.specID, sequence: request.sequence ?? lineNumber) }
             }
         }
         if let error = lines.error { result.noteUnreadable(line: lineNumber + 1, problem: error) }
 
         var report = result.report(recording: recordingPath, specsDirectory: specsDirectory)
+        let comparison = expectations.map { deliveries.compare(with: $0) }
         if !quiet { print(result.summaryText(), terminator: "") }
+        if let comparison, let expectPath {
+            if !quiet { print(comparison.text(path: expectPath, maxListed: max(maxFailures, 20)), terminator: "") }
+            if case .object(var object) = report {
+                object["deliveries"] = comparison.json(path: expectPath)
+                if !comparison.passed { object["ok"] = false }
+                report = .object(object)
+            }
+        }
         if timing {
             print(costs.text(), terminator: "")
             if case .object(var object) = report {
@@ -96,16 +121,22 @@ struct CheckCommand: Subcommand {
                 report = .object(object)
             }
         }
-        print(result.totalsLine)
+        var totals = result.totalsLine
+        if let comparison {
+            totals += comparison.passed ? "; deliveries as expected"
+                : "; deliveries: \(comparison.missing.count) missing, \(comparison.unexpected.count) unexpected, \(comparison.repeated.count) repeated"
+        }
+        print(totals)
         do {
-            if let junitPath { try Data(result.junitXML().utf8).write(to: URL(fileURLWithPath: junitPath)) }
+            let extra = comparison.map { [$0.junitTestcase(path: expectPath ?? "")] } ?? []
+            if let junitPath { try Data(result.junitXML(extra: extra).utf8).write(to: URL(fileURLWithPath: junitPath)) }
             if let jsonPath { try Data(report.serialized().utf8 + [0x0A]).write(to: URL(fileURLWithPath: jsonPath)) }
         } catch {
             printError("pushproof check: cannot write a report: \(error.localizedDescription)")
             return ExitCode.ioError
         }
         if !result.unreadable.isEmpty { return ExitCode.ioError }
-        return result.failedCount > 0 ? ExitCode.failure : ExitCode.success
+        return result.failedCount > 0 || comparison?.passed == false ? ExitCode.failure : ExitCode.success
     }
 }
 
@@ -184,6 +215,23 @@ struct RecordedRequest {
     var path: String
     var headers: [(name: String, value: String)]
     var body: [UInt8]
+    /// The answer's status (0: reset or dropped); nil when the line has none.
+    var status: Int?
+
+    /// The device a push addressed: APNs `/3/device/<token>`, FCM `message.token`.
+    var deviceToken: String? {
+        switch route {
+        case "apns":
+            let prefix = "/3/device/"
+            guard path.hasPrefix(prefix) else { return nil }
+            let token = path.dropFirst(prefix.count).prefix { $0 != "?" }
+            return token.isEmpty ? nil : String(token)
+        case "fcm":
+            return (try? JSONParser.parse(body))?["message"]?["token"]?.stringValue
+        default:
+            return nil
+        }
+    }
 
     struct Unreadable: Error, CustomStringConvertible {
         var description: String
@@ -212,7 +260,7 @@ struct RecordedRequest {
             body = [UInt8](data)
         }
         return .success(RecordedRequest(sequence: value["seq"]?.intValue, route: route, method: method, path: path,
-                                        headers: headers, body: body))
+                                        headers: headers, body: body, status: value["response"]?["status"]?.intValue))
     }
 }
 
@@ -294,7 +342,8 @@ struct CheckResult {
         return out
     }
 
-    func junitXML() -> String {
+    /// `extra`: further testcases (the deliveries' comparison).
+    func junitXML(extra: [(xml: String, failed: Bool)] = []) -> String {
         var cases = ""
         var failures = 0
         var skipped = 0
@@ -326,6 +375,11 @@ struct CheckResult {
             cases += "    <testcase classname=\"pushproof\" name=\"recording is readable\">\n"
             cases += "      <failure message=\"\(unreadable.count) unreadable lines\" type=\"UnreadableRecording\">\(XML.escape(text))</failure>\n"
             cases += "    </testcase>\n"
+        }
+        for testcase in extra {
+            count += 1
+            if testcase.failed { failures += 1 }
+            cases += testcase.xml
         }
         return """
         <?xml version="1.0" encoding="UTF-8"?>

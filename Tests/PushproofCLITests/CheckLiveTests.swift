@@ -149,3 +149,74 @@ func send(_ example: SpecExampleRequest, to serve: ServeProcess, body: JSONValue
         strict.stop()
     }
 }
+
+/// `check --expect`: the pushes a recording holds compared with the deliveries a scenario must
+/// produce (did the pushes reach exactly the right devices?).
+@Suite(.serialized) struct CheckExpectationLiveTests {
+    @Test func deliveriesAreComparedWithTheExpectedOnes() throws {
+        let examples = try specExamples()
+        let ringAPNs = try #require(examples.first { $0.specID == "poolse.ring.apns" })
+        let ringFCM = try #require(examples.first { $0.specID == "poolse.ring.fcm" })
+        let apnsToken = String(try #require(ringAPNs.path.split(separator: "/").last))
+        let fcmToken = try #require(ringFCM.body["message"]?["token"]?.stringValue)
+        let goneToken = String(repeating: "0e", count: 32)
+        let directory = try TemporaryDirectory("check-expect")
+        let config = try directory.write("gateway.json", #"{"tokens": {"gone": ["\#(goneToken)"]}}"#)
+        let record = directory.file("record.jsonl")
+        let serve = try ServeProcess(["--h2c", "--record", record, "--config", config], directory: directory.path)
+        #expect(try send(ringAPNs, to: serve).hasSuffix("\n200"))
+        #expect(try send(ringAPNs, to: serve).hasSuffix("\n200"), "the same ring twice: one too many")
+        #expect(try send(ringFCM, to: serve).hasSuffix("\n200"))
+        var toGone = ringAPNs
+        toGone.path = "/3/device/" + goneToken
+        #expect(try send(toGone, to: serve).hasSuffix("\n410"), "refused: reaches no device")
+        serve.stop()
+
+        let wrong = try directory.write("wrong.json", """
+            {"deliveries": [{"token": "\(apnsToken.uppercased())", "spec": "poolse.ring.apns"},
+                            {"token": "\(goneToken)", "spec": "poolse.ring.apns"},
+                            {"token": "fcm-token-never-rung"}]}
+            """)
+        let junit = directory.file("check.xml"), json = directory.file("check.json")
+        let failed = try pushproof(["check", record, "--specs", specsDirectory, "--expect", wrong, "--junit", junit, "--json", json])
+        #expect(failed.status == 1, "\(failed.output)\n\(failed.error)")
+        #expect(failed.output.contains("deliveries (\(wrong)): 3 expected, 1 as expected; 2 missing, 1 unexpected, 1 repeated"), "\(failed.output)")
+        #expect(failed.output.contains("missing: poolse.ring.apns to \(goneToken): expected 1, accepted 0"))
+        #expect(failed.output.contains("missing: a push to fcm-token-never-rung: expected 1, accepted 0"))
+        #expect(failed.output.contains("repeated: poolse.ring.apns to \(apnsToken.uppercased()): expected 1, accepted 2 (extra: request #2)"))
+        #expect(failed.output.contains("unexpected: poolse.ring.fcm to \(fcmToken) (request #3)"))
+        #expect(failed.output.contains("4 requests checked: 4 passed, 0 failed; deliveries: 2 missing, 1 unexpected, 1 repeated"))
+        let report = try readJSON(json)
+        #expect(report["ok"] == false, "every spec passed, but the deliveries did not match")
+        #expect(report["deliveries"]?["missing"]?.arrayValue?.count == 2)
+        #expect(report["deliveries"]?["unexpected"]?[0]?["seq"] == 3)
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(XMLParser(data: Data(xml.utf8)).parse())
+        #expect(xml.contains(#"type="DeliveryMismatch""#))
+
+        let right = try directory.write("right.json", """
+            {"deliveries": [{"token": "\(apnsToken)", "spec": "poolse.ring.apns", "count": 2},
+                            {"token": "\(fcmToken)", "spec": "poolse.ring.fcm"}]}
+            """)
+        let passed = try pushproof(["check", record, "--specs", specsDirectory, "--expect", right, "--quiet"])
+        #expect(passed.status == 0, "\(passed.output)\n\(passed.error)")
+        #expect(passed.output == "4 requests checked: 4 passed, 0 failed; deliveries as expected\n")
+    }
+
+    @Test(arguments: [
+        (#"{"deliveries": [{"spec": "poolse.ring.apns"}]}"#, "deliveries[0].token: a non-empty string is required"),
+        (#"{"deliveries": [{"token": "a", "count": 0}]}"#, "deliveries[0].count: expected a whole number of at least 1"),
+        (#"{"deliveries": [{"token": "a", "kind": "x"}]}"#, #"deliveries[0]: unknown key "kind""#),
+        (#"{"deliveries": [{"token": "a"}, {"token": "a"}]}"#, "deliveries[1]: a (any spec) is listed twice; use count"),
+        (#"[{"token": "a"}]"#, #"expected {"deliveries""#),
+        ("{", "not valid JSON"),
+    ])
+    func badExpectationFilesExit2NamingTheEntry(text: String, message: String) throws {
+        let directory = try TemporaryDirectory("check-expect-bad")
+        let record = try directory.write("record.jsonl", "")
+        let expect = try directory.write("expect.json", text)
+        let result = try pushproof(["check", record, "--specs", specsDirectory, "--expect", expect])
+        #expect(result.status == 2, "\(result.error)")
+        #expect(result.error.contains(message), "\(result.error)")
+    }
+}

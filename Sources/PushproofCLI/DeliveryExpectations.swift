@@ -1,0 +1,185 @@
+import Driver
+import Foundation
+import JSON
+
+/// `pushproof check --expect FILE`: did the pushes reach exactly the right devices? The file
+/// lists the deliveries a scenario must produce; the recording is compared with it:
+/// every listed (device token, spec) pair must have been accepted exactly `count` times, and
+/// no other device may have been pushed to.
+///
+/// ```
+/// {"deliveries": [
+///    {"token": "7f3c…", "spec": "poolse.ring.apns"},
+///    {"token": "fcm-token-1", "spec": "poolse.ring.fcm"},
+///    {"token": "fcm-token-2", "count": 2}              // any spec, twice
+/// ]}
+/// ```
+///
+/// A push counts as delivered when the gateway accepted it (2xx): a retried 503 followed by a
+/// 200 is one delivery, and a push the gateway refused (a gone token's 410) reached no device.
+struct DeliveryExpectations {
+    struct Expected: Equatable {
+        var token: String
+        /// nil: any spec (or none) will do.
+        var spec: String?
+        var count: Int
+    }
+
+    let path: String
+    let expected: [Expected]
+
+    /// Reads and checks the file; the error names the entry that is wrong.
+    init(path: String) throws(FileError) {
+        self.path = path
+        let text = try readText(path)
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(text, options: .init(duplicateKeys: .reject))
+        } catch {
+            throw FileError(path: path, reason: "not valid JSON: \(error)")
+        }
+        guard let entries = document["deliveries"]?.arrayValue else {
+            throw FileError(path: path, reason: #"expected {"deliveries": [{"token": …, "spec": …}, …]}"#)
+        }
+        var expected: [Expected] = []
+        var seen: Set<String> = []
+        for (index, entry) in entries.enumerated() {
+            let at = "deliveries[\(index)]"
+            guard let object = entry.objectValue else { throw FileError(path: path, reason: "\(at): expected an object") }
+            if let unknown = object.keys.first(where: { !["token", "spec", "count"].contains($0) }) {
+                throw FileError(path: path, reason: "\(at): unknown key \"\(unknown)\" (token, spec, count)")
+            }
+            guard let token = object["token"]?.stringValue, !token.isEmpty else {
+                throw FileError(path: path, reason: "\(at).token: a non-empty string is required")
+            }
+            var spec: String?
+            if let value = object["spec"] {
+                guard let text = value.stringValue, !text.isEmpty else { throw FileError(path: path, reason: "\(at).spec: expected a spec id") }
+                spec = text
+            }
+            var count = 1
+            if let value = object["count"] {
+                guard let number = value.intValue, number >= 1 else {
+                    throw FileError(path: path, reason: "\(at).count: expected a whole number of at least 1")
+                }
+                count = number
+            }
+            let key = Self.normalized(token) + "\u{0}" + (spec ?? "")
+            guard seen.insert(key).inserted else {
+                throw FileError(path: path, reason: "\(at): \(token) \(spec ?? "(any spec)") is listed twice; use count")
+            }
+            expected.append(Expected(token: token, spec: spec, count: count))
+        }
+        self.expected = expected
+    }
+
+    /// APNs tokens are hex, and Apple treats them case-insensitively; FCM tokens are not.
+    static func normalized(_ token: String) -> String {
+        token.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) } ? token.lowercased() : token
+    }
+}
+
+/// The accepted pushes of a recording, per device token and spec.
+struct DeliveryTally {
+    struct Delivery {
+        var spec: String?
+        var sequence: Int
+    }
+
+    private(set) var byToken: [String: [Delivery]] = [:]
+
+    /// Notes one recorded request: counted only if it was a push the gateway accepted.
+    mutating func add(_ request: RecordedRequest, spec: String?, sequence: Int) {
+        guard let status = request.status, (200..<300).contains(status), let token = request.deviceToken else { return }
+        byToken[DeliveryExpectations.normalized(token), default: []].append(Delivery(spec: spec, sequence: sequence))
+    }
+
+    /// The comparison: listed deliveries that did not happen as often as listed, and pushes to
+    /// devices (or of specs) nobody listed.
+    func compare(with expectations: DeliveryExpectations) -> DeliveryComparison {
+        var remaining = byToken
+        var comparison = DeliveryComparison(expectedCount: expectations.expected.reduce(0) { $0 + $1.count })
+        // Entries naming a spec first, so a "(any spec)" entry only takes what they leave.
+        let ordered = expectations.expected.filter { $0.spec != nil } + expectations.expected.filter { $0.spec == nil }
+        for entry in ordered {
+            let key = DeliveryExpectations.normalized(entry.token)
+            var deliveries = remaining[key] ?? []
+            let matching = deliveries.indices.filter { entry.spec == nil || deliveries[$0].spec == entry.spec }
+            let taken = Array(matching.prefix(entry.count))
+            comparison.asExpected += taken.count
+            if taken.count < entry.count {
+                comparison.missing.append((entry, taken.count))
+            } else if matching.count > entry.count {
+                let extra = matching.dropFirst(entry.count).map { deliveries[$0].sequence }
+                comparison.repeated.append((entry, matching.count, extra))
+            }
+            let used = Set(matching)  // repeats are reported above, not again as unexpected
+            deliveries = deliveries.indices.filter { !used.contains($0) }.map { deliveries[$0] }
+            remaining[key] = deliveries
+        }
+        for (token, deliveries) in remaining.sorted(by: { $0.key < $1.key }) {
+            for delivery in deliveries { comparison.unexpected.append((token, delivery.spec, delivery.sequence)) }
+        }
+        comparison.unexpected.sort { $0.sequence < $1.sequence }
+        return comparison
+    }
+}
+
+/// What `compare` found.
+struct DeliveryComparison {
+    var expectedCount: Int
+    var asExpected = 0
+    var missing: [(entry: DeliveryExpectations.Expected, got: Int)] = []
+    var repeated: [(entry: DeliveryExpectations.Expected, got: Int, extraSequences: [Int])] = []
+    var unexpected: [(token: String, spec: String?, sequence: Int)] = []
+
+    var passed: Bool { missing.isEmpty && repeated.isEmpty && unexpected.isEmpty }
+
+    var problems: [String] {
+        func name(_ spec: String?) -> String { spec ?? "a push" }
+        return missing.map { "missing: \(name($0.entry.spec)) to \($0.entry.token): expected \($0.entry.count), accepted \($0.got)" }
+            + repeated.map {
+                "repeated: \(name($0.entry.spec)) to \($0.entry.token): expected \($0.entry.count), accepted \($0.got) "
+                    + "(extra: request #\($0.extraSequences.map(String.init).joined(separator: ", #")))"
+            }
+            + unexpected.map { "unexpected: \($0.spec ?? "an unmatched push") to \($0.token) (request #\($0.sequence))" }
+    }
+
+    func text(path: String, maxListed: Int) -> String {
+        var out = "\ndeliveries (\(path)): \(expectedCount) expected, \(asExpected) as expected; \(missing.count) missing, "
+            + "\(unexpected.count) unexpected, \(repeated.count) repeated\n"
+        let all = problems
+        for problem in all.prefix(maxListed) { out += "  \(problem)\n" }
+        if all.count > maxListed { out += "  … and \(all.count - maxListed) more (all in --json)\n" }
+        return out
+    }
+
+    func json(path: String) -> JSONValue {
+        [
+            "file": .string(path), "ok": .bool(passed), "expected": .number(Double(expectedCount)),
+            "as_expected": .number(Double(asExpected)),
+            "missing": .array(missing.map {
+                ["token": .string($0.entry.token), "spec": $0.entry.spec.map(JSONValue.string) ?? .null,
+                 "expected": .number(Double($0.entry.count)), "accepted": .number(Double($0.got))]
+            }),
+            "repeated": .array(repeated.map {
+                ["token": .string($0.entry.token), "spec": $0.entry.spec.map(JSONValue.string) ?? .null,
+                 "expected": .number(Double($0.entry.count)), "accepted": .number(Double($0.got)),
+                 "extra_seqs": .array($0.extraSequences.map { .number(Double($0)) })]
+            }),
+            "unexpected": .array(unexpected.map {
+                ["token": .string($0.token), "spec": $0.spec.map(JSONValue.string) ?? .null, "seq": .number(Double($0.sequence))]
+            }),
+        ]
+    }
+
+    /// One testcase, failing with every problem listed.
+    func junitTestcase(path: String) -> (xml: String, failed: Bool) {
+        var xml = "    <testcase classname=\"pushproof\" name=\"deliveries match \(XML.escape(path))\" assertions=\"\(expectedCount)\">\n"
+        if !passed {
+            xml += "      <failure message=\"\(missing.count) missing, \(unexpected.count) unexpected, \(repeated.count) repeated\" "
+                + "type=\"DeliveryMismatch\">\(XML.escape(problems.joined(separator: "\n")))</failure>\n"
+        }
+        return (xml + "    </testcase>\n", !passed)
+    }
+}
