@@ -22,6 +22,8 @@ struct SendCommand: Subcommand {
             .value("yama-bundle-id", "ID", "demo: the Yama tenant app's bundle id.", default: "--bundle-id"),
             .value("concierge-bundle-id", "ID", "demo: the Concierge customer app's bundle id.", default: "--bundle-id"),
             .value("json", "FILE", "Also write the results as JSON."),
+            .value("expect-out", "FILE", "Write the deliveries made (each push the gateway accepted; in a dry run, each "
+                   + "decided) as a 'pushproof check --expect' file: the oracle for another sender's run of the scenario."),
             .value("transport", "apns|fcm|both", "ring, message: only the pushes to APNs, or to FCM.", default: "both"),
             .flag("build-only", "ring, message: only evaluate the rules and build the payloads, timed; send nothing."),
         ] + SenderOptions.specs,
@@ -56,6 +58,7 @@ struct SendCommand: Subcommand {
     let yamaBundleID: String
     let conciergeBundleID: String
     let jsonPath: String?
+    let expectOutPath: String?
     let buildOnly: Bool
     let transports: Set<PushTransport>
 
@@ -81,6 +84,7 @@ struct SendCommand: Subcommand {
         yamaBundleID = arguments.value("yama-bundle-id") ?? options.bundleID
         conciergeBundleID = arguments.value("concierge-bundle-id") ?? options.bundleID
         jsonPath = arguments.value("json")
+        expectOutPath = arguments.value("expect-out")
         transports = try SenderOptions.transports(arguments)
         if scenario == .demo, transports.count < 2 { throw UsageError(message: "--transport is for ring and message") }
     }
@@ -88,7 +92,8 @@ struct SendCommand: Subcommand {
     func run() async -> Int32 {
         if buildOnly {
             guard let timings = buildOnlyRun() else { return ExitCode.failure }
-            return writeJSON(timings)
+            if expectOutPath != nil { printError("pushproof send: --expect-out: --build-only sends nothing, so no file is written") }
+            return writeJSON(timings, deliveries: nil)
         }
         let credentials: DeliveryCredentials
         let projectID: String
@@ -143,14 +148,15 @@ struct SendCommand: Subcommand {
         json["transport"] = .string(options.transportDescription)
         json["delivery"] = deliveryJSON(statistics)
         for (key, value) in extra { json[key] = value }
-        let status = writeJSON(json)
+        let status = writeJSON(json, deliveries: run.deliveriesJSON)
         if status != ExitCode.success { return status }
         return run.failedCount > 0 ? ExitCode.failure : ExitCode.success
     }
 
-    private func writeJSON(_ json: JSONObject) -> Int32 {
+    private func writeJSON(_ json: JSONObject, deliveries: JSONValue?) -> Int32 {
         var files = ReportFiles(command: "send")
         files.write(jsonPath, JSONValue.object(json).serialized() + "\n")
+        if let deliveries { files.write(expectOutPath, deliveries.serialized() + "\n") }
         return files.failed ? ExitCode.ioError : ExitCode.success
     }
 
@@ -386,6 +392,31 @@ struct SendRun {
     var byKind: [(kind: String, outcomes: [String: Int])] = []
     var removed: [(device: Device, reason: String)] = []
     var failedCount = 0
+    /// Deliveries made (or, dry, decided) per device token and spec id, in order of first
+    /// appearance: what `--expect-out` writes.
+    var deliveries: [(token: String, spec: String, count: Int)] = []
+    private var deliveryIndex: [String: Int] = [:]
+
+    /// The spec a push of `kind` answers to: the Specs/ ids are `<kind>.<transport>`.
+    mutating func noteDelivery(_ result: PushResult) {
+        let spec = result.kind + "." + result.device.transport.rawValue
+        let key = result.device.token + "\u{0}" + spec
+        if let index = deliveryIndex[key] {
+            deliveries[index].count += 1
+        } else {
+            deliveryIndex[key] = deliveries.count
+            deliveries.append((result.device.token, spec, 1))
+        }
+    }
+
+    /// `{"deliveries": [{"token", "spec", "count"?}]}`, the format `check --expect` reads.
+    var deliveriesJSON: JSONValue {
+        ["deliveries": .array(deliveries.map { delivery in
+            var entry: JSONObject = ["token": .string(delivery.token), "spec": .string(delivery.spec)]
+            if delivery.count > 1 { entry["count"] = .number(Double(delivery.count)) }
+            return .object(entry)
+        })]
+    }
 
     init(dispatcher: DeliveryDispatcher, dryRun: Bool) {
         self.dispatcher = dispatcher
@@ -406,6 +437,10 @@ struct SendRun {
             if counts[key] == nil { order.append(key) }
             counts[key, default: 0] += 1
             lastFinish = max(lastFinish, timed.finishedAt)
+            switch timed.result.outcome {
+            case .delivered, .dryRun: noteDelivery(timed.result)
+            default: break
+            }
             switch timed.result.outcome {
             case .delivered: lastDelivered = max(lastDelivered, timed.finishedAt)
             case .tokenRemoved(let reason): removed.append((timed.result.device, reason))

@@ -40,7 +40,8 @@ func requests(to token: String, in record: [JSONValue]) -> [JSONValue] {
         let database = directory.file("devices.sqlite")
         let result = try pushproof(["send", "demo", "--apns", serve.baseURL, "--fcm", serve.baseURL,
                                     "--ca", directory.file("pushproof-cert.pem"), "--admin", serve.adminURL,
-                                    "--devices", database, "--json", directory.file("demo.json")]
+                                    "--devices", database, "--json", directory.file("demo.json"),
+                                    "--expect-out", directory.file("expected.json")]
                                    + credentialArguments(credentials, gateway: serve.baseURL))
         serve.stop()
         #expect(result.status == 0, "\(result.output)\n\(result.error)")
@@ -75,6 +76,17 @@ func requests(to token: String, in record: [JSONValue]) -> [JSONValue] {
             #expect([410, 404].contains(hits.first?["response"]?["status"]?.intValue ?? 0))
         }
         #expect(recorded.filter { $0["route"] == "apns" }.allSatisfy { $0["tls"] == true && $0["protocol"] == "h2" })
+
+        // The sender's deliveries as a `check --expect` oracle: the 33 pushes the gateway
+        // accepted (not the two to gone tokens), and the recording matches it.
+        let expected = try #require(try readJSON(directory.file("expected.json"))["deliveries"]?.arrayValue)
+        #expect(expected.reduce(0) { $0 + ($1["count"]?.intValue ?? 1) } == 33)
+        #expect(expected.allSatisfy { entry in !marked.contains(entry["token"]?.stringValue ?? "") })
+        #expect(expected.contains { $0["spec"] == "poolse.ring.apns" } && expected.contains { $0["spec"] == "concierge.reply.fcm" })
+        let checked = try pushproof(["check", record, "--specs", specsDirectory, "--expect", directory.file("expected.json"),
+                                     "--json", directory.file("check.json")])
+        #expect(checked.output.contains("; deliveries as expected"), "\(checked.output)")
+        #expect(try readJSON(directory.file("check.json"))["deliveries"]?["as_expected"] == 33)
 
         // The store itself: the two rows are gone, the other 13 demo devices of poolse remain.
         let rows = try runTool("/usr/bin/sqlite3", [database, "SELECT token FROM devices"]).output
