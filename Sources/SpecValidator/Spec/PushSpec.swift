@@ -87,6 +87,9 @@ struct MatchCondition: Sendable {
     var kind: Kind
 
     func holds(_ request: RequestView) -> Bool {
+        if case .equals(let wanted) = kind, case .body(let tokens) = reference {
+            return request.body(at: tokens, equals: wanted)
+        }
         let value = request.resolve(reference)
         switch kind {
         case .equals(let wanted): return value == wanted
@@ -179,8 +182,11 @@ extension PushSpec {
         for rule in headerRules { rule.check(request, into: &violations) }
         // The fast, allocation-free check first: most requests pass, and only a failure needs
         // the located violations.
-        if let schema, let body = request.body, !schema.isValid(body) {
-            for violation in schema.validate(body) { append(violation, body: body, into: &violations) }
+        if let schema, request.hasBody {
+            let valid = if let tape = request.tape { schema.isValid(tape) } else { request.body.map(schema.isValid) ?? true }
+            if !valid, let body = request.body {
+                for violation in schema.validate(body) { append(violation, body: body, into: &violations) }
+            }
         }
         for rule in derivedRules { rule.check(request, into: &violations) }
     }

@@ -1,11 +1,32 @@
 import JSON
 
 /// One request as the rules see it. Built once per judge call; resolves references without
-/// copying the body.
+/// copying the body. The body is a tree (given by the caller, or a document the tape does not
+/// cover) or a tape; references into a tape build only the values they reach.
 struct RequestView {
     let path: String
     let headers: [(name: String, value: String)]
-    let body: JSONValue?
+    private let tree: JSONValue?
+    let tape: JSONTape?
+
+    init(path: String, headers: [(name: String, value: String)], body: JSONValue?) {
+        self.path = path
+        self.headers = headers
+        self.tree = body
+        self.tape = nil
+    }
+
+    init(path: String, headers: [(name: String, value: String)], tape: JSONTape) {
+        self.path = path
+        self.headers = headers
+        self.tree = nil
+        self.tape = tape
+    }
+
+    var hasBody: Bool { tree != nil || tape != nil }
+
+    /// The whole body as a tree: built from the tape when there is one (failures only).
+    var body: JSONValue? { tree ?? tape?.value(at: 0) }
 
     /// The first header of that name, compared ASCII case-insensitively (HTTP/2 names are
     /// lowercase on the wire, HTTP/1.1 ones need not be).
@@ -38,7 +59,8 @@ struct RequestView {
         case .constant(let value): return value
         case .path: return .string(path)
         case .body(let tokens):
-            guard var current = body else { return nil }
+            if let tape { return Self.entry(in: tape, tokens).map { tape.value(at: $0) } }
+            guard var current = tree else { return nil }
             for token in tokens {
                 switch current {
                 case .object(let object):
@@ -53,6 +75,82 @@ struct RequestView {
             }
             return current
         }
+    }
+
+    /// Whether the body value at `tokens` equals `wanted` (`JSONValue ==`), building nothing
+    /// for an ASCII string, a number, a boolean or null on a tape.
+    func body(at tokens: [String], equals wanted: JSONValue) -> Bool {
+        guard let tape else {
+            return resolve(.body(tokens)) == wanted
+        }
+        guard let index = Self.entry(in: tape, tokens) else { return false }
+        let entry = tape.entries[index]
+        switch (entry.kind, wanted) {
+        case (.null, .null): return true
+        case (.true, .bool(let b)): return b
+        case (.false, .bool(let b)): return !b
+        case (.number, .number(let d)): return entry.number == d
+        case (.string, .string(let text)) where entry.flags == 0:
+            // Raw ASCII on both sides: String == is byte equality.
+            let fast = text.utf8.withContiguousStorageIfAvailable { wantedBytes -> Bool? in
+                guard UTF8Check.isASCII(wantedBytes) else { return nil }
+                return tape.bytes.withUnsafeBufferPointer { bytes in
+                    UnsafeBufferPointer(rebasing: bytes[Int(entry.start)..<Int(entry.end)]).elementsEqual(wantedBytes)
+                }
+            }
+            if let fast, let answer = fast { return answer }
+            return tape.string(at: index) == text
+        case (.string, _), (.array, _), (.object, _): return tape.value(at: index) == wanted
+        default: return false
+        }
+    }
+
+    /// The tape entry at `tokens` below the body's root, found as `resolve` finds it on a tree.
+    static func entry(in tape: JSONTape, _ tokens: [String]) -> Int? {
+        tape.entries.withUnsafeBufferPointer { entries -> Int? in
+            tape.bytes.withUnsafeBufferPointer { bytes -> Int? in
+                var current = 0
+                for token in tokens {
+                    let entry = entries[current]
+                    switch entry.kind {
+                    case .object:
+                        var key = current + 1
+                        var found: Int?
+                        for _ in 0..<entry.count {
+                            if keyEquals(entries[key], bytes, token, tape: tape, key) {
+                                found = key + 1
+                                break
+                            }
+                            key = Int(entries[key + 1].next)
+                        }
+                        guard let found else { return nil }
+                        current = found
+                    case .array:
+                        guard let index = Int(token), String(index) == token, index >= 0, index < entry.count else { return nil }
+                        var item = current + 1
+                        for _ in 0..<index { item = Int(entries[item].next) }
+                        current = item
+                    default:
+                        return nil
+                    }
+                }
+                return current
+            }
+        }
+    }
+
+    /// `member(of:_:)`'s test (equal UTF-8 lengths, then String ==) on a tape key (never escaped):
+    /// for an ASCII token that is byte equality (no other string of that length is canonically
+    /// equivalent to it); otherwise the key's String is compared.
+    private static func keyEquals(_ key: JSONTape.Entry, _ bytes: UnsafeBufferPointer<UInt8>, _ token: String,
+                                  tape: JSONTape, _ keyIndex: Int) -> Bool {
+        let content = UnsafeBufferPointer(rebasing: bytes[Int(key.start)..<Int(key.end)])
+        guard content.count == token.utf8.count else { return false }
+        let fast = token.utf8.withContiguousStorageIfAvailable { wanted -> Bool? in
+            UTF8Check.isASCII(wanted) ? content.elementsEqual(wanted) : nil
+        }
+        if let fast, let answer = fast { return answer }
+        return tape.string(at: keyIndex) == token
     }
 
     /// `object[key]` without copying every entry the scan passes (a keyed subscript over the

@@ -56,16 +56,22 @@ public struct SpecSet: Sendable {
                       headers: [(name: String, value: String)], body: [UInt8], parsedBody: JSONValue?) -> SpecVerdict {
         if isOutOfScope(route: route, path: path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
         var violations: [SpecViolation] = []
-        var parsed: JSONValue?
+        let request: RequestView
         if let parsedBody {
-            parsed = parsedBody
-        } else if !body.isEmpty {
+            request = RequestView(path: path, headers: headers, body: parsedBody)
+        } else if body.isEmpty {
+            request = RequestView(path: path, headers: headers, body: nil)
+        } else if let tape = JSONParser.tape(body) {
+            // The common case: no tree, no String per key and value (see JSONTape).
+            request = RequestView(path: path, headers: headers, tape: tape)
+        } else {
+            var parsed: JSONValue?
             do { parsed = try JSONParser.parse(body) } catch {
                 violations.append(SpecViolation(pointer: JSONPointer(tokens: ["body"]), rule: "body-json", source: nil,
                                                 expected: "a JSON document", found: nil, message: "the body is not JSON: \(error)"))
             }
+            request = RequestView(path: path, headers: headers, body: parsed)
         }
-        let request = RequestView(path: path, headers: headers, body: parsed)
         var chosen: Int?
         for index in specsByRoute[route] ?? [] {
             let spec = specs[index]
