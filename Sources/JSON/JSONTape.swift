@@ -151,8 +151,7 @@ extension Reader {
         while position < bytes.count {
             let c = bytes[position]
             if c == UInt8(ascii: "\"") {
-                if highBits & 0x80 != 0,
-                   String(validating: UnsafeBufferPointer(rebasing: bytes[(start + 1)..<position]), as: UTF8.self) == nil {
+                if highBits & 0x80 != 0, !UTF8Check.isWellFormed(UnsafeBufferPointer(rebasing: bytes[(start + 1)..<position])) {
                     throw error("invalid UTF-8 in string", at: start)
                 }
                 let flags = highBits & 0x80 != 0 ? JSONTape.Entry.nonASCIIFlag : 0

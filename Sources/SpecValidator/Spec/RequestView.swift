@@ -114,16 +114,7 @@ struct RequestView {
                     let entry = entries[current]
                     switch entry.kind {
                     case .object:
-                        var key = current + 1
-                        var found: Int?
-                        for _ in 0..<entry.count {
-                            if keyEquals(entries[key], bytes, token, tape: tape, key) {
-                                found = key + 1
-                                break
-                            }
-                            key = Int(entries[key + 1].next)
-                        }
-                        guard let found else { return nil }
+                        guard let found = member(of: current, token, entries, bytes, tape) else { return nil }
                         current = found
                     case .array:
                         guard let index = Int(token), String(index) == token, index >= 0, index < entry.count else { return nil }
@@ -139,18 +130,42 @@ struct RequestView {
         }
     }
 
-    /// `member(of:_:)`'s test (equal UTF-8 lengths, then String ==) on a tape key (never escaped):
-    /// for an ASCII token that is byte equality (no other string of that length is canonically
-    /// equivalent to it); otherwise the key's String is compared.
-    private static func keyEquals(_ key: JSONTape.Entry, _ bytes: UnsafeBufferPointer<UInt8>, _ token: String,
-                                  tape: JSONTape, _ keyIndex: Int) -> Bool {
-        let content = UnsafeBufferPointer(rebasing: bytes[Int(key.start)..<Int(key.end)])
-        guard content.count == token.utf8.count else { return false }
-        let fast = token.utf8.withContiguousStorageIfAvailable { wanted -> Bool? in
-            UTF8Check.isASCII(wanted) ? content.elementsEqual(wanted) : nil
+    /// The value entry of member `token` of the object at `object`, by `member(of:_:)`'s test
+    /// (equal UTF-8 lengths, then String ==). Tape keys have no escapes, and for an ASCII token
+    /// that test is byte equality: no other string of the same length is canonically equivalent
+    /// to it. A non-ASCII token compares the key's String.
+    private static func member(of object: Int, _ token: String, _ entries: UnsafeBufferPointer<JSONTape.Entry>,
+                               _ bytes: UnsafeBufferPointer<UInt8>, _ tape: JSONTape) -> Int? {
+        let length = token.utf8.count
+        let count = Int(entries[object].count)
+        // (true, key) when decided on bytes; (false, nil) sends a non-ASCII token the slow way.
+        let fast = token.utf8.withContiguousStorageIfAvailable { wanted -> (decided: Bool, found: Int?) in
+            guard UTF8Check.isASCII(wanted) else { return (false, nil) }
+            var key = object + 1
+            for _ in 0..<count {
+                let entry = entries[key]
+                if Int(entry.end - entry.start) == length,
+                   UnsafeBufferPointer(rebasing: bytes[Int(entry.start)..<Int(entry.end)]).elementsEqual(wanted) {
+                    return (true, key + 1)
+                }
+                key = Int(entries[key + 1].next)
+            }
+            return (true, nil)
         }
-        if let fast, let answer = fast { return answer }
-        return tape.string(at: keyIndex) == token
+        if let fast, fast.decided { return fast.found }
+        var key = object + 1
+        for _ in 0..<count {
+            let entry = entries[key]
+            if Int(entry.end - entry.start) == length, tape.string(at: key) == token { return key + 1 }
+            key = Int(entries[key + 1].next)
+        }
+        return nil
+    }
+
+    /// Whether `reference` designates something in this request (`resolve(reference) != nil`).
+    func exists(_ reference: SpecReference) -> Bool {
+        if let tape, case .body(let tokens) = reference { return Self.entry(in: tape, tokens) != nil }
+        return resolve(reference) != nil
     }
 
     /// `object[key]` without copying every entry the scan passes (a keyed subscript over the

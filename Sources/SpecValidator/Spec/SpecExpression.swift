@@ -377,7 +377,7 @@ indirect enum SpecCondition: Sendable {
     func evaluate(_ request: RequestView) -> Bool? {
         switch self {
         case .exists(let reference):
-            return request.resolve(reference) != nil
+            return request.exists(reference)
         case .equals(let left, let right):
             guard let a = left.candidates(request), let b = right.candidates(request) else { return nil }
             return a.contains { x in b.contains { y in x == y } }
