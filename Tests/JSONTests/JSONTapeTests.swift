@@ -36,6 +36,22 @@ struct JSONTapeTests {
         try expectSameTree("{" + members.joined(separator: ",") + "}")
     }
 
+    /// Strings are scanned eight bytes at a time: an escape, a control character, a closing
+    /// quote or a non-ASCII byte at every offset of a long string must be seen as `parse` sees it.
+    @Test func specialBytesAtEveryOffsetOfALongString() throws {
+        let specials: [[UInt8]] = [Array(#"\n"#.utf8), Array(#"\""#.utf8), [0x01], [0x1F], Array("é".utf8), Array("…".utf8), [0xC3], [0x22]]
+        for special in specials {
+            for offset in 0..<24 {
+                let content = Array(repeating: UInt8(ascii: "a"), count: offset) + special + Array(repeating: UInt8(ascii: "b"), count: 30 - offset)
+                let bytes = Array(#"{"k":""#.utf8) + content + Array(#"","z":1}"#.utf8)
+                let tree = try? JSONParser.parse(bytes)
+                let tape = JSONParser.tape(bytes)
+                #expect((tree == nil) == (tape == nil), "\(special) at \(offset)")
+                if let tree, let tape { #expect(tape.value(at: 0).serialized() == tree.serialized(), "\(special) at \(offset)") }
+            }
+        }
+    }
+
     @Test(arguments: [
         #"{"a":1,"a":2}"#,
         #"{"x":{"b":1,"c":2,"b":3}}"#,
