@@ -157,7 +157,14 @@ extension Reader {
                 let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
                 let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
                 let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
-                if special & highs != 0 { break }
+                if special & highs != 0 {
+                    // The lowest flagged byte is the first special one (a borrow only flags bytes
+                    // above a true one): keep the bytes before it, and let the loop below take it.
+                    let before = (special & highs).trailingZeroBitCount / 8
+                    high |= word & ((1 << (UInt64(before) * 8)) &- 1)
+                    position += before
+                    break
+                }
                 high |= word
                 position += 8
             }
