@@ -30,6 +30,15 @@ struct JSONTapeTests {
         try expectSameTree(text)
     }
 
+    /// A document denser than the first guess of entries per byte fills the first buffer and is
+    /// built again with room for one entry per byte.
+    @Test func denseDocumentsOutgrowTheFirstGuess() throws {
+        try expectSameTree("[" + (0..<500).map { String($0 % 10) }.joined(separator: ",") + "]")
+        try expectSameTree(String(repeating: "[", count: 200) + String(repeating: "]", count: 200))
+        try expectSameTree("[" + String(repeating: "{},", count: 300) + "{}]")
+        try expectSameTree("0")
+    }
+
     @Test func manyMembersWithSimilarKeysAreNotTakenForRepeats() throws {
         // Keys sharing length and end bytes collide in the repeat filter and must still pass.
         let members = (0..<40).map { #""k\#($0 % 10)\#($0 / 10)x":\#($0)"# }
