@@ -389,8 +389,8 @@ extension DerivedRule {
                 // canonically equivalent, which `check` decides.
                 guard a.end - a.start == b.end - b.start else { return false }
                 return tape.bytes.withUnsafeBufferPointer { bytes in
-                    UnsafeBufferPointer(rebasing: bytes[Int(a.start)..<Int(a.end)])
-                        .elementsEqual(UnsafeBufferPointer(rebasing: bytes[Int(b.start)..<Int(b.end)]))
+                    bytesEqual(UnsafeBufferPointer(rebasing: bytes[Int(a.start)..<Int(a.end)]),
+                               UnsafeBufferPointer(rebasing: bytes[Int(b.start)..<Int(b.end)]))
                 }
             default: return false
             }

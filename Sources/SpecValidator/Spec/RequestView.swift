@@ -95,7 +95,7 @@ struct RequestView {
             let fast = text.utf8.withContiguousStorageIfAvailable { wantedBytes -> Bool? in
                 guard UTF8Check.isASCII(wantedBytes) else { return nil }
                 return tape.bytes.withUnsafeBufferPointer { bytes in
-                    UnsafeBufferPointer(rebasing: bytes[Int(entry.start)..<Int(entry.end)]).elementsEqual(wantedBytes)
+                    bytesEqual(UnsafeBufferPointer(rebasing: bytes[Int(entry.start)..<Int(entry.end)]), wantedBytes)
                 }
             }
             if let fast, let answer = fast { return answer }
@@ -145,7 +145,7 @@ struct RequestView {
             for _ in 0..<count {
                 let entry = entries[key]
                 if Int(entry.end - entry.start) == length,
-                   UnsafeBufferPointer(rebasing: bytes[Int(entry.start)..<Int(entry.end)]).elementsEqual(wanted) {
+                   bytesEqual(UnsafeBufferPointer(rebasing: bytes[Int(entry.start)..<Int(entry.end)]), wanted) {
                     return (true, key + 1)
                 }
                 key = Int(entries[key + 1].next)
