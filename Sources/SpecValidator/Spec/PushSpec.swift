@@ -375,11 +375,11 @@ extension DerivedRule {
         guard let tape = request.tape, case .body(let targetTokens) = target else { return false }
         switch kind {
         case .absent:
-            return request.entry(targetTokens) == nil
+            return RequestView.entry(in: tape, targetTokens) == nil
         case .equals(let expression, let tolerance):
             guard case .reference(.body(let sourceTokens)) = expression,
-                  let found = request.entry(targetTokens),
-                  let expected = request.entry(sourceTokens) else { return false }
+                  let found = RequestView.entry(in: tape, targetTokens),
+                  let expected = RequestView.entry(in: tape, sourceTokens) else { return false }
             let a = tape.entries[found], b = tape.entries[expected]
             switch (a.kind, b.kind) {
             case (.number, .number): return abs(a.number - b.number) <= tolerance

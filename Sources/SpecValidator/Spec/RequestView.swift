@@ -21,41 +21,6 @@ struct RequestView {
         self.headers = headers
         self.tree = nil
         self.tape = tape
-        rootIndex = Self.indexRootMembers(of: tape)
-    }
-
-    /// The root object's members by a hash of their key bytes (open addressing, key entry + 1,
-    /// 0 empty); empty for a small root. Nearly every reference starts at the root, and a
-    /// message push has ~25 members there, `body` last: scanning them for each of ~40 lookups
-    /// was ~15% of judging it (perf).
-    private var rootIndex: [UInt32] = []
-
-    private static func indexRootMembers(of tape: JSONTape) -> [UInt32] {
-        guard let root = tape.entries.first, root.kind == .object, root.count >= 8 else { return [] }
-        var size = 16
-        while size < Int(root.count) * 2 { size *= 2 }
-        var slots = [UInt32](repeating: 0, count: size)
-        tape.entries.withUnsafeBufferPointer { entries in
-            tape.bytes.withUnsafeBufferPointer { bytes in
-                var key = 1
-                for _ in 0..<root.count {
-                    let entry = entries[key]
-                    var slot = keyHash(UnsafeBufferPointer(rebasing: bytes[Int(entry.start)..<Int(entry.end)])) & (size - 1)
-                    while slots[slot] != 0 { slot = (slot + 1) & (size - 1) }
-                    slots[slot] = UInt32(key + 1)
-                    key = Int(entries[key + 1].next)
-                }
-            }
-        }
-        return slots
-    }
-
-    /// Length and three bytes: enough to spread the member names of a push.
-    @inline(__always)
-    private static func keyHash(_ key: UnsafeBufferPointer<UInt8>) -> Int {
-        let count = key.count
-        guard count > 0 else { return 0 }
-        return (count &* 31) &+ (Int(key[0]) &* 7) &+ (Int(key[count - 1]) &* 131) &+ (Int(key[count / 2]) &* 17)
     }
 
     var hasBody: Bool { tree != nil || tape != nil }
@@ -94,7 +59,7 @@ struct RequestView {
         case .constant(let value): return value
         case .path: return .string(path)
         case .body(let tokens):
-            if let tape { return entry(tokens).map { tape.value(at: $0) } }
+            if let tape { return Self.entry(in: tape, tokens).map { tape.value(at: $0) } }
             guard var current = tree else { return nil }
             for token in tokens {
                 switch current {
@@ -118,7 +83,7 @@ struct RequestView {
         guard let tape else {
             return resolve(.body(tokens)) == wanted
         }
-        guard let index = entry(tokens) else { return false }
+        guard let index = Self.entry(in: tape, tokens) else { return false }
         let entry = tape.entries[index]
         switch (entry.kind, wanted) {
         case (.null, .null): return true
@@ -141,19 +106,15 @@ struct RequestView {
     }
 
     /// The tape entry at `tokens` below the body's root, found as `resolve` finds it on a tree.
-    func entry(_ tokens: [String]) -> Int? {
-        guard let tape else { return nil }
-        return tape.entries.withUnsafeBufferPointer { entries -> Int? in
+    static func entry(in tape: JSONTape, _ tokens: [String]) -> Int? {
+        tape.entries.withUnsafeBufferPointer { entries -> Int? in
             tape.bytes.withUnsafeBufferPointer { bytes -> Int? in
                 var current = 0
                 for token in tokens {
                     let entry = entries[current]
                     switch entry.kind {
                     case .object:
-                        let found = current == 0 && !rootIndex.isEmpty
-                            ? rootMember(token, entries, bytes, tape)
-                            : Self.member(of: current, token, entries, bytes, tape)
-                        guard let found else { return nil }
+                        guard let found = member(of: current, token, entries, bytes, tape) else { return nil }
                         current = found
                     case .array:
                         guard let index = Int(token), String(index) == token, index >= 0, index < entry.count else { return nil }
@@ -167,29 +128,6 @@ struct RequestView {
                 return current
             }
         }
-    }
-
-    /// `member(of: 0, ...)` through `rootIndex`; a non-ASCII token goes the slow way.
-    private func rootMember(_ token: String, _ entries: UnsafeBufferPointer<JSONTape.Entry>,
-                            _ bytes: UnsafeBufferPointer<UInt8>, _ tape: JSONTape) -> Int? {
-        let fast = token.utf8.withContiguousStorageIfAvailable { wanted -> (decided: Bool, found: Int?) in
-            guard UTF8Check.isASCII(wanted) else { return (false, nil) }
-            return rootIndex.withUnsafeBufferPointer { slots in
-                let mask = slots.count - 1
-                var slot = Self.keyHash(wanted) & mask
-                while slots[slot] != 0 {
-                    let key = Int(slots[slot]) - 1
-                    let entry = entries[key]
-                    if bytesEqual(UnsafeBufferPointer(rebasing: bytes[Int(entry.start)..<Int(entry.end)]), wanted) {
-                        return (true, key + 1)
-                    }
-                    slot = (slot + 1) & mask
-                }
-                return (true, nil)
-            }
-        }
-        if let fast, fast.decided { return fast.found }
-        return Self.member(of: 0, token, entries, bytes, tape)
     }
 
     /// The value entry of member `token` of the object at `object`, by `member(of:_:)`'s test
@@ -226,7 +164,7 @@ struct RequestView {
 
     /// Whether `reference` designates something in this request (`resolve(reference) != nil`).
     func exists(_ reference: SpecReference) -> Bool {
-        if tape != nil, case .body(let tokens) = reference { return entry(tokens) != nil }
+        if let tape, case .body(let tokens) = reference { return Self.entry(in: tape, tokens) != nil }
         return resolve(reference) != nil
     }
 
