@@ -42,48 +42,11 @@ public struct JSONTape: Sendable {
 
     /// The document.
     public let bytes: [UInt8]
-    private let storage: Storage
+    public let entries: [Entry]
 
-    init(bytes: [UInt8], storage: Storage) {
+    init(bytes: [UInt8], entries: [Entry]) {
         self.bytes = bytes
-        self.storage = storage
-    }
-
-    /// The entries, in document order.
-    public var entries: Entries { Entries(storage: storage) }
-
-    public struct Entries: RandomAccessCollection, Sendable {
-        let storage: Storage
-
-        public var startIndex: Int { 0 }
-        public var endIndex: Int { storage.count }
-
-        public subscript(index: Int) -> Entry {
-            precondition(index >= 0 && index < storage.count, "tape entry index out of range")
-            return storage.base[index]
-        }
-
-        /// The entries as a buffer, valid during `body`.
-        public func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Entry>) throws -> R) rethrows -> R {
-            try withExtendedLifetime(storage) { try body(UnsafeBufferPointer(start: storage.base, count: storage.count)) }
-        }
-    }
-
-    /// The entries' memory. Not an `Array`: allocating `[Entry]` looked up the array's generic
-    /// metadata in the runtime's hash table on every tape (~4% of judging a ring push, perf),
-    /// where a non-generic class's metadata is static.
-    final class Storage: @unchecked Sendable {
-        // @unchecked: the entries are written only by `JSONParser.tape`, before the storage
-        // is handed to a tape; nothing writes them afterwards, so sharing them is safe.
-        let base: UnsafeMutablePointer<Entry>
-        let count: Int
-
-        init(base: UnsafeMutablePointer<Entry>, count: Int) {
-            self.base = base
-            self.count = count
-        }
-
-        deinit { base.deallocate() }
+        self.entries = entries
     }
 
     /// The string at `index` (a `.string` entry, key or value), escapes decoded.
@@ -143,31 +106,37 @@ extension JSONParser {
         // a letter), so the size itself always suffices: a denser document starts again with that.
         var capacity = min(bytes.count, bytes.count / 6 + 16)
         while true {
-            let base = UnsafeMutablePointer<JSONTape.Entry>.allocate(capacity: capacity)
-            var writer = TapeWriter(base: base, capacity: capacity)
-            let outcome = bytes.withUnsafeBufferPointer { bytes -> TapeWriter.Outcome in
-                var reader = Reader(bytes: bytes, options: options)
-                do throws(JSONError) {
-                    reader.skipWhitespace()
-                    try reader.appendTapeValue(depth: 0, to: &writer)
-                    reader.skipWhitespace()
-                    return reader.atEnd ? .complete : .invalid
-                } catch {
-                    return writer.isFull ? .full : .invalid
+            var outcome = TapeWriter.Outcome.invalid
+            let entries = [JSONTape.Entry](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+                initialized = 0
+                guard let base = buffer.baseAddress else { return }
+                var writer = TapeWriter(base: base, capacity: buffer.count)
+                outcome = bytes.withUnsafeBufferPointer { bytes in
+                    var reader = Reader(bytes: bytes, options: options)
+                    do throws(JSONError) {
+                        reader.skipWhitespace()
+                        try reader.appendTapeValue(depth: 0, to: &writer)
+                        reader.skipWhitespace()
+                        return reader.atEnd ? .complete : .invalid
+                    } catch {
+                        return writer.isFull ? .full : .invalid
+                    }
                 }
+                if outcome == .complete { initialized = writer.count }
             }
-            if outcome == .complete {
-                return JSONTape(bytes: bytes, storage: JSONTape.Storage(base: base, count: writer.count))
+            switch outcome {
+            case .complete: return JSONTape(bytes: bytes, entries: entries)
+            case .invalid: return nil
+            case .full:
+                guard capacity < bytes.count else { return nil }
+                capacity = bytes.count
             }
-            base.deallocate()
-            guard outcome == .full, capacity < bytes.count else { return nil }
-            capacity = bytes.count
         }
     }
 }
 
-/// Where a tape is written: straight into its storage, without the uniqueness and capacity
-/// checks of `Array.append` on every entry (~15% of building a tape, perf).
+/// Where a tape is written: straight into the array's storage, without the uniqueness and
+/// capacity checks of `Array.append` on every entry (~15% of building a tape, perf).
 struct TapeWriter {
     enum Outcome { case complete, invalid, full }
 
