@@ -36,7 +36,7 @@ public struct JSONTape: Sendable {
 
         /// The string has a backslash escape: its bytes are not its content (decode with `string(at:)`).
         public static let escapedFlag: UInt8 = 1
-        /// The string's raw bytes include non-ASCII (validated UTF-8).
+        /// The string's content is not all ASCII (raw bytes checked as UTF-8, or escapes decoded).
         public static let nonASCIIFlag: UInt8 = 2
     }
 
