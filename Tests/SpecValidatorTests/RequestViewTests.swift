@@ -35,4 +35,23 @@ struct RequestViewTests {
             #expect(!onTape.body(at: path, equals: "no such value"), "\(path)")
         }
     }
+
+    /// The byte comparison must answer as the String one it fronts for: ASCII case folding of
+    /// the candidate only, exact bytes, and canonical equivalence for non-ASCII names.
+    @Test func headerNamesCompareAsBefore() {
+        func reference(_ candidate: String, _ lowercased: String) -> Bool {
+            guard candidate.utf8.count == lowercased.utf8.count else { return false }
+            if candidate == lowercased { return true }
+            return zip(candidate.utf8, lowercased.utf8).allSatisfy { x, y in (x >= 0x41 && x <= 0x5A ? x + 0x20 : x) == y }
+        }
+        let names = ["apns-topic", "APNS-Topic", "apns-topiC", "Apns-topic", "apns_topic", "APNS-TOPIC", "content-type",
+                     "x", "X", "", "é-header", "É-header", "e\u{301}-header", "k", "K", "\u{212A}", "caf\u{E9}", "cafe\u{301}",
+                     "a\u{301}\u{316}", "a\u{316}\u{301}", "x-long-header-name-with-many-bytes", "X-LONG-HEADER-NAME-WITH-MANY-BYTES"]
+        for candidate in names {
+            for lowercased in names {
+                #expect(RequestView.equalsIgnoringASCIICase(candidate, lowercased) == reference(candidate, lowercased),
+                        "\(candidate) vs \(lowercased)")
+            }
+        }
+    }
 }

@@ -39,6 +39,24 @@ struct RequestView {
 
     static func equalsIgnoringASCIICase(_ candidate: String, _ lowercased: String) -> Bool {
         guard candidate.utf8.count == lowercased.utf8.count else { return false }
+        // On the bytes first (every header of every rule: String == was ~1/8 of the header
+        // rules' time). A miss between two ASCII names is final; otherwise the code below,
+        // which also accepts canonically equivalent names, decides.
+        let onBytes = candidate.utf8.withContiguousStorageIfAvailable { a in
+            lowercased.utf8.withContiguousStorageIfAvailable { b -> Bool? in
+                var same = true, sameLowered = true, high: UInt8 = 0
+                for i in 0..<a.count {
+                    let x = a[i], y = b[i]
+                    high |= x | y
+                    same = same && x == y
+                    sameLowered = sameLowered && (x >= 0x41 && x <= 0x5A ? x + 0x20 : x) == y
+                    if !same && !sameLowered && high < 0x80 { break }
+                }
+                if same || sameLowered { return true }
+                return UTF8Check.isASCII(a) && UTF8Check.isASCII(b) ? false : nil
+            }
+        }
+        if let onBytes, let inner = onBytes, let answer = inner { return answer }
         if candidate == lowercased { return true }
         var a = candidate.utf8.makeIterator()
         var b = lowercased.utf8.makeIterator()

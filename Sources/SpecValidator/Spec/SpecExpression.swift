@@ -214,7 +214,7 @@ indirect enum SpecExpression: Sendable {
             let length = candidate.utf8.count
             guard text.count - offset >= length else { return false }
             let window = UnsafeBufferPointer(rebasing: text[offset..<(offset + length)])
-            let same = candidate.utf8.withContiguousStorageIfAvailable { $0.elementsEqual(window) }
+            let same = candidate.utf8.withContiguousStorageIfAvailable { bytesEqual($0, window) }
                 ?? candidate.utf8.elementsEqual(window)
             return same && concatAccepts(parts.dropFirst(), text, from: offset + length, request)
         }
