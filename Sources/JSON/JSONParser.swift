@@ -92,7 +92,7 @@ public enum JSONParser {
     }
 }
 
-private struct Reader {
+struct Reader {
     let bytes: UnsafeBufferPointer<UInt8>
     let options: JSONParser.Options
     var position = 0

@@ -90,6 +90,35 @@ import JSON
         }
     }
 
+    /// Every boundary of table 3-7 (lead bytes, second-byte ranges after E0, ED, F0, F4, truncation),
+    /// then random byte strings biased towards multi-byte forms: the same answer as the standard library.
+    @Test func wellFormedUTF8AgreesWithStringValidation() {
+        let interesting: [UInt8] = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
+                                    0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
+        var samples: [[UInt8]] = []
+        for a in interesting {
+            samples.append([a])
+            for b in interesting {
+                samples.append([a, b])
+                for c in [UInt8(0x80), 0xBF, 0x41] {
+                    samples.append([a, b, c])
+                    samples.append([a, b, c, 0x80])
+                    samples.append([0x61, a, b, c, 0xBF, 0x62])
+                }
+            }
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20000 {
+            let length = Int.random(in: 0...9, using: &generator)
+            samples.append((0..<length).map { _ in interesting.randomElement(using: &generator) ?? 0 })
+        }
+        for bytes in samples {
+            let expected = String(validating: bytes, as: UTF8.self) != nil
+            let found = bytes.withUnsafeBufferPointer { UTF8Check.isWellFormed($0) }
+            if found != expected { Issue.record("\(bytes.map { String($0, radix: 16) }): \(found), String says \(expected)") }
+        }
+    }
+
     /// The scan must accept and reject exactly what `parse` does, with the same error.
     @Test(arguments: [
         #"{"aps":{"alert":"hi"},"x":[1,2,{"y":"z"}]}"#, #"{"x":1}"#, "{}", " { \"aps\" : 3 } ",

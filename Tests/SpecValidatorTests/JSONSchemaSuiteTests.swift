@@ -108,6 +108,7 @@ struct JSONSchemaSuiteTests {
         let groups = try JSONSchemaSuite.load(file)
         let skipped = JSONSchemaSuite.skippedGroups[file] ?? [:]
         var ran = 0
+        var tapeCases = 0
         for group in groups where skipped[group.description] == nil {
             let schema: JSONSchema
             do {
@@ -126,6 +127,14 @@ struct JSONSchemaSuiteTests {
                         isValid=\(fast), violations=\(violations.map(\.description))
                         """)
                 }
+                // The tape program (what the judge runs) must give the same answer. Every case
+                // whose document the tape covers is checked: only repeated or escaped keys are not.
+                if let tape = JSONParser.tape(test.data.bytes()) {
+                    tapeCases += 1
+                    if schema.isValid(tape) != test.valid {
+                        Issue.record("\(file) › \(group.description) › \(test.description): on the tape, isValid=\(!test.valid)")
+                    }
+                }
                 // Every violation must point at a real keyword of the schema document.
                 for violation in violations where violation.schemaLocation.resolve(in: group.schema) == nil {
                     Issue.record("\(file) › \(group.description) › \(test.description): schemaLocation \(violation.schemaLocation) does not resolve")
@@ -133,6 +142,7 @@ struct JSONSchemaSuiteTests {
             }
         }
         #expect(ran > 0, "\(file): no case ran")
+        #expect(tapeCases > 0, "\(file): no case ran on a tape")
         // Every group the skip list names must exist, so the list cannot rot silently.
         for name in skipped.keys {
             #expect(groups.contains { $0.description == name }, "\(file): skipped group \"\(name)\" not in the file")

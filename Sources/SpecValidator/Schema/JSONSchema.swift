@@ -31,6 +31,8 @@ public struct JSONSchema: Sendable {
     let nodeLocations: [JSONPointer]
     let dynamicAnchors: [[String: Int]]
     let usesDynamicScope: Bool
+    /// The same schema for tapes; nil when it needs what only the tree walk does.
+    let tapeProgram: SchemaTapeProgram?
 
     /// Compiles `schema`; throws the JSON pointer of the first bad keyword and why.
     public init(_ schema: JSONValue, options: JSONSchema.Options = .init()) throws(SchemaError) {
@@ -40,6 +42,7 @@ public struct JSONSchema: Sendable {
         nodeLocations = compiler.nodeLocations
         dynamicAnchors = compiler.dynamicAnchors
         usesDynamicScope = compiler.usesDynamicScope
+        tapeProgram = SchemaTapeProgram(nodes: nodes, root: rootNode, usesDynamicScope: usesDynamicScope)
     }
 
     /// Every violation of `instance`, in schema order; empty when valid.
@@ -55,6 +58,13 @@ public struct JSONSchema: Sendable {
         var evaluator = SchemaEvaluator(schema: self, collecting: false)
         var scratch = EvaluatedLocations()
         return evaluator.evaluate(rootNode, instance, &scratch, tracking: false)
+    }
+
+    /// `isValid` on a tape's document, without building its tree (unless the schema uses
+    /// `unevaluated*` or `$dynamicRef`, which only the tree walk evaluates).
+    public func isValid(_ document: JSONTape) -> Bool {
+        guard let tapeProgram else { return isValid(document.value(at: 0)) }
+        return tapeProgram.isValid(document)
     }
 }
 

@@ -1,3 +1,4 @@
+import JSON
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,6 +82,16 @@ final class CompiledPattern: @unchecked Sendable {
         return matchesUsingSwiftRegex(string)
     }
 
+    /// `matches` on a string's UTF-8 bytes (valid UTF-8): no String when `regexec` takes it.
+    func matches(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        #if canImport(Glibc)
+        if let posix, !posixNeedsASCII || UTF8Check.isASCII(bytes) {
+            return Self.posixSearch(posix, bytes)
+        }
+        #endif
+        return matchesUsingSwiftRegex(String(decoding: bytes, as: UTF8.self))
+    }
+
     func matchesUsingSwiftRegex(_ string: String) -> Bool {
         (try? swiftRegex.firstMatch(in: string)) != nil
     }
@@ -88,16 +99,18 @@ final class CompiledPattern: @unchecked Sendable {
     #if canImport(Glibc)
     private static func posixSearch(_ regex: UnsafeMutablePointer<regex_t>, _ string: String) -> Bool {
         var string = string
-        return string.withUTF8 { bytes in
-            // REG_STARTEND bounds the search by length, so a "\u0000" inside the string does not end it.
-            var range = regmatch_t(rm_so: 0, rm_eo: regoff_t(bytes.count))
-            guard let base = bytes.baseAddress else {
-                var empty: CChar = 0
-                return regexec(regex, &empty, 1, &range, REG_STARTEND) == 0
-            }
-            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
-                regexec(regex, chars, 1, &range, REG_STARTEND) == 0
-            }
+        return string.withUTF8 { posixSearch(regex, $0) }
+    }
+
+    private static func posixSearch(_ regex: UnsafeMutablePointer<regex_t>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // REG_STARTEND bounds the search by length, so a "\u0000" inside the string does not end it.
+        var range = regmatch_t(rm_so: 0, rm_eo: regoff_t(bytes.count))
+        guard let base = bytes.baseAddress else {
+            var empty: CChar = 0
+            return regexec(regex, &empty, 1, &range, REG_STARTEND) == 0
+        }
+        return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
+            regexec(regex, chars, 1, &range, REG_STARTEND) == 0
         }
     }
     #endif

@@ -87,6 +87,9 @@ struct MatchCondition: Sendable {
     var kind: Kind
 
     func holds(_ request: RequestView) -> Bool {
+        if case .equals(let wanted) = kind, case .body(let tokens) = reference {
+            return request.body(at: tokens, equals: wanted)
+        }
         let value = request.resolve(reference)
         switch kind {
         case .equals(let wanted): return value == wanted
@@ -179,8 +182,11 @@ extension PushSpec {
         for rule in headerRules { rule.check(request, into: &violations) }
         // The fast, allocation-free check first: most requests pass, and only a failure needs
         // the located violations.
-        if let schema, let body = request.body, !schema.isValid(body) {
-            for violation in schema.validate(body) { append(violation, body: body, into: &violations) }
+        if let schema, request.hasBody {
+            let valid = if let tape = request.tape { schema.isValid(tape) } else { request.body.map(schema.isValid) ?? true }
+            if !valid, let body = request.body {
+                for violation in schema.validate(body) { append(violation, body: body, into: &violations) }
+            }
         }
         for rule in derivedRules { rule.check(request, into: &violations) }
     }
@@ -306,6 +312,7 @@ extension DerivedRule {
         if let when {
             guard when.evaluate(request) == true else { return }
         }
+        if passesOnTape(request) { return }
         let found = request.resolve(target)
         // Built on first use: most requests pass, and an eager `["body"] + tokens` per rule per
         // request was ~20% of the derived rules' time (perf, poolse message.apns).
@@ -355,6 +362,38 @@ extension DerivedRule {
             let text = describe(candidates, tolerance: tolerance)
             violations.append(SpecViolation(pointer: pointer, rule: id, source: source, expected: text, found: found.serialized(),
                                             message: "\(pointer) must be \(text)"))
+        }
+    }
+}
+
+extension DerivedRule {
+    /// True when the rule certainly holds, decided on the tape without building values: an
+    /// absent target that must be absent, or a target equal to one body reference (`valuesAgree`:
+    /// numbers within the tolerance, identical literals, strings with identical bytes). False
+    /// means "not shown here", and `check` decides (and explains) as before.
+    func passesOnTape(_ request: RequestView) -> Bool {
+        guard let tape = request.tape, case .body(let targetTokens) = target else { return false }
+        switch kind {
+        case .absent:
+            return RequestView.entry(in: tape, targetTokens) == nil
+        case .equals(let expression, let tolerance):
+            guard case .reference(.body(let sourceTokens)) = expression,
+                  let found = RequestView.entry(in: tape, targetTokens),
+                  let expected = RequestView.entry(in: tape, sourceTokens) else { return false }
+            let a = tape.entries[found], b = tape.entries[expected]
+            switch (a.kind, b.kind) {
+            case (.number, .number): return abs(a.number - b.number) <= tolerance
+            case (.null, .null), (.true, .true), (.false, .false): return true
+            case (.string, .string):
+                // Equal bytes are equal strings (escapes included); unequal ones may still be
+                // canonically equivalent, which `check` decides.
+                guard a.end - a.start == b.end - b.start else { return false }
+                return tape.bytes.withUnsafeBufferPointer { bytes in
+                    bytesEqual(UnsafeBufferPointer(rebasing: bytes[Int(a.start)..<Int(a.end)]),
+                               UnsafeBufferPointer(rebasing: bytes[Int(b.start)..<Int(b.end)]))
+                }
+            default: return false
+            }
         }
     }
 }

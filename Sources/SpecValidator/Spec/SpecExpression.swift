@@ -194,8 +194,8 @@ indirect enum SpecExpression: Sendable {
             }
             return true
         case .concat(let parts):
-            guard case .string(let text) = found else { return false }
-            return Self.concatAccepts(parts[...], text[...], request)
+            guard case .string(var text) = found else { return false }
+            return text.withUTF8 { Self.concatAccepts(parts[...], $0, from: 0, request) }
         case .string, .number, .add, .div, .switchOn:
             // Small sets of scalars: building them is cheap enough.
             guard let values = candidates(request) else { return false }
@@ -203,19 +203,33 @@ indirect enum SpecExpression: Sendable {
         }
     }
 
-    /// Matches `rest` against the parts left, part by part, trying each value a part can take.
-    private static func concatAccepts(_ parts: ArraySlice<SpecExpression>, _ rest: Substring, _ request: RequestView) -> Bool {
-        guard let part = parts.first else { return rest.isEmpty }
-        func tryText(_ text: String) -> Bool {
-            guard rest.utf8.starts(with: text.utf8) else { return false }
-            let next = rest.utf8.index(rest.startIndex, offsetBy: text.utf8.count)
-            return concatAccepts(parts.dropFirst(), rest[next...], request)
+    /// Matches `text[offset...]` against the parts left, part by part, trying each value a part
+    /// can take. On UTF-8 bytes: a part's text that matches a prefix ends on a scalar boundary,
+    /// so byte offsets are the String positions the rule means (the Substring version of this
+    /// was ~20% of the header rules of a ring push, perf `serve --specs`).
+    private static func concatAccepts(_ parts: ArraySlice<SpecExpression>, _ text: UnsafeBufferPointer<UInt8>,
+                                      from offset: Int, _ request: RequestView) -> Bool {
+        guard let part = parts.first else { return offset == text.count }
+        func tryText(_ candidate: String) -> Bool {
+            let length = candidate.utf8.count
+            guard text.count - offset >= length else { return false }
+            let window = UnsafeBufferPointer(rebasing: text[offset..<(offset + length)])
+            let same = candidate.utf8.withContiguousStorageIfAvailable { bytesEqual($0, window) }
+                ?? candidate.utf8.elementsEqual(window)
+            return same && concatAccepts(parts.dropFirst(), text, from: offset + length, request)
         }
         switch part {
         case .literal(let value):
             return value.templateText.map(tryText) ?? false
         case .reference(let reference):
             return request.resolve(reference)?.templateText.map(tryText) ?? false
+        case .elements(.reference(let reference)):
+            // `candidates` without the arrays: the elements of the value, or the value itself.
+            guard let value = request.resolve(reference) else { return false }
+            if case .array(let items) = value {
+                return items.contains { $0.templateText.map(tryText) ?? false }
+            }
+            return value.templateText.map(tryText) ?? false
         default:
             guard let values = part.candidates(request) else { return false }
             return values.contains { $0.templateText.map(tryText) ?? false }
@@ -377,7 +391,7 @@ indirect enum SpecCondition: Sendable {
     func evaluate(_ request: RequestView) -> Bool? {
         switch self {
         case .exists(let reference):
-            return request.resolve(reference) != nil
+            return request.exists(reference)
         case .equals(let left, let right):
             guard let a = left.candidates(request), let b = right.candidates(request) else { return nil }
             return a.contains { x in b.contains { y in x == y } }

@@ -15,8 +15,9 @@ public struct SpecSet: Sendable {
     public let config: JSONValue
     public let outOfScopeRoutes: [String]
     public let outOfScopePaths: [String]
-    /// Indices into `specs`, by route.
-    let specsByRoute: [String: [Int]]
+    /// Indices into `specs`, by route: a handful of routes, where comparing small strings
+    /// beats hashing one per request.
+    let specsByRoute: [(route: String, specs: [Int])]
 
     init(specs: [PushSpec], products: [String], config: JSONValue, outOfScopeRoutes: [String], outOfScopePaths: [String]) {
         self.specs = specs.sorted { $0.id < $1.id }
@@ -24,8 +25,14 @@ public struct SpecSet: Sendable {
         self.config = config
         self.outOfScopeRoutes = outOfScopeRoutes
         self.outOfScopePaths = outOfScopePaths
-        var byRoute: [String: [Int]] = [:]
-        for (i, spec) in self.specs.enumerated() { byRoute[spec.match.route, default: []].append(i) }
+        var byRoute: [(route: String, specs: [Int])] = []
+        for (i, spec) in self.specs.enumerated() {
+            if let existing = byRoute.firstIndex(where: { $0.route == spec.match.route }) {
+                byRoute[existing].specs.append(i)
+            } else {
+                byRoute.append((spec.match.route, [i]))
+            }
+        }
         self.specsByRoute = byRoute
     }
 
@@ -56,18 +63,24 @@ public struct SpecSet: Sendable {
                       headers: [(name: String, value: String)], body: [UInt8], parsedBody: JSONValue?) -> SpecVerdict {
         if isOutOfScope(route: route, path: path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
         var violations: [SpecViolation] = []
-        var parsed: JSONValue?
+        let request: RequestView
         if let parsedBody {
-            parsed = parsedBody
-        } else if !body.isEmpty {
+            request = RequestView(path: path, headers: headers, body: parsedBody)
+        } else if body.isEmpty {
+            request = RequestView(path: path, headers: headers, body: nil)
+        } else if let tape = JSONParser.tape(body) {
+            // The common case: no tree, no String per key and value (see JSONTape).
+            request = RequestView(path: path, headers: headers, tape: tape)
+        } else {
+            var parsed: JSONValue?
             do { parsed = try JSONParser.parse(body) } catch {
                 violations.append(SpecViolation(pointer: JSONPointer(tokens: ["body"]), rule: "body-json", source: nil,
                                                 expected: "a JSON document", found: nil, message: "the body is not JSON: \(error)"))
             }
+            request = RequestView(path: path, headers: headers, body: parsed)
         }
-        let request = RequestView(path: path, headers: headers, body: parsed)
         var chosen: Int?
-        for index in specsByRoute[route] ?? [] {
+        for index in specsByRoute.first(where: { $0.route == route })?.specs ?? [] {
             let spec = specs[index]
             if let wanted = spec.match.method, wanted != method { continue }
             guard spec.match.recognises(request) else { continue }

@@ -1,0 +1,350 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A validated JSON document as one flat array of entries over its bytes: what a reader that
+/// only looks (the spec judge) needs, without a `String` per key and value or an array per
+/// object. Building the `JSONValue` tree of a poolse message push (~25 members) was ~30% of
+/// judging it, and destroying the tree another ~5% (perf, `pushproof check`).
+///
+/// Values are laid out in document order. An object's entry is followed by its members, each a
+/// key entry (kind `.string`) then the value's entries; an array's entry by its elements.
+/// `next` skips a whole value, so siblings are found without reading their contents.
+///
+/// A tape is built only for documents `JSONParser.parse` accepts and whose tree it describes
+/// exactly: `JSONParser.tape` returns nil for anything else, including valid documents it does
+/// not cover (a repeated key, a key with an escape), and the caller then parses the tree.
+public struct JSONTape: Sendable {
+    public enum Kind: UInt8, Sendable {
+        case null, `true`, `false`, number, string, array, object
+    }
+
+    public struct Entry: Sendable {
+        public var kind: Kind
+        /// For strings: `escapedFlag`, `nonASCIIFlag`.
+        public var flags: UInt8
+        /// Strings: the first content byte (after the quote). Other values: their first byte.
+        public var start: UInt32
+        /// Strings: the closing quote. Other values: one past their last byte.
+        public var end: UInt32
+        /// The index of the entry after this value and everything inside it.
+        public var next: UInt32
+        /// Objects: members; arrays: elements.
+        public var count: UInt32
+        /// Numbers: the value, as `JSONParser` reads it.
+        public var number: Double
+
+        /// The string has a backslash escape: its bytes are not its content (decode with `string(at:)`).
+        public static let escapedFlag: UInt8 = 1
+        /// The string's content is not all ASCII (raw bytes checked as UTF-8, or escapes decoded).
+        public static let nonASCIIFlag: UInt8 = 2
+    }
+
+    /// The document.
+    public let bytes: [UInt8]
+    public let entries: [Entry]
+
+    init(bytes: [UInt8], entries: [Entry]) {
+        self.bytes = bytes
+        self.entries = entries
+    }
+
+    /// The string at `index` (a `.string` entry, key or value), escapes decoded.
+    public func string(at index: Int) -> String {
+        let entry = entries[index]
+        let start = Int(entry.start), end = Int(entry.end)
+        if entry.flags & Entry.escapedFlag == 0 {
+            return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+        }
+        // The tape was built from a valid document: decoding again cannot fail.
+        let decoded: String? = bytes.withUnsafeBufferPointer { buffer in
+            var reader = Reader(bytes: buffer, options: .init())
+            reader.position = start - 1
+            return try? reader.parseString()
+        }
+        return decoded ?? ""
+    }
+
+    /// The value at `index` as the tree `JSONParser.parse` builds for it.
+    public func value(at index: Int) -> JSONValue {
+        let entry = entries[index]
+        switch entry.kind {
+        case .null: return .null
+        case .true: return .bool(true)
+        case .false: return .bool(false)
+        case .number: return .number(entry.number)
+        case .string: return .string(string(at: index))
+        case .array:
+            var elements: [JSONValue] = []
+            elements.reserveCapacity(Int(entry.count))
+            var child = index + 1
+            for _ in 0..<entry.count {
+                elements.append(value(at: child))
+                child = Int(entries[child].next)
+            }
+            return .array(elements)
+        case .object:
+            var members: [(key: String, value: JSONValue)] = []
+            members.reserveCapacity(Int(entry.count))
+            var key = index + 1
+            for _ in 0..<entry.count {
+                members.append((string(at: key), value(at: key + 1)))
+                key = Int(entries[key + 1].next)
+            }
+            return .object(JSONObject(uncheckedEntries: members))
+        }
+    }
+}
+
+extension JSONParser {
+    /// The tape of `bytes`, or nil when `parse(bytes, options:)` would throw, or when the document
+    /// repeats a key in an object or has a key with an escape (valid, but not covered: parse it).
+    public static func tape(_ bytes: [UInt8], options: Options = .init()) -> JSONTape? {
+        guard !bytes.isEmpty, bytes.count < Int(UInt32.max) else { return nil }
+        // Push payloads run 12-15 bytes per entry, so a sixth of the size is one allocation
+        // with room to spare. Every entry starts at its own byte (a quote, a bracket, a digit or
+        // a letter), so the size itself always suffices: a denser document starts again with that.
+        var capacity = min(bytes.count, bytes.count / 6 + 16)
+        while true {
+            var outcome = TapeWriter.Outcome.invalid
+            let entries = [JSONTape.Entry](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+                initialized = 0
+                guard let base = buffer.baseAddress else { return }
+                var writer = TapeWriter(base: base, capacity: buffer.count)
+                outcome = bytes.withUnsafeBufferPointer { bytes in
+                    var reader = Reader(bytes: bytes, options: options)
+                    do throws(JSONError) {
+                        reader.skipWhitespace()
+                        try reader.appendTapeValue(depth: 0, to: &writer)
+                        reader.skipWhitespace()
+                        return reader.atEnd ? .complete : .invalid
+                    } catch {
+                        return writer.isFull ? .full : .invalid
+                    }
+                }
+                if outcome == .complete { initialized = writer.count }
+            }
+            switch outcome {
+            case .complete: return JSONTape(bytes: bytes, entries: entries)
+            case .invalid: return nil
+            case .full:
+                guard capacity < bytes.count else { return nil }
+                capacity = bytes.count
+            }
+        }
+    }
+}
+
+/// Where a tape is written: straight into the array's storage, without the uniqueness and
+/// capacity checks of `Array.append` on every entry (~15% of building a tape, perf).
+struct TapeWriter {
+    enum Outcome { case complete, invalid, full }
+
+    let base: UnsafeMutablePointer<JSONTape.Entry>
+    let capacity: Int
+    private(set) var count = 0
+    private(set) var isFull = false
+
+    init(base: UnsafeMutablePointer<JSONTape.Entry>, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
+    }
+
+    @inline(__always)
+    mutating func append(_ entry: JSONTape.Entry) throws(JSONError) {
+        guard count < capacity else {
+            isFull = true
+            throw JSONError(offset: 0, message: "tape full")
+        }
+        (base + count).initialize(to: entry)
+        count += 1
+    }
+
+    @inline(__always)
+    subscript(index: Int) -> JSONTape.Entry {
+        get { base[index] }
+        nonmutating set { base[index] = newValue }
+    }
+}
+
+extension Reader {
+    /// `parseValue`, recording entries instead of building values; same checks in the same
+    /// order (it calls the same functions), so it accepts nothing `parse` rejects.
+    mutating func appendTapeValue(depth: Int, to entries: inout TapeWriter) throws(JSONError) {
+        guard position < bytes.count else { throw error("unexpected end of input, expected a value") }
+        let start = position
+        let kind: JSONTape.Kind
+        var number = 0.0
+        switch bytes[position] {
+        case UInt8(ascii: "{"): try appendTapeObject(depth: depth + 1, to: &entries); return
+        case UInt8(ascii: "["): try appendTapeArray(depth: depth + 1, to: &entries); return
+        case UInt8(ascii: "\""): try appendTapeString(to: &entries); return
+        case UInt8(ascii: "t"): try expectLiteral("true"); kind = .true
+        case UInt8(ascii: "f"): try expectLiteral("false"); kind = .false
+        case UInt8(ascii: "n"): try expectLiteral("null"); kind = .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): number = try parseNumber(); kind = .number
+        default: throw error("unexpected character, expected a value")
+        }
+        try entries.append(JSONTape.Entry(kind: kind, flags: 0, start: UInt32(start), end: UInt32(position),
+                                      next: UInt32(entries.count + 1), count: 0, number: number))
+    }
+
+    /// `skipString`'s checks (the same as `parseString`'s), noting escapes and non-ASCII bytes.
+    @discardableResult
+    mutating func appendTapeString(to entries: inout TapeWriter) throws(JSONError) -> UInt8 {
+        let start = position
+        position += 1  // opening quote
+        var highBits: UInt8 = 0
+        // Eight bytes at a time while none is a quote, a backslash or a control character: the
+        // byte loop below was most of building a tape (perf), and it finishes the last word.
+        if let base = bytes.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            var high: UInt64 = 0
+            while position + 8 <= bytes.count {
+                let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+                let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+                let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+                if special & highs != 0 {
+                    // The lowest flagged byte is the first special one (a borrow only flags bytes
+                    // above a true one): keep the bytes before it, and let the loop below take it.
+                    let before = (special & highs).trailingZeroBitCount / 8
+                    high |= word & ((1 << (UInt64(before) * 8)) &- 1)
+                    position += before
+                    break
+                }
+                high |= word
+                position += 8
+            }
+            if high & highs != 0 { highBits = 0x80 }
+        }
+        while position < bytes.count {
+            let c = bytes[position]
+            if c == UInt8(ascii: "\"") {
+                if highBits & 0x80 != 0, !UTF8Check.isWellFormed(UnsafeBufferPointer(rebasing: bytes[(start + 1)..<position])) {
+                    throw error("invalid UTF-8 in string", at: start)
+                }
+                let flags = highBits & 0x80 != 0 ? JSONTape.Entry.nonASCIIFlag : 0
+                try entries.append(JSONTape.Entry(kind: .string, flags: flags, start: UInt32(start + 1), end: UInt32(position),
+                                              next: UInt32(entries.count + 1), count: 0, number: 0))
+                position += 1
+                return flags
+            }
+            if c == UInt8(ascii: "\\") {
+                // Escapes go through the decoder, which holds every escape rule.
+                position = start
+                let decoded = try parseString()
+                var flags = JSONTape.Entry.escapedFlag
+                if !decoded.utf8.allSatisfy({ $0 < 0x80 }) { flags |= JSONTape.Entry.nonASCIIFlag }
+                try entries.append(JSONTape.Entry(kind: .string, flags: flags, start: UInt32(start + 1), end: UInt32(position - 1),
+                                              next: UInt32(entries.count + 1), count: 0, number: 0))
+                return flags
+            }
+            if c < 0x20 { throw error("control character in string") }
+            highBits |= c
+            position += 1
+        }
+        throw error("unterminated string", at: start)
+    }
+
+    mutating func appendTapeObject(depth: Int, to entries: inout TapeWriter) throws(JSONError) {
+        guard depth <= options.maxDepth else { throw error("nesting deeper than \(options.maxDepth)") }
+        let index = entries.count
+        try entries.append(JSONTape.Entry(kind: .object, flags: 0, start: UInt32(position), end: 0, next: 0, count: 0, number: 0))
+        position += 1  // {
+        var count: UInt32 = 0
+        var seenLow: UInt64 = 0, seenHigh: UInt64 = 0
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
+            position += 1
+        } else {
+            while true {
+                skipWhitespace()
+                guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+                    throw error("expected a string key in object")
+                }
+                let keyIndex = entries.count
+                let keyStart = position + 1
+                if try appendTapeString(to: &entries) & JSONTape.Entry.escapedFlag != 0 {
+                    throw error("a key with an escape: not covered by the tape")
+                }
+                // Most keys differ in length or end bytes: a 128-bit filter of those spares
+                // the comparison with every earlier key (25 keys: 300 comparisons). The key's
+                // bounds come from the position, not from the entry just written (reading it
+                // back stalled on the store: ~1/3 of this function, perf).
+                let keyEnd = position - 1
+                let length = keyEnd - keyStart
+                var signature = length &* 31
+                if length > 0 { signature = signature &+ Int(bytes[keyStart]) &* 7 &+ Int(bytes[keyEnd - 1]) &* 131 }
+                let bit = UInt64(1) << UInt64(signature & 63)
+                if signature & 64 == 0 {
+                    if seenLow & bit != 0, hasEarlierKey(keyIndex, inObjectAt: index, entries) { throw error("a repeated key: not covered by the tape") }
+                    seenLow |= bit
+                } else {
+                    if seenHigh & bit != 0, hasEarlierKey(keyIndex, inObjectAt: index, entries) { throw error("a repeated key: not covered by the tape") }
+                    seenHigh |= bit
+                }
+                // Compact JSON (what senders write) has no whitespace around ':' and ',': look first.
+                if position < bytes.count, bytes[position] == UInt8(ascii: ":") {
+                    position += 1
+                } else {
+                    skipWhitespace()
+                    guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
+                        throw error("expected ':' after object key")
+                    }
+                    position += 1
+                }
+                skipWhitespace()
+                try appendTapeValue(depth: depth, to: &entries)
+                count += 1
+                if position < bytes.count, bytes[position] == UInt8(ascii: ",") {
+                    position += 1
+                    continue
+                }
+                if try separatorEnds(closing: UInt8(ascii: "}"), in: "object") { break }
+            }
+        }
+        entries[index].end = UInt32(position)
+        entries[index].count = count
+        entries[index].next = UInt32(entries.count)
+    }
+
+    /// Whether the key at `keyIndex` repeats an earlier key of the object at `objectIndex`
+    /// (keys have no escapes here, so equal bytes are equal keys). Lengths first.
+    func hasEarlierKey(_ keyIndex: Int, inObjectAt objectIndex: Int, _ tape: TapeWriter) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        let key = tape[keyIndex]
+        let length = key.end - key.start
+        var other = objectIndex + 1
+        while other < keyIndex {
+            let candidate = tape[other]
+            if candidate.end - candidate.start == length,
+               memcmp(base + Int(candidate.start), base + Int(key.start), Int(length)) == 0 {
+                return true
+            }
+            other = Int(tape[other + 1].next)
+        }
+        return false
+    }
+
+    mutating func appendTapeArray(depth: Int, to entries: inout TapeWriter) throws(JSONError) {
+        guard depth <= options.maxDepth else { throw error("nesting deeper than \(options.maxDepth)") }
+        let index = entries.count
+        try entries.append(JSONTape.Entry(kind: .array, flags: 0, start: UInt32(position), end: 0, next: 0, count: 0, number: 0))
+        position += 1  // [
+        var count: UInt32 = 0
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
+            position += 1
+        } else {
+            while true {
+                skipWhitespace()
+                try appendTapeValue(depth: depth, to: &entries)
+                count += 1
+                if try separatorEnds(closing: UInt8(ascii: "]"), in: "array") { break }
+            }
+        }
+        entries[index].end = UInt32(position)
+        entries[index].count = count
+        entries[index].next = UInt32(entries.count)
+    }
+}
