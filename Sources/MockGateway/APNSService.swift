@@ -108,8 +108,7 @@ final class APNSService: Sendable {
         }
     }
 
-    /// `parsedBody`: the body parsed with `payloadMaxDepth`, when the caller has it already.
-    func handle(_ request: HTTPRequest, connection: GatewayConnectionState, parsedBody: JSONValue? = nil) -> ServiceOutcome {
+    func handle(_ request: HTTPRequest, connection: GatewayConnectionState) -> ServiceOutcome {
         let headers = Headers(request.headers)
         let givenIDIsValid = headers.id.map(isCanonicalUUID) ?? true
         let apnsID = givenIDIsValid ? headers.id ?? identifiers.uuid() : identifiers.uuid()
@@ -196,7 +195,7 @@ final class APNSService: Sendable {
         let body = request.body
         if body.isEmpty { return reject(.payloadEmpty, authenticated: authenticated) }
         if body.count > pushType.maxPayloadBytes { return reject(.payloadTooLarge, authenticated: authenticated) }
-        if let problem = payloadProblem(body, pushType: pushType, warnings: &warnings, parsed: parsedBody) {
+        if let problem = payloadProblem(body, pushType: pushType, warnings: &warnings) {
             warnings.append(problem)
             return reject(.payloadEmpty, authenticated: authenticated)
         }
@@ -337,25 +336,20 @@ final class APNSService: Sendable {
     /// carry one; an alert without `aps` simply shows nothing), so they are not rejections.
     /// `parsed`: the body as `JSONParser.parse(body, options: .init(maxDepth: payloadMaxDepth))`
     /// returns it, when the caller has it; nil scans `body` here.
-    func payloadProblem(_ body: [UInt8], pushType: APNSPushType, warnings: inout [String], parsed: JSONValue? = nil) -> String? {
+    func payloadProblem(_ body: [UInt8], pushType: APNSPushType, warnings: inout [String]) -> String? {
         let found: JSONValue?
-        if let parsed {
-            guard case .object(let document) = parsed else { return "payload is a JSON \(parsed.typeName), not an object" }
-            found = document["aps"]
-        } else {
-            do {
-                // Only `aps` is built: the rest of the payload is validated without a tree (perf:
-                // the full parse was ~10% of a recorded request's time).
-                switch try JSONParser.member("aps", ofTopLevelObjectIn: body, options: .init(maxDepth: Self.payloadMaxDepth)) {
-                case .found(let value): found = value
-                case .absent: found = nil
-                case .notAnObject:
-                    let document = try JSONParser.parse(body, options: .init(maxDepth: Self.payloadMaxDepth))
-                    return "payload is a JSON \(document.typeName), not an object"
-                }
-            } catch {
-                return "payload is not JSON: \(error)"
+        do {
+            // Only `aps` is built: the rest of the payload is validated without a tree (perf:
+            // the full parse was ~10% of a recorded request's time).
+            switch try JSONParser.member("aps", ofTopLevelObjectIn: body, options: .init(maxDepth: Self.payloadMaxDepth)) {
+            case .found(let value): found = value
+            case .absent: found = nil
+            case .notAnObject:
+                let document = try JSONParser.parse(body, options: .init(maxDepth: Self.payloadMaxDepth))
+                return "payload is a JSON \(document.typeName), not an object"
             }
+        } catch {
+            return "payload is not JSON: \(error)"
         }
         let displaysFromAps = pushType == .alert || pushType == .background || pushType == .liveactivity
         guard let aps = found else {

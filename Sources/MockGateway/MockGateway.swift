@@ -129,17 +129,7 @@ public final class MockGateway: HTTPHandler {
             }
         }
 
-        // An APNs payload that will be judged is parsed once, for the payload check and the
-        // judge (perf, --specs: the payload check's own scan was ~4% of a request, on top of
-        // the judge's parse). At the payload check's depth limit, a document that parses is
-        // what both would have parsed; anything else leaves each to parse on its own, so
-        // answers and error messages stay as they were.
-        var sharedBody: JSONValue?
-        if let judge, route == .apns, !request.body.isEmpty, !judge.specs.isOutOfScope(route: route.rawValue, path: request.path) {
-            sharedBody = try? JSONParser.parse(request.body, options: .init(maxDepth: APNSService.payloadMaxDepth))
-        }
-
-        var answer = outcome ?? dispatch(request, route: route, state: state, parsedBody: sharedBody)
+        var answer = outcome ?? dispatch(request, route: route, state: state)
         answer.response.delayNanos += delayNanos
         if !state.streamLimitRaised, request.version == .http2 {
             let raise = route == .apns ? answer.authenticated : route != .unknown
@@ -152,7 +142,7 @@ public final class MockGateway: HTTPHandler {
 
         var specVerdict: SpecVerdict?
         if let judge, route != .unknown {
-            let verdict = judge.judge(request, route: route, parsedBody: sharedBody)
+            let verdict = judge.judge(request, route: route)
             specVerdict = verdict
             // Only a would-be success is replaced: the gateway's own errors say more.
             if judge.rejectViolations, !verdict.passed, answer.response.status == 200 {
@@ -181,9 +171,9 @@ public final class MockGateway: HTTPHandler {
     }
 
     private func dispatch(_ request: HTTPRequest, route: GatewayRoute, state: GatewayConnectionState,
-                          parsedBody: JSONValue?) -> ServiceOutcome {
+                          ) -> ServiceOutcome {
         switch route {
-        case .apns: return apns.handle(request, connection: state, parsedBody: parsedBody)
+        case .apns: return apns.handle(request, connection: state)
         case .fcm: return fcm.handle(request, connection: state)
         case .oauth: return oauth.handle(request)
         case .unknown:

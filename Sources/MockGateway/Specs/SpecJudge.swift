@@ -22,13 +22,11 @@ public struct SpecJudge: Sendable {
         self.init(specs: try SpecSet.load(directory: directory, configOverrides: configOverrides), rejectViolations: rejectViolations)
     }
 
-    /// `parsedBody` (`JSONParser.parse(request.body)`, when the caller has it) is not used: the
-    /// judge reads its own tape of the body, which costs less than judging the tree (perf,
-    /// `serve --specs`).
-    func judge(_ request: HTTPRequest, route: GatewayRoute, parsedBody: JSONValue? = nil) -> SpecVerdict {
+    /// Judges one request. The judge reads its own tape of the body, which costs less than
+    /// judging a tree (perf, `serve --specs`), so nothing is parsed for it beforehand.
+    func judge(_ request: HTTPRequest, route: GatewayRoute) -> SpecVerdict {
         specs.judge(route: route.rawValue, method: request.method, path: request.path,
-                    headers: request.headers.map { (name: $0.name, value: $0.value) }, body: request.body,
-                    parsedBody: nil)
+                    headers: request.headers.map { (name: $0.name, value: $0.value) }, body: request.body)
     }
 
     /// The 400 that replaces a would-be success when `rejectViolations` is on, in the route's
