@@ -57,8 +57,9 @@ public struct SpecSet: Sendable {
     }
 
     /// `judge` with the body already parsed: `parsedBody`, when given, must be what
-    /// `JSONParser.parse(body)` returns (the gateway parses an APNs payload once for its own
-    /// check and this one); nil parses `body` here.
+    /// `JSONParser.parse(body)` returns, and the judge works on that tree; nil reads `body`
+    /// here, on a tape where it can (cheaper: the gateway no longer parses for the judge). The
+    /// tree path is what the tape path must agree with (`SpecTapeJudgeTests`).
     public func judge(route: String, method: String, path: String,
                       headers: [(name: String, value: String)], body: [UInt8], parsedBody: JSONValue?) -> SpecVerdict {
         if isOutOfScope(route: route, path: path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
