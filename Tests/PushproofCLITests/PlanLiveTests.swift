@@ -9,16 +9,23 @@ import PushproofTestSupport
 import Testing
 
 @Suite(.serialized) struct PlanLiveTests {
+    /// `pushproof plan ARGUMENTS --json --junit` against a fresh `serve --h2c` with test credentials.
+    func plan(_ arguments: [String], in directory: TemporaryDirectory, record: String? = nil) throws -> ToolResult {
+        let credentials = try writeCredentials(in: directory)
+        let serve = try ServeProcess(["--h2c", "--config", credentials + "/gateway.json"] + (record.map { ["--record", $0] } ?? []),
+                                     directory: directory.path)
+        defer { serve.stop() }
+        return try pushproof(["plan"] + arguments + ["--h2c", "--gateway", serve.baseURL,
+                                                     "--json", directory.file("plan.json"), "--junit", directory.file("plan.xml")]
+                             + credentialArguments(credentials, gateway: serve.baseURL))
+    }
+
     @Test func aTargetThatIsMetNamesTheSetupAndExits0() throws {
         let directory = try TemporaryDirectory("plan-met")
-        let credentials = try writeCredentials(in: directory)
         let record = directory.file("record.jsonl")
-        let serve = try ServeProcess(["--h2c", "--config", credentials + "/gateway.json", "--record", record], directory: directory.path)
         let json = directory.file("plan.json"), junit = directory.file("plan.xml")
-        let result = try pushproof(["plan", "--members", "20", "--within-ms", "600000", "--calls", "2", "--try-connections", "1",
-                                    "--try-senders", "1,2", "--h2c", "--gateway", serve.baseURL, "--json", json, "--junit", junit]
-                                   + credentialArguments(credentials, gateway: serve.baseURL))
-        serve.stop()
+        let result = try plan(["--members", "20", "--within-ms", "600000", "--calls", "2", "--try-connections", "1",
+                               "--try-senders", "1,2"], in: directory, record: record)
         #expect(result.status == 0, "\(result.output)\n\(result.error)")
         #expect(result.output.contains("plan: 1 thread x 1 connection per machine rings all 38 phones within 600000 ms"))
 
@@ -45,14 +52,10 @@ import Testing
 
     @Test func aTargetNoSetupCanMeetExits3AndSaysHowManyMachines() throws {
         let directory = try TemporaryDirectory("plan-missed")
-        let credentials = try writeCredentials(in: directory)
-        let serve = try ServeProcess(["--h2c", "--config", credentials + "/gateway.json"], directory: directory.path)
         let json = directory.file("plan.json"), junit = directory.file("plan.xml")
-        // 3,998 pushes cannot all be answered within a millisecond over one connection.
-        let result = try pushproof(["plan", "--members", "2000", "--within-ms", "1", "--calls", "1", "--try-connections", "1",
-                                    "--transport", "apns", "--h2c", "--gateway", serve.baseURL, "--json", json, "--junit", junit]
-                                   + credentialArguments(credentials, gateway: serve.baseURL))
-        serve.stop()
+        // 1,999 pushes cannot all be answered within a millisecond over one connection.
+        let result = try plan(["--members", "2000", "--within-ms", "1", "--calls", "1", "--try-connections", "1",
+                               "--transport", "apns"], in: directory)
         #expect(result.status == 3, "\(result.output)\n\(result.error)")
         #expect(result.output.contains("plan: no set-up rings all 1999 phones within 1 ms on this machine"))
 

@@ -186,10 +186,7 @@ struct StrictSetup {
         let directory = try TemporaryDirectory()
         let record = directory.file("record.jsonl")
         let serve = try ServeProcess(["--h2c", "--record", record], directory: directory.path)
-        let body = try directory.write("ring.json", ringBody)
-        let load = try runTool("/usr/bin/h2load", ["-n", "3000", "-c", "4", "-m", "50", "-d", body, "-H", "apns-push-type: voip",
-                                                   "-H", "apns-topic: com.poolse.app.voip", "\(serve.baseURL)/3/device/\(deviceToken)"])
-        #expect(load.output.contains("3000 succeeded"), "\(load.output)")
+        try pushRings(3000, connections: 4, streams: 50, to: serve, in: directory)
         // Stopped at once: the lines still in memory must be written on the way out.
         let (status, stderr) = serve.stop()
         #expect(status == 0, "\(stderr)")
@@ -198,16 +195,22 @@ struct StrictSetup {
         #expect(recorded.compactMap { $0["seq"]?.intValue } == Array(1...3000))
     }
 
+    /// `count` poolse rings pushed with h2load; every one must succeed.
+    func pushRings(_ count: Int, connections: Int, streams: Int, to serve: ServeProcess, in directory: TemporaryDirectory) throws {
+        let body = try directory.write("ring.json", ringBody)
+        let load = try runTool("/usr/bin/h2load", ["-n", "\(count)", "-c", "\(connections)", "-m", "\(streams)", "-d", body,
+                                                   "-H", "apns-push-type: voip", "-H", "apns-topic: com.poolse.app.voip",
+                                                   "\(serve.baseURL)/3/device/\(deviceToken)"])
+        #expect(load.output.contains("\(count) succeeded"), "\(load.output)")
+    }
+
     /// What keeps a killed test run from leaving gateways behind: the gateway's standard input
     /// closes with its parent, and it stops as on SIGTERM, record flushed.
     @Test func theGatewayStopsCleanlyWhenItsStandardInputCloses() throws {
         let directory = try TemporaryDirectory()
         let record = directory.file("record.jsonl")
         let serve = try ServeProcess(["--h2c", "--record", record], directory: directory.path)
-        let body = try directory.write("ring.json", ringBody)
-        let load = try runTool("/usr/bin/h2load", ["-n", "500", "-c", "2", "-m", "20", "-d", body, "-H", "apns-push-type: voip",
-                                                   "-H", "apns-topic: com.poolse.app.voip", "\(serve.baseURL)/3/device/\(deviceToken)"])
-        #expect(load.output.contains("500 succeeded"), "\(load.output)")
+        try pushRings(500, connections: 2, streams: 20, to: serve, in: directory)
         #expect(serve.process.isRunning)
         serve.closeStandardInput()
         #expect(serve.waitForExit(seconds: 20), "the gateway outlived its standard input")
