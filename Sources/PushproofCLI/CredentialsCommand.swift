@@ -7,7 +7,7 @@ import JSON
 struct CredentialsCommand: Subcommand {
     static let spec = CommandSpec(
         name: "credentials",
-        abstract: "Write a test APNs key, a Google service account and a gateway config that trusts both.",
+        abstract: "Write a test APNs key and provider certificate, a Google service account, and a gateway config that trusts them.",
         options: [
             .value("out", "DIR", "Where to write the files (created if missing).", default: "pushproof-credentials"),
             .value("gateway", "URL", "The gateway's base URL: the service account's token_uri is URL/token.",
