@@ -105,10 +105,11 @@ import Testing
         #expect(h.observer.last?.response.status == c.expected.status)
     }
 
-    /// With `--specs`, the gateway parses a payload once for its own check and the judge:
-    /// the answer and the warnings must be those of the gateway without specs.
+    /// With `--specs`, the gateway scans a payload once, into a tape for its own check and the
+    /// judge: the answer and the warnings must be those of the gateway without specs.
     @Test(arguments: [
         #"{"aps":{"alert":"hi"}}"#, "hello", "[1]", #""x""#, "{}", #"{"aps":5}"#, #"{"aps":{"alert":"a"},"aps":7}"#,
+        #"{"ap":1,"apsx":2,"aps":{"alert":"hi","badge":1}}"#, #"{"a\u0070s":{"alert":"hi"}}"#, #"{"x":{"aps":1}}"#, "null",
         #"{"aps":{"alert":"hi"}} x"#, String(repeating: "[", count: 70) + String(repeating: "]", count: 70),
         #"{"aps":{"alert":"hi"},"deep":"# + String(repeating: "[", count: 63) + String(repeating: "]", count: 63) + "}",
         #"{"aps":{"alert":"hi"},"deep":"# + String(repeating: "[", count: 64) + String(repeating: "]", count: 64) + "}",

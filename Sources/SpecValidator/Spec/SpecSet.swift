@@ -62,11 +62,26 @@ public struct SpecSet: Sendable {
     /// tree path is what the tape path must agree with (`SpecTapeJudgeTests`).
     public func judge(route: String, method: String, path: String,
                       headers: [(name: String, value: String)], body: [UInt8], parsedBody: JSONValue?) -> SpecVerdict {
+        judge(route: route, method: method, path: path, headers: headers, body: body, parsedBody: parsedBody, tape: nil)
+    }
+
+    /// `judge` on a tape of `body` the caller has built already: `tape` must be what
+    /// `JSONParser.tape(body)` returns (the gateway reads an APNs payload's `aps` from it too,
+    /// so the body is scanned once).
+    public func judge(route: String, method: String, path: String,
+                      headers: [(name: String, value: String)], body: [UInt8], tape: JSONTape) -> SpecVerdict {
+        judge(route: route, method: method, path: path, headers: headers, body: body, parsedBody: nil, tape: tape)
+    }
+
+    private func judge(route: String, method: String, path: String, headers: [(name: String, value: String)], body: [UInt8],
+                       parsedBody: JSONValue?, tape givenTape: JSONTape?) -> SpecVerdict {
         if isOutOfScope(route: route, path: path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
         var violations: [SpecViolation] = []
         let request: RequestView
         if let parsedBody {
             request = RequestView(path: path, headers: headers, body: parsedBody)
+        } else if let givenTape {
+            request = RequestView(path: path, headers: headers, tape: givenTape)
         } else if body.isEmpty {
             request = RequestView(path: path, headers: headers, body: nil)
         } else if let tape = JSONParser.tape(body) {
