@@ -14,3 +14,6 @@ echo "== validation cost per request (pushproof check --timing)"
 echo
 echo "== sender vs h2load; rule evaluation + payload building vs delivery"
 ./sender-vs-h2load.sh 5
+echo
+echo "== the sender process's CPU and context switches"
+./sender-cpu.sh 3
