@@ -78,20 +78,8 @@ struct RequestView {
         case .path: return .string(path)
         case .body(let tokens):
             if let tape { return Self.entry(in: tape, tokens).map { tape.value(at: $0) } }
-            guard var current = tree else { return nil }
-            for token in tokens {
-                switch current {
-                case .object(let object):
-                    guard let next = Self.member(of: object, token) else { return nil }
-                    current = next
-                case .array(let array):
-                    guard let index = Int(token), String(index) == token, array.indices.contains(index) else { return nil }
-                    current = array[index]
-                default:
-                    return nil
-                }
-            }
-            return current
+            guard let tree else { return nil }
+            return JSONPointer(tokens: tokens).resolve(in: tree)
         }
     }
 
@@ -148,8 +136,8 @@ struct RequestView {
         }
     }
 
-    /// The value entry of member `token` of the object at `object`, by `member(of:_:)`'s test
-    /// (equal UTF-8 lengths, then String ==). Tape keys have no escapes, and for an ASCII token
+    /// The value entry of member `token` of the object at `object`, by `JSONObject.index(forKey:)`'s
+    /// test (equal UTF-8 lengths, then String ==). Tape keys have no escapes, and for an ASCII token
     /// that test is byte equality: no other string of the same length is canonically equivalent
     /// to it. A non-ASCII token compares the key's String.
     private static func member(of object: Int, _ token: String, _ entries: UnsafeBufferPointer<JSONTape.Entry>,
@@ -184,17 +172,5 @@ struct RequestView {
     func exists(_ reference: SpecReference) -> Bool {
         if let tape, case .body(let tokens) = reference { return Self.entry(in: tape, tokens) != nil }
         return resolve(reference) != nil
-    }
-
-    /// `object[key]` without copying every entry the scan passes (a keyed subscript over the
-    /// entry array retains and releases each key and value it compares).
-    static func member(of object: JSONObject, _ key: String) -> JSONValue? {
-        let count = key.utf8.count
-        return object.entries.withUnsafeBufferPointer { entries -> JSONValue? in
-            for i in entries.indices where entries[i].key.utf8.count == count && entries[i].key == key {
-                return entries[i].value
-            }
-            return nil
-        }
     }
 }
