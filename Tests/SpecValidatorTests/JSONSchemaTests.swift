@@ -214,6 +214,22 @@ struct JSONSchemaCompileErrorTests {
         #expect(try compileError(##"{"$ref": "#nowhere"}"##)?.pointer.description == "/$ref")
     }
 
+    @Test func refsToGivenRemoteDocumentsResolveAndAreLocatedThere() throws {
+        let remote = try instance(##"{"$defs": {"code": {"type": "string", "maxLength": 3}}}"##)
+        let options = JSONSchema.Options(remoteDocuments: ["https://example.com/other.json": remote])
+        let s = try schema(##"{"properties": {"c": {"$ref": "https://example.com/other.json#/$defs/code"}}}"##, options: options)
+        #expect(s.isValid(try instance(##"{"c": "abc"}"##)))
+        let violations = s.validate(try instance(##"{"c": "abcd"}"##))
+        #expect(violations.map(\.keyword) == ["maxLength"])
+        #expect(violations.first?.schemaDocument == "https://example.com/other.json")
+        #expect(violations.first?.schemaLocation.description == "/$defs/code/maxLength")
+        #expect(violations.first?.schemaLocation.resolve(in: remote) != nil)
+        // A document that is not given stays unresolvable: nothing is fetched.
+        #expect(try compileError(##"{"$ref": "https://example.com/third.json"}"##, options: options)?.message.contains("unresolvable") == true)
+        let broken = JSONSchema.Options(remoteDocuments: ["https://example.com/other.json": .string("not a schema")])
+        #expect(try compileError(##"{"$ref": "https://example.com/other.json"}"##, options: broken)?.message.contains("does not compile") == true)
+    }
+
     @Test func refCyclesThatNeverDescendAreRejected() throws {
         #expect(try compileError(##"{"$ref": "#"}"##) != nil)
         #expect(try compileError(##"{"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}"##) != nil)

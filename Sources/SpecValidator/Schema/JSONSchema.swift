@@ -6,7 +6,8 @@ import JSON
 /// document), so validation is a walk over an immutable array of nodes.
 ///
 /// What is not supported, and fails loudly at compile time rather than validating wrongly:
-/// `$ref`s to other documents (throws "unresolvable"), draft 2019-09 `$recursiveRef`.
+/// `$ref`s to documents not given in `Options.remoteDocuments` (throws "unresolvable": nothing
+/// is ever fetched), draft 2019-09 `$recursiveRef`.
 /// `format`, `content*`, `title`, `default`... are annotations only, as 2020-12 specifies
 /// for the default vocabularies.
 public struct JSONSchema: Sendable {
@@ -19,16 +20,23 @@ public struct JSONSchema: Sendable {
         /// Keywords the schema may carry in strict mode that this validator ignores
         /// (the spec engine registers its own, e.g. `x-derived`).
         public var extensionKeywords: Set<String>
+        /// Documents a `$ref` to another URI resolves to, by absolute URI without fragment
+        /// (`http://localhost:1234/integer.json`, `https://json-schema.org/draft/2020-12/schema`).
+        /// Each is compiled the first time a reference reaches it; none is ever fetched.
+        public var remoteDocuments: [String: JSONValue]
 
-        public init(strict: Bool = false, extensionKeywords: Set<String> = []) {
+        public init(strict: Bool = false, extensionKeywords: Set<String> = [], remoteDocuments: [String: JSONValue] = [:]) {
             self.strict = strict
             self.extensionKeywords = extensionKeywords
+            self.remoteDocuments = remoteDocuments
         }
     }
 
     let nodes: [SchemaNode]
     let rootNode: Int
     let nodeLocations: [JSONPointer]
+    /// Per node, the URI of the remote document it is in (nil: the schema's own document).
+    let nodeDocuments: [String?]
     let dynamicAnchors: [[String: Int]]
     let usesDynamicScope: Bool
     /// The same schema for tapes; nil when it needs what only the tree walk does.
@@ -40,6 +48,7 @@ public struct JSONSchema: Sendable {
         rootNode = try compiler.compileDocument()
         nodes = compiler.nodes
         nodeLocations = compiler.nodeLocations
+        nodeDocuments = compiler.nodeDocuments
         dynamicAnchors = compiler.dynamicAnchors
         usesDynamicScope = compiler.usesDynamicScope
         tapeProgram = SchemaTapeProgram(nodes: nodes, root: rootNode, usesDynamicScope: usesDynamicScope)
@@ -80,16 +89,20 @@ public struct SchemaViolation: Sendable, Equatable, CustomStringConvertible {
     /// `/$defs/count/type`: resolvable in the document, unlike `keywordLocation` once a
     /// `$ref` is on the path (2020-12 output "absoluteKeywordLocation", as a pointer).
     public var schemaLocation: JSONPointer
+    /// The remote document `schemaLocation` points into (a `remoteDocuments` URI); nil when
+    /// it is the schema's own.
+    public var schemaDocument: String?
     /// The failing keyword, e.g. `const`.
     public var keyword: String
     /// Expected versus found, e.g. `expected "1", found 1`.
     public var message: String
 
     public init(instanceLocation: JSONPointer, keywordLocation: JSONPointer, schemaLocation: JSONPointer? = nil,
-                keyword: String, message: String) {
+                schemaDocument: String? = nil, keyword: String, message: String) {
         self.instanceLocation = instanceLocation
         self.keywordLocation = keywordLocation
         self.schemaLocation = schemaLocation ?? keywordLocation
+        self.schemaDocument = schemaDocument
         self.keyword = keyword
         self.message = message
     }

@@ -3,19 +3,30 @@ import JSON
 /// Turns a schema document into `SchemaNode`s: checks every keyword's shape, compiles
 /// regexes, registers `$id` resources and `$anchor`s, then links `$ref`s once the whole
 /// document is known (a `$ref` may point forward, backward, or at itself).
+///
+/// A `$ref` to another document resolves only to one of `Options.remoteDocuments` (never
+/// fetched): that document is compiled into the same node array when first referred to, so
+/// evaluation never knows where a node came from. Document 0 is the schema itself.
 struct SchemaCompiler {
     /// Base URI of a document without `$id`; refs that resolve elsewhere are unresolvable.
     static let defaultBaseURI = "urn:pushproof:schema"
 
-    let document: JSONValue
     let options: JSONSchema.Options
+    /// The schema document first, then each remote document as it is referred to.
+    private var documents: [JSONValue]
+    /// The URI of each document after the first, by document index (nil for the schema's own).
+    private var documentURIs: [String?] = [nil]
+    /// The document being compiled: every pointer compiled meanwhile is in it.
+    private var currentDocument = 0
     private(set) var nodes: [SchemaNode] = []
-    /// Where each node sits in the document, for `SchemaViolation.schemaLocation`.
+    /// Where each node sits in its document, for `SchemaViolation.schemaLocation`.
     private(set) var nodeLocations: [JSONPointer] = []
-    /// Document pointer (RFC 6901 text) of each compiled subschema → node.
+    /// For each node, its document's URI when that is a remote document, else nil.
+    private(set) var nodeDocuments: [String?] = []
+    /// Document index and pointer (RFC 6901 text) of each compiled subschema → node.
     private var nodeAtPointer: [String: Int] = [:]
-    /// Absolute URI (no fragment) of each schema resource → its document pointer.
-    private var resources: [String: [String]] = [:]
+    /// Absolute URI (no fragment) of each schema resource → its document and pointer.
+    private var resources: [String: (document: Int, tokens: [String])] = [:]
     /// `uri#anchor` → node.
     private var anchors: [String: Int] = [:]
     private var pendingRefs: [PendingRef] = []
@@ -37,14 +48,14 @@ struct SchemaCompiler {
     }
 
     init(document: JSONValue, options: JSONSchema.Options) {
-        self.document = document
+        documents = [document]
         self.options = options
     }
 
     mutating func compileDocument() throws(SchemaError) -> Int {
         let base = SchemaURI(parsing: Self.defaultBaseURI)
-        resources[base.text] = []
-        let root = try compile(document, at: JSONPointer(), base: base)
+        resources[base.text] = (0, [])
+        let root = try compile(documents[0], at: JSONPointer(), base: base)
         // Linking may compile more nodes (refs into non-schema locations), which may add refs.
         var next = 0
         while next < pendingRefs.count {
@@ -95,7 +106,7 @@ struct SchemaCompiler {
                 let child = top.children[top.next]
                 switch marks[child] {
                 case .inProgress:
-                    let location = nodeAtPointer.first { $0.value == child }.flatMap { JSONPointer($0.key) } ?? JSONPointer()
+                    let location = nodeLocations[child]
                     throw SchemaError(pointer: location, message: "this schema refers back to itself through $ref without descending into the instance, which would never terminate")
                 case .unvisited:
                     marks[child] = .inProgress
@@ -114,17 +125,23 @@ struct SchemaCompiler {
         let fragment = ref.target.fragment ?? ""
         let keywordName = ref.dynamic ? "$dynamicRef" : "$ref"
         let target: Int
+        if resources[resourceKey] == nil {
+            try loadRemoteDocument(resourceKey, for: ref)
+        }
         if fragment.isEmpty || fragment.hasPrefix("/") {
-            guard let resourcePointer = resources[resourceKey] else {
+            guard let resource = resources[resourceKey] else {
                 throw SchemaError(pointer: ref.location, message: "unresolvable \(keywordName) \"\(ref.target.text)\": no schema with that URI in this document (remote references are not fetched)")
             }
             guard let decoded = percentDecoded(fragment), let fragmentPointer = JSONPointer(decoded) else {
                 throw SchemaError(pointer: ref.location, message: "\(keywordName) fragment \"\(fragment)\" is not a JSON pointer")
             }
-            let full = JSONPointer(tokens: resourcePointer + fragmentPointer.tokens)
-            if let existing = nodeAtPointer[full.description] {
+            let full = JSONPointer(tokens: resource.tokens + fragmentPointer.tokens)
+            if let existing = nodeAtPointer[Self.nodeKey(resource.document, full)] {
                 target = existing
-            } else if let value = full.resolve(in: document) {
+            } else if let value = full.resolve(in: documents[resource.document]) {
+                let outer = currentDocument
+                currentDocument = resource.document
+                defer { currentDocument = outer }
                 target = try compile(value, at: full, base: SchemaURI(parsing: resourceKey))
             } else {
                 throw SchemaError(pointer: ref.location, message: "unresolvable \(keywordName) \"\(ref.target.text)\": nothing at \(full)")
@@ -147,6 +164,27 @@ struct SchemaCompiler {
         nodes[ref.node].keywords[ref.keywordIndex] = .dynamicRef(initial: target, anchor: dynamicName)
     }
 
+    /// Compiles the remote document `uri` (from `Options.remoteDocuments`) as a new document,
+    /// so its resources and anchors can be linked to; nothing happens when none is given.
+    private mutating func loadRemoteDocument(_ uri: String, for ref: PendingRef) throws(SchemaError) {
+        guard let remote = options.remoteDocuments[uri] else { return }
+        documents.append(remote)
+        documentURIs.append(uri)
+        let outer = currentDocument
+        currentDocument = documents.count - 1
+        defer { currentDocument = outer }
+        resources[uri] = (currentDocument, [])
+        do {
+            _ = try compile(remote, at: JSONPointer(), base: SchemaURI(parsing: uri))
+        } catch {
+            throw SchemaError(pointer: ref.location, message: "remote schema \"\(uri)\" does not compile: \(error)")
+        }
+    }
+
+    private static func nodeKey(_ document: Int, _ pointer: JSONPointer) -> String {
+        document == 0 ? pointer.description : "\(document) \(pointer.description)"
+    }
+
     private mutating func resourceNumber(_ base: SchemaURI) -> Int {
         let key = base.text
         if let number = resourceNumbers[key] { return number }
@@ -158,18 +196,20 @@ struct SchemaCompiler {
     // MARK: - Compiling
 
     private mutating func compile(_ value: JSONValue, at pointer: JSONPointer, base: SchemaURI) throws(SchemaError) -> Int {
-        let key = pointer.description
+        let key = Self.nodeKey(currentDocument, pointer)
         if let existing = nodeAtPointer[key] { return existing }
         switch value {
         case .bool(let accepts):
             nodes.append(SchemaNode(keywords: accepts ? [] : [.falseSchema], resource: resourceNumber(base)))
             nodeLocations.append(pointer)
+            nodeDocuments.append(documentURIs[currentDocument])
             nodeAtPointer[key] = nodes.count - 1
             return nodes.count - 1
         case .object(let object):
             let index = nodes.count
             nodes.append(SchemaNode())
             nodeLocations.append(pointer)
+            nodeDocuments.append(documentURIs[currentDocument])
             nodeAtPointer[key] = index
             nodes[index] = try compileObject(object, index: index, at: pointer, base: base)
             return index
@@ -197,7 +237,7 @@ struct SchemaCompiler {
                 throw SchemaError(pointer: pointer.appending("$id"), message: "$id must not carry a fragment (use $anchor), found \"\(text)\"")
             }
             base = resolved.withoutFragment
-            resources[base.text] = pointer.tokens
+            resources[base.text] = (currentDocument, pointer.tokens)
         }
         let resource = resourceNumber(base)
         for anchorKeyword in ["$anchor", "$dynamicAnchor"] {

@@ -31,6 +31,7 @@ struct EvaluatedLocations {
 struct SchemaEvaluator {
     let nodes: [SchemaNode]
     let nodeLocations: [JSONPointer]
+    let nodeDocuments: [String?]
     let dynamicAnchors: [[String: Int]]
     let tracksDynamicScope: Bool
     /// The node being evaluated (maintained while collecting), for `schemaLocation`.
@@ -48,6 +49,7 @@ struct SchemaEvaluator {
     init(schema: JSONSchema, collecting: Bool) {
         nodes = schema.nodes
         nodeLocations = schema.nodeLocations
+        nodeDocuments = schema.nodeDocuments
         dynamicAnchors = schema.dynamicAnchors
         tracksDynamicScope = schema.usesDynamicScope
         self.collecting = collecting
@@ -190,6 +192,7 @@ struct SchemaEvaluator {
             instanceLocation: JSONPointer(tokens: instance),
             keywordLocation: keywordLocation,
             schemaLocation: schemaLocation,
+            schemaDocument: nodeDocuments[currentNode],
             keyword: keyword,
             message: message))
     }
@@ -572,7 +575,9 @@ struct SchemaEvaluator {
             return value.truncatingRemainder(dividingBy: divisor) == 0
         }
         let quotient = value / divisor
-        guard quotient.isFinite else { return false }
+        // Past 2^53 every double is an integer; when the quotient overflows, the exact
+        // remainder still answers (1e308 is a multiple of 0.5).
+        guard quotient.isFinite else { return value.truncatingRemainder(dividingBy: divisor) == 0 }
         let nearest = quotient.rounded()
         return abs(quotient - nearest) <= 8 * quotient.magnitude.ulp
     }
