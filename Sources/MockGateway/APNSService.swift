@@ -185,8 +185,13 @@ final class APNSService: Sendable {
             // which topics it covers.
             coveringCertificate = certificate
         case .absent?, nil:
+            let noCredential = request.isTLS
+                ? "no authorization header and no client certificate on the connection"
+                : "no authorization header (and no client certificate: the connection is cleartext)"
             if authority.isEnabled {
                 switch authority.authenticate(headers.authorization, connection: connection) {
+                case .failure(let rejection) where headers.authorization == nil:
+                    return reject(rejection.reason, because: AuthFailure(rejection.failure.kind, noCredential))
                 case .failure(let rejection): return reject(rejection.reason, because: rejection.failure)
                 case .success(let verified):
                     if let warning = verified.issuedAtWarning { warnings.append(warning) }
@@ -206,10 +211,7 @@ final class APNSService: Sendable {
                 }
             } else {
                 // Neither a certificate nor a token: Apple's answer, in zero config too.
-                let detail = request.isTLS
-                    ? "no authorization header and no client certificate on the connection"
-                    : "no authorization header (and no client certificate: the connection is cleartext)"
-                return reject(.missingProviderToken, because: AuthFailure(.missing, detail))
+                return reject(.missingProviderToken, because: AuthFailure(.missing, noCredential))
             }
         }
         if let certificate = coveringCertificate {

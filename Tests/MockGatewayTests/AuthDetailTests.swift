@@ -100,7 +100,8 @@ import Testing
     }
 
     static let cases: [Case] = [
-        Case(name: "no header", authorization: nil, reason: "MissingProviderToken", kind: .missing, detail: "no authorization header"),
+        Case(name: "no header", authorization: nil, reason: "MissingProviderToken", kind: .missing,
+             detail: "no authorization header and no client certificate on the connection"),
         Case(name: "bearer alone", authorization: "bearer", reason: "MissingProviderToken", kind: .missing,
              detail: "the authorization header holds no token after bearer"),
         Case(name: "basic", authorization: "Basic abc", reason: "InvalidProviderToken", kind: .malformed,
