@@ -87,6 +87,12 @@ import Testing
         let response = h.push(headers: ["authorization": "bearer \(h.providerToken())"])
         #expect(response.status == 403)
         #expect(reason(response) == expected)
+        // The record says why; the answer stays Apple's.
+        let kinds: [String: AuthFailureKind] = ["another authority's": .untrustedCertificate, "expired": .expiredCertificate,
+                                                "not yet valid": .expiredCertificate]
+        #expect(h.observer.last?.authFailure == kinds[kind] ?? .wrongEnvironment)
+        #expect(h.observer.last?.detail?.isEmpty == false)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"reason":"\#(expected)"}"#)
     }
 
     @Test func theEnvironmentMustMatch() throws {
