@@ -46,6 +46,10 @@ FORGED=$(openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 2>/dev/n
 "${CURL[@]}" --http2 -H "authorization: bearer $FORGED" -H 'apns-push-type: voip' -H 'apns-topic: com.example.loop.voip' \
   -H 'apns-priority: 10' -H 'apns-expiration: 0' -d "$RING" "$GW/3/device/$TOKEN_A"; echo
 
+say "The same push with no credential at all (no authorization header, no client certificate): 403 MissingProviderToken"
+"${CURL[@]}" --http2 -H 'apns-push-type: voip' -H 'apns-topic: com.example.loop.voip' \
+  -H 'apns-priority: 10' -H 'apns-expiration: 0' -d "$RING" "$GW/3/device/$TOKEN_A"; echo
+
 say "The same push with a provider certificate instead of a token (certificate-based trust), then with another app's topic"
 "${CURL[@]}" --http2 -w '  <- HTTP %{http_code}\n' --cert "$OUT/credentials/apns-cert.pem" --key "$OUT/credentials/apns-cert-key.pem" \
   -H 'apns-push-type: voip' -H 'apns-topic: com.example.loop.voip' -H 'apns-priority: 10' -H 'apns-expiration: 0' \
@@ -98,7 +102,7 @@ echo "(pushproof plan exit status $?: 0 a set-up meets the target, 3 none does o
 set -e
 
 say "Metrics (Prometheus text, control API)"
-curl -sS "http://127.0.0.1:$ADMIN/metrics" | grep -E '^pushproof_(requests_total|spec_violations_total|spec_unmatched)' | head -20
+curl -sS "http://127.0.0.1:$ADMIN/metrics" | grep -E '^pushproof_(requests_total|auth_failures_total|spec_violations_total|spec_unmatched)' | head -24
 
 say "Stop the gateway (SIGTERM): the record is flushed"
 kill -TERM "$SERVE_PID"; wait "$SERVE_PID" || true; SERVE_PID=""
@@ -106,6 +110,9 @@ cat "$OUT/serve.log"
 
 say "What was recorded ($OUT/record.jsonl)"
 "$PUSHPROOF" show "$OUT/record.jsonl" --last 25
+
+say "Why credentials were refused: the gateway's own explanation, response.detail (never sent to the client)"
+grep -o '"reason":"[A-Za-z_]*","detail":"[^"]*"' "$OUT/record.jsonl" | sort | uniq -c || true
 
 say "Conformance: every recorded push judged against Specs/ (JUnit: $OUT/conformance.xml)"
 set +e

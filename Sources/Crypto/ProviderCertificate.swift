@@ -63,6 +63,59 @@ public enum ProviderCertificateProblem: Error, Sendable, Equatable, CustomString
     }
 }
 
+/// Who a client certificate names, read without verifying it: for the record (which
+/// certificate a connection presented) and for zero config, where any certificate
+/// authenticates a connection.
+public struct ClientCertificateIdentity: Sendable, Equatable {
+    /// The subject's attributes in certificate order, `UID=com.example.app, CN=…, O=…`
+    /// (short names as OpenSSL spells them, values as UTF-8).
+    public var subject: String
+    public var issuer: String
+    /// What the certificate says as an APNs provider certificate, when its subject has a UID
+    /// (the bundle id); nil for any other certificate.
+    public var providerCertificate: APNsProviderCertificate?
+
+    /// nil when `der` is not a certificate.
+    public init?(der: [UInt8]) {
+        OpenSSLErrorQueue.clear()
+        defer { OpenSSLErrorQueue.clear() }
+        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_X509(nil, &cursor, buffer.count)
+        }
+        guard let certificate = parsed else { return nil }
+        defer { X509_free(certificate) }
+        subject = Self.describe(X509_get_subject_name(certificate))
+        issuer = Self.describe(X509_get_issuer_name(certificate))
+        providerCertificate = ProviderCertificateAuthorities.subjectUID(of: certificate).map { bundleID in
+            let environments = Set(APNsProviderCertificate.Environment.allCases.filter {
+                ProviderCertificateAuthorities.extensionData(certificate, $0.extensionOID) != nil
+            })
+            let topics = ProviderCertificateAuthorities.extensionData(certificate, APNsProviderCertificate.topicsExtensionOID)
+                .map(DER.topUTF8Strings) ?? []
+            return APNsProviderCertificate(bundleID: bundleID, topics: topics, environments: environments)
+        }
+    }
+
+    /// `SN=value, SN=value` for an X509_NAME. Hand-built rather than X509_NAME_print_ex: its
+    /// XN_FLAG_* combinations are C macros Swift does not import.
+    static func describe(_ name: OpaquePointer?) -> String {
+        guard let name else { return "" }
+        var parts: [String] = []
+        for index in 0..<X509_NAME_entry_count(name) {
+            guard let entry = X509_NAME_get_entry(name, index) else { continue }
+            let nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry))
+            let field = OBJ_nid2sn(nid).map { String(cString: $0) } ?? "?"
+            var utf8: UnsafeMutablePointer<UInt8>?
+            let length = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(entry))
+            guard length >= 0, let utf8 else { continue }
+            defer { CRYPTO_free(utf8, nil, 0) }  // OPENSSL_free, a macro
+            parts.append(field + "=" + String(decoding: UnsafeBufferPointer(start: utf8, count: Int(length)), as: UTF8.self))
+        }
+        return parts.joined(separator: ", ")
+    }
+}
+
 /// The authorities whose provider certificates the gateway trusts (Apple's WWDR CA plays this
 /// part for the real APNs), in an OpenSSL certificate store.
 public final class ProviderCertificateAuthorities: @unchecked Sendable {

@@ -293,7 +293,10 @@ final class HTTP2Session {
             }
             return
         }
-        let request = HTTPRequest(method: stream.method, path: stream.path, authority: stream.authority,
+        // RFC 9113 §8.3.1: a client may send `host` instead of `:authority` (aioapns does);
+        // either names the authority, as `host` does on HTTP/1.1. The header stays in `headers`.
+        let authority = stream.authority ?? stream.headers.first(where: { $0.name == "host" })?.value
+        let request = HTTPRequest(method: stream.method, path: stream.path, authority: authority,
                                   scheme: stream.scheme, headers: stream.headers, body: stream.body,
                                   version: .http2, isTLS: connection.isTLS, connectionID: connection.id,
                                   streamID: streamID, arrivalNanos: stream.arrivalNanos)

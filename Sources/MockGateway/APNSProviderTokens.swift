@@ -19,9 +19,22 @@ final class GatewayConnectionState {
     var streamLimitRaised = false
     /// Requests answered on this connection (the transport's count excludes the current one).
     var requestCount = 0
-    /// The client certificate's verdict, worked out at the first APNs request when
-    /// certificate-based auth is on; nil until then.
+    /// The client certificate's verdict, worked out at the first APNs request; nil until then.
     var providerCertificate: ProviderCertificateVerdict?
+    /// Who the connection's client certificate names (for the record), read at its first
+    /// request; nil without a certificate.
+    private(set) var clientCertificate: ClientCertificateIdentity?
+    private var clientCertificateRead = false
+
+    /// Reads the connection's client certificate once: the transport sets it before the
+    /// first request, and it does not change on a connection.
+    func readClientCertificate(_ der: [UInt8]?) -> ClientCertificateIdentity? {
+        if !clientCertificateRead {
+            clientCertificateRead = true
+            clientCertificate = der.flatMap(ClientCertificateIdentity.init(der:))
+        }
+        return clientCertificate
+    }
 }
 
 /// What a connection's client certificate proves (certificate-based trust, apns.md).
@@ -29,8 +42,12 @@ enum ProviderCertificateVerdict {
     /// No certificate: the connection must use provider tokens.
     case absent
     case trusted(APNsProviderCertificate)
+    /// Zero config (no `apns.certificate_authorities`): any certificate authenticates the
+    /// connection, its issuer, validity and environment unchecked. One shaped like Apple's (a
+    /// UID in the subject) still says which topics it covers; nil for any other certificate.
+    case unverified(APNsProviderCertificate?)
     /// 403 BadCertificate or BadCertificateEnvironment on every request of the connection.
-    case refused(APNSReason, detail: String)
+    case refused(APNSReason, AuthFailure)
 
     init(der: [UInt8]?, authorities: ProviderCertificateAuthorities, environment: APNSEnvironment, nowSeconds: Int64) {
         guard let der else {
@@ -39,15 +56,19 @@ enum ProviderCertificateVerdict {
         }
         switch authorities.verify(der: der, nowSeconds: nowSeconds) {
         case .failure(let problem):
-            self = .refused(.badCertificate, detail: problem.description)
+            let kind: AuthFailureKind = switch problem {
+            case .expired, .notYetValid: .expiredCertificate
+            case .unreadable, .untrusted, .noBundleID: .untrustedCertificate
+            }
+            self = .refused(.badCertificate, AuthFailure(kind, problem.description))
         case .success(let certificate):
             let needed: APNsProviderCertificate.Environment = environment == .development ? .development : .production
             if certificate.environments.contains(needed) {
                 self = .trusted(certificate)
             } else {
                 let has = certificate.environments.map(\.rawValue).sorted().joined(separator: ", ")
-                self = .refused(.badCertificateEnvironment,
-                                detail: "the certificate is for \(has.isEmpty ? "no environment" : has), the gateway is \(environment.rawValue)")
+                self = .refused(.badCertificateEnvironment, AuthFailure(
+                    .wrongEnvironment, "the certificate is for \(has.isEmpty ? "no environment" : has), the gateway is \(environment.rawValue)"))
             }
         }
     }
@@ -58,6 +79,9 @@ struct VerifiedProviderToken: Sendable {
     var keyID: String
     var teamID: String
     var issuedAtSeconds: Int64
+    /// A note for `gateway_warnings` when `iat` is accepted but is not an integer (a float,
+    /// or a string of digits): repeated on every request that carries the token.
+    var issuedAtWarning: String?
 }
 
 /// Judges APNs provider tokens (apns.md, "Token-based authentication"): ES256 JWS with
@@ -85,7 +109,15 @@ final class APNSProviderTokenAuthority: Sendable {
     private let cache = Mutex<[String: Result<VerifiedProviderToken, TokenRejection>]>([:])
     private let teams = Mutex<[String: TeamTokenHistory]>([:])
 
-    struct TokenRejection: Error, Sendable { var reason: APNSReason }
+    struct TokenRejection: Error, Sendable {
+        var reason: APNSReason
+        var failure: AuthFailure
+
+        init(_ reason: APNSReason, _ kind: AuthFailureKind, _ detail: String) {
+            self.reason = reason
+            self.failure = AuthFailure(kind, detail)
+        }
+    }
 
     /// The tokens a team has used recently and when it last introduced a new one.
     private struct TeamTokenHistory {
@@ -114,20 +146,25 @@ final class APNSProviderTokenAuthority: Sendable {
     /// Checks the `authorization` header of one request on `connection`. On success returns the
     /// team, and binds the connection to it.
     func authenticate(_ authorization: String?, connection: GatewayConnectionState) -> Result<VerifiedProviderToken, TokenRejection> {
-        guard let authorization, !authorization.isEmpty else { return .failure(.init(reason: .missingProviderToken)) }
+        guard let authorization else { return .failure(.init(.missingProviderToken, .missing, "no authorization header")) }
+        guard !authorization.isEmpty else { return .failure(.init(.missingProviderToken, .missing, "the authorization header is empty")) }
         let utf8 = Substring(authorization).utf8
-        if utf8.count == 6, hasPrefixIgnoringASCIICase(utf8, "bearer") { return .failure(.init(reason: .missingProviderToken)) }
-        guard hasPrefixIgnoringASCIICase(utf8, "bearer ") else { return .failure(.init(reason: .invalidProviderToken)) }
+        if utf8.count == 6, hasPrefixIgnoringASCIICase(utf8, "bearer") {
+            return .failure(.init(.missingProviderToken, .missing, "the authorization header holds no token after bearer"))
+        }
+        guard hasPrefixIgnoringASCIICase(utf8, "bearer ") else {
+            return .failure(.init(.invalidProviderToken, .malformed, "the authorization header is not \"bearer <token>\""))
+        }
         var tokenBytes = utf8.dropFirst(7)
         while tokenBytes.first == UInt8(ascii: " ") { tokenBytes = tokenBytes.dropFirst() }
-        guard !tokenBytes.isEmpty else { return .failure(.init(reason: .missingProviderToken)) }
+        guard !tokenBytes.isEmpty else {
+            return .failure(.init(.missingProviderToken, .missing, "the authorization header holds no token after bearer"))
+        }
 
         // The common case: the connection's token again. Compared as bytes, nothing allocated.
         if let last = connection.lastProviderToken, let verified = connection.lastVerifiedToken,
            utf8Equal(tokenBytes, last) {
-            if clock.nowSeconds - verified.issuedAtSeconds > Self.tokenLifetimeSeconds {
-                return .failure(.init(reason: .expiredProviderToken))
-            }
+            if let expired = expiry(of: verified, now: clock.nowSeconds) { return .failure(expired) }
             return .success(verified)
         }
 
@@ -138,19 +175,26 @@ final class APNSProviderTokenAuthority: Sendable {
         case .success(let fresh): verified = fresh
         }
         if let bound = connection.boundTeamID, bound != verified.teamID {
-            return .failure(.init(reason: .unrelatedKeyIdInToken))
+            return .failure(.init(.unrelatedKeyIdInToken, .wrongTeam,
+                                  "the connection is bound to team \(bound); this token is team \(verified.teamID)'s (key \(verified.keyID))"))
         }
         let now = clock.nowSeconds
-        if now - verified.issuedAtSeconds > Self.tokenLifetimeSeconds {
-            return .failure(.init(reason: .expiredProviderToken))
-        }
-        guard admit(token, team: verified.teamID, now: now, replacing: connection.lastProviderToken != nil) else {
-            return .failure(.init(reason: .tooManyProviderTokenUpdates))
+        if let expired = expiry(of: verified, now: now) { return .failure(expired) }
+        if let sincePrevious = admit(token, team: verified.teamID, now: now, replacing: connection.lastProviderToken != nil) {
+            return .failure(.init(.tooManyProviderTokenUpdates, .tooManyUpdates,
+                                  "team \(verified.teamID) switched to a new token \(sincePrevious) s after its previous new one (Apple: no more often than every \(Self.minimumRefreshIntervalSeconds / 60) minutes)"))
         }
         connection.lastProviderToken = token
         connection.lastVerifiedToken = verified
         connection.boundTeamID = verified.teamID
         return .success(verified)
+    }
+
+    /// ExpiredProviderToken when the token is over an hour old at `now`.
+    private func expiry(of verified: VerifiedProviderToken, now: Int64) -> TokenRejection? {
+        let age = now - verified.issuedAtSeconds
+        guard age > Self.tokenLifetimeSeconds else { return nil }
+        return .init(.expiredProviderToken, .expired, "iat is \(age) s old (a provider token is valid for \(Self.tokenLifetimeSeconds) s)")
     }
 
     /// Signature and claims, cached by token text: a verification costs ~100 µs, and a token
@@ -167,21 +211,43 @@ final class APNSProviderTokenAuthority: Sendable {
         return outcome
     }
 
-    private func verifyUncached(_ token: String) -> Result<VerifiedProviderToken, TokenRejection> {
-        let invalid = Result<VerifiedProviderToken, TokenRejection>.failure(.init(reason: .invalidProviderToken))
-        guard let jwt = try? JWT.decode(token),
-              jwt.header["alg"]?.stringValue == "ES256",
-              let keyID = jwt.header["kid"]?.stringValue,
-              let key = keys[keyID]
-        else { return invalid }
-        if let keyEnvironment = key.environment, keyEnvironment != environment {
-            return .failure(.init(reason: .badEnvironmentKeyIdInToken))
+    /// The checks in the order Apple's answers imply: a token that is not an ES256 JWT, names
+    /// no configured key, or is another environment's key is refused before its signature is
+    /// looked at; then the signature, the team (`iss`) and `iat`. `iat` may be an integer, a
+    /// non-integer number (RFC 7519 §2 allows it; apns2 sends `time.time()`) or a string of
+    /// digits (kalyke-apns, older APNSwift; not a NumericDate, but Apple accepts it): the last
+    /// two pass with a warning.
+    func verifyUncached(_ token: String) -> Result<VerifiedProviderToken, TokenRejection> {
+        func invalid(_ kind: AuthFailureKind, _ detail: String) -> Result<VerifiedProviderToken, TokenRejection> {
+            .failure(.init(.invalidProviderToken, kind, detail))
         }
-        guard jwt.verifyES256(key: key.publicKey, acceptDERSignature: acceptDERSignatures),
-              jwt.claims["iss"]?.stringValue == key.teamID,
-              let issuedAt = jwt.claims["iat"]?.intValue
-        else { return invalid }
-        return .success(VerifiedProviderToken(keyID: keyID, teamID: key.teamID, issuedAtSeconds: Int64(issuedAt)))
+        let jwt: DecodedJWT
+        do { jwt = try JWT.decode(token) } catch { return invalid(.malformed, "the token is not a JWT (\(error))") }
+        guard let algorithm = jwt.algorithm else { return invalid(.malformed, "the JWT header has no alg") }
+        guard algorithm == "ES256" else { return invalid(.wrongAlgorithm, "alg is \(algorithm), not ES256") }
+        guard let keyID = jwt.keyID else { return invalid(.malformed, "the JWT header has no kid (the key id)") }
+        guard let key = keys[keyID] else { return invalid(.unknownKey, "kid \(keyID) is not configured (apns.keys)") }
+        if let keyEnvironment = key.environment, keyEnvironment != environment {
+            return .failure(.init(.badEnvironmentKeyIdInToken, .wrongEnvironment,
+                                  "key \(keyID) is for \(keyEnvironment.rawValue); the gateway is \(environment.rawValue)"))
+        }
+        guard jwt.verifyES256(key: key.publicKey, acceptDERSignature: acceptDERSignatures) else {
+            if jwt.signature.count != ES256.signatureLength, !acceptDERSignatures {
+                return invalid(.badSignature, "the signature is \(jwt.signature.count) bytes, not the 64-byte R||S of JWS ES256 (DER-encoded? apns.accept_der_signatures accepts that)")
+            }
+            return invalid(.badSignature, "the signature does not verify with key \(keyID)")
+        }
+        guard let issuer = jwt.claims["iss"] else { return invalid(.malformed, "the token has no iss claim (the team id)") }
+        guard issuer.stringValue == key.teamID else {
+            let shown = issuer.stringValue ?? "a JSON \(issuer.typeName)"
+            return invalid(.wrongTeam, "iss \(shown) is not the team of key \(keyID) (\(key.teamID))")
+        }
+        guard let issuedAtClaim = jwt.claims["iat"] else { return invalid(.malformed, "the token has no iat claim") }
+        guard let issuedAt = NumericDate(issuedAtClaim, acceptingStrings: true) else {
+            return invalid(.malformed, "iat is a JSON \(issuedAtClaim.typeName) that is not a NumericDate (seconds since the epoch)")
+        }
+        return .success(VerifiedProviderToken(keyID: keyID, teamID: key.teamID, issuedAtSeconds: issuedAt.seconds,
+                                              issuedAtWarning: issuedAt.warning(claim: "iat", acceptedBy: "Apple")))
     }
 
     /// TooManyProviderTokenUpdates, counted per team: when a connection switches to a token
@@ -189,19 +255,20 @@ final class APNSProviderTokenAuthority: Sendable {
     /// old. Switching to a token the team already uses is fine (a rotation spreads over many
     /// connections), and so is a new connection's first token; a sender re-minting tokens on
     /// a connection more often than every 20 minutes is not.
-    private func admit(_ token: String, team: String, now: Int64, replacing: Bool) -> Bool {
+    /// nil when admitted; else the seconds since the team's previous new token.
+    private func admit(_ token: String, team: String, now: Int64, replacing: Bool) -> Int64? {
         teams.withLock { teams in
             var history = teams[team] ?? TeamTokenHistory()
-            if history.recentTokens.contains(token) { return true }
+            if history.recentTokens.contains(token) { return nil }
             if replacing, history.lastNewTokenAtSeconds != .min,
                now - history.lastNewTokenAtSeconds < Self.minimumRefreshIntervalSeconds {
-                return false
+                return now - history.lastNewTokenAtSeconds
             }
             history.recentTokens.append(token)
             if history.recentTokens.count > 8 { history.recentTokens.removeFirst() }
             history.lastNewTokenAtSeconds = now
             teams[team] = history
-            return true
+            return nil
         }
     }
 }

@@ -13,6 +13,11 @@ struct ServiceOutcome {
     var warnings: [String] = []
     /// The request carried valid credentials (raises the stream limit).
     var authenticated = false
+    /// The gateway's own explanation of the answer (why a credential was refused), for the
+    /// record's `response.detail`; never sent to the client.
+    var detail: String? = nil
+    /// What kind of credential failure answered, for `pushproof_auth_failures_total`.
+    var authFailure: AuthFailureKind? = nil
 }
 
 /// `POST /3/device/{token}`: every rule of apns.md, answered as Apple answers.
@@ -36,13 +41,16 @@ struct ServiceOutcome {
 ///     them, expired or not yet valid 403 BadCertificate; not for the gateway's environment 403
 ///     BadCertificateEnvironment; a topic it does not cover 400 TopicDisallowed. A trusted
 ///     certificate authenticates the request (without apns-topic, a certificate naming at most
-///     one topic pushes to its subject); with neither certificate nor token: 403 MissingProviderToken.
+///     one topic pushes to its subject). With no authorities configured (zero config) any
+///     certificate authenticates, its issuer, validity and environment unchecked; one with a
+///     UID (the bundle id) still covers only its topics.
 ///     Otherwise the provider token (when keys are configured): 403 MissingProviderToken,
 ///     InvalidProviderToken, BadEnvironmentKeyIdInToken, UnrelatedKeyIdInToken,
 ///     ExpiredProviderToken; 429 TooManyProviderTokenUpdates. With no keys configured (the
-///     zero-config default) any `bearer <token>` passes and so does no header at all (what a
-///     certificate-authenticated sender sends); a header that is not a bearer token is still
-///     403 InvalidProviderToken, an empty one 403 MissingProviderToken.
+///     zero-config default) any `bearer <token>` passes; a header that is not a bearer token is
+///     403 InvalidProviderToken, an empty one 403 MissingProviderToken. With neither a
+///     certificate nor an `authorization` header: 403 MissingProviderToken, as Apple answers,
+///     in zero config too. Each refusal carries the gateway's explanation (`detail`).
 /// 11. payload: empty 400 PayloadEmpty; over 4096 bytes (5120 VoIP) 413 PayloadTooLarge; not a
 ///     JSON object: 400 PayloadEmpty (Apple documents no reason for a malformed payload;
 ///     "nothing deliverable" is the closest, and a warning names the cause). A missing or
@@ -117,9 +125,10 @@ final class APNSService: Sendable {
         var warnings: [String] = []
         if request.version == .http1_1 { warnings.append("APNs speaks HTTP/2 only; this request came over HTTP/1.1") }
 
-        func reject(_ reason: APNSReason, timestamp: UInt64? = nil, authenticated: Bool = false) -> ServiceOutcome {
+        func reject(_ reason: APNSReason, timestamp: UInt64? = nil, authenticated: Bool = false,
+                    because failure: AuthFailure? = nil) -> ServiceOutcome {
             ServiceOutcome(response: errorResponse(reason, apnsID: apnsID, timestamp: timestamp), reason: reason.rawValue,
-                           warnings: warnings, authenticated: authenticated)
+                           warnings: warnings, authenticated: authenticated, detail: failure?.detail, authFailure: failure?.kind)
         }
 
         if headers.duplicate { return reject(.duplicateHeaders) }
@@ -142,7 +151,10 @@ final class APNSService: Sendable {
         }
 
         let certificate: APNsProviderCertificate?
-        if case .trusted(let trusted)? = connection.providerCertificate { certificate = trusted } else { certificate = nil }
+        switch connection.providerCertificate {
+        case .trusted(let trusted)?, .unverified(let trusted?)?: certificate = trusted
+        default: certificate = nil
+        }
         var topic = headers.topic
         if topic?.isEmpty ?? true, let certificate, certificate.topics.count <= 1 {
             // Apple: without apns-topic, a certificate that names no more than one topic
@@ -162,37 +174,54 @@ final class APNSService: Sendable {
         if let collapseID = headers.collapseID, collapseID.utf8.count > 64 { return reject(.badCollapseId) }
 
         var authenticated = false
+        var coveringCertificate: APNsProviderCertificate?
         switch connection.providerCertificate {
-        case .refused(let reason, let detail)?:
-            warnings.append(detail)
-            return reject(reason)
+        case .refused(let reason, let failure)?:
+            return reject(reason, because: failure)
         case .trusted(let certificate)?:
-            // Certificate-based trust: the certificate, not a token, says what may be pushed.
-            if let topic, !certificate.allows(topic: topic, bundle: bundle(ofTopic: topic, pushType: pushType)) {
-                warnings.append("the client certificate (\(certificate.bundleID)) does not cover topic \(topic)")
-                return reject(.topicDisallowed)
-            }
-            authenticated = true
+            coveringCertificate = certificate
+        case .unverified(let certificate)?:
+            // Zero config: any certificate authenticates; one shaped like Apple's still says
+            // which topics it covers.
+            coveringCertificate = certificate
         case .absent?, nil:
+            let noCredential = request.isTLS
+                ? "no authorization header and no client certificate on the connection"
+                : "no authorization header (and no client certificate: the connection is cleartext)"
             if authority.isEnabled {
                 switch authority.authenticate(headers.authorization, connection: connection) {
-                case .failure(let rejection): return reject(rejection.reason)
-                case .success: authenticated = true
+                case .failure(let rejection) where headers.authorization == nil:
+                    return reject(rejection.reason, because: AuthFailure(rejection.failure.kind, noCredential))
+                case .failure(let rejection): return reject(rejection.reason, because: rejection.failure)
+                case .success(let verified):
+                    if let warning = verified.issuedAtWarning { warnings.append(warning) }
                 }
             } else if let authorization = headers.authorization {
                 // Token auth off: any bearer token passes, but a header that is not a bearer
                 // token is still wrong.
                 let utf8 = Substring(authorization).utf8
                 if !hasPrefixIgnoringASCIICase(utf8, "bearer ") {
-                    return reject(authorization.isEmpty ? .missingProviderToken : .invalidProviderToken)
+                    if authorization.isEmpty {
+                        return reject(.missingProviderToken, because: AuthFailure(.missing, "the authorization header is empty"))
+                    }
+                    return reject(.invalidProviderToken, because: AuthFailure(.malformed, "the authorization header is not \"bearer <token>\""))
                 }
-                if authorization.dropFirst(7).allSatisfy({ $0 == " " }) { return reject(.missingProviderToken) }
-            } else if configuration.certificateAuthEnabled {
-                // Neither a certificate nor a token. (With no auth configured at all, no header
-                // passes: it is what a certificate-authenticated sender sends.)
-                return reject(.missingProviderToken)
+                if authorization.dropFirst(7).allSatisfy({ $0 == " " }) {
+                    return reject(.missingProviderToken, because: AuthFailure(.missing, "the authorization header holds no token after bearer"))
+                }
+            } else {
+                // Neither a certificate nor a token: Apple's answer, in zero config too.
+                return reject(.missingProviderToken, because: AuthFailure(.missing, noCredential))
             }
         }
+        if let certificate = coveringCertificate {
+            // Certificate-based trust: the certificate, not a token, says what may be pushed.
+            if let topic, !certificate.allows(topic: topic, bundle: bundle(ofTopic: topic, pushType: pushType)) {
+                return reject(.topicDisallowed, because: AuthFailure(
+                    .certificateTopic, "the client certificate (\(certificate.bundleID)) does not cover topic \(topic)"))
+            }
+        }
+        authenticated = true
 
         let body = request.body
         if body.isEmpty { return reject(.payloadEmpty, authenticated: authenticated) }

@@ -53,8 +53,9 @@ final class FCMService: Sendable {
 
     func handle(_ request: HTTPRequest, connection: GatewayConnectionState) -> ServiceOutcome {
         var warnings: [String] = []
-        func fail(_ error: GoogleError, authenticated: Bool = false) -> ServiceOutcome {
-            ServiceOutcome(response: error.response, reason: error.reason, warnings: warnings, authenticated: authenticated)
+        func fail(_ error: GoogleError, authenticated: Bool = false, because failure: AuthFailure? = nil) -> ServiceOutcome {
+            ServiceOutcome(response: error.response, reason: error.reason, warnings: warnings, authenticated: authenticated,
+                           detail: failure?.detail, authFailure: failure?.kind)
         }
         guard let project = Self.project(in: request.path) else {
             return fail(GoogleError(code: 404, status: "NOT_FOUND", message: "Requested entity was not found."))
@@ -62,7 +63,9 @@ final class FCMService: Sendable {
         guard request.method == "POST" else {
             return fail(GoogleError(code: 405, status: "METHOD_NOT_ALLOWED", message: "Method \(request.method) is not allowed on \(request.path); use POST."))
         }
-        if let error = authenticate(request.header("authorization"), connection: connection) { return fail(error) }
+        if let refused = authenticate(request.header("authorization"), connection: connection) {
+            return fail(refused.error, because: refused.failure)
+        }
         if let expected = configuration.projectID, project != expected, project != configuration.projectNumber {
             return fail(GoogleError(code: 403, status: "PERMISSION_DENIED",
                                     message: "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist)."),
@@ -153,36 +156,52 @@ final class FCMService: Sendable {
         return String(Substring(project))
     }
 
+    /// A refused access token: Google's answer and the gateway's own explanation.
+    struct AuthRejection {
+        var error: GoogleError
+        var failure: AuthFailure
+    }
+
     /// nil when the bearer token is acceptable.
-    func authenticate(_ authorization: String?, connection: GatewayConnectionState) -> GoogleError? {
-        let unauthenticated = { (message: String, info: String?) -> GoogleError in
+    func authenticate(_ authorization: String?, connection: GatewayConnectionState) -> AuthRejection? {
+        let unauthenticated = { (message: String, info: String?, failure: AuthFailure) -> AuthRejection in
             var error = GoogleError(code: 401, status: "UNAUTHENTICATED", message: message)
             error.errorInfoReason = info
             error.extraHeaders = [HTTPHeader("www-authenticate", "Bearer realm=\"https://accounts.google.com/\"")]
-            return error
+            return AuthRejection(error: error, failure: failure)
         }
         guard let authorization, !authorization.isEmpty else {
-            return unauthenticated(Self.missingCredentialMessage, "CREDENTIALS_MISSING")
+            let detail = authorization == nil ? "no authorization header" : "the authorization header is empty"
+            return unauthenticated(Self.missingCredentialMessage, "CREDENTIALS_MISSING", AuthFailure(.missing, detail))
         }
         guard hasPrefixIgnoringASCIICase(Substring(authorization).utf8, "bearer ") else {
-            return unauthenticated(Self.invalidCredentialMessage, "ACCESS_TOKEN_TYPE_UNSUPPORTED")
+            return unauthenticated(Self.invalidCredentialMessage, "ACCESS_TOKEN_TYPE_UNSUPPORTED",
+                                   AuthFailure(.malformed, "the authorization header is not \"Bearer <access token>\""))
         }
         var tokenBytes = Substring(authorization).utf8.dropFirst(7)
         while tokenBytes.first == UInt8(ascii: " ") { tokenBytes = tokenBytes.dropFirst() }
-        guard !tokenBytes.isEmpty else { return unauthenticated(Self.missingCredentialMessage, "CREDENTIALS_MISSING") }
+        guard !tokenBytes.isEmpty else {
+            return unauthenticated(Self.missingCredentialMessage, "CREDENTIALS_MISSING",
+                                   AuthFailure(.missing, "the authorization header holds no token after Bearer"))
+        }
         guard authEnabled else { return nil }
 
         let now = clock.nowSeconds
+        func expired(_ expiresAt: Int64) -> AuthRejection {
+            unauthenticated(Self.invalidCredentialMessage, "ACCESS_TOKEN_EXPIRED",
+                            AuthFailure(.expired, "the access token expired \(now - expiresAt) s ago (this gateway issues them for \(configuration.accessTokenLifetimeSeconds) s)"))
+        }
         let hasScope: Bool
         if let last = connection.lastAccessToken, utf8Equal(tokenBytes, last) {
-            guard now < connection.lastAccessTokenExpiresAtSeconds else {
-                return unauthenticated(Self.invalidCredentialMessage, "ACCESS_TOKEN_EXPIRED")
-            }
+            guard now < connection.lastAccessTokenExpiresAtSeconds else { return expired(connection.lastAccessTokenExpiresAtSeconds) }
             hasScope = connection.lastAccessTokenHasMessagingScope
         } else {
             let text = String(Substring(tokenBytes))
-            guard let issued = store.lookup(text) else { return unauthenticated(Self.invalidCredentialMessage, nil) }
-            guard now < issued.expiresAtSeconds else { return unauthenticated(Self.invalidCredentialMessage, "ACCESS_TOKEN_EXPIRED") }
+            guard let issued = store.lookup(text) else {
+                return unauthenticated(Self.invalidCredentialMessage, nil, AuthFailure(
+                    .notIssued, "the access token was not issued by this gateway (service accounts are configured: get one at its /token)"))
+            }
+            guard now < issued.expiresAtSeconds else { return expired(issued.expiresAtSeconds) }
             connection.lastAccessToken = text
             connection.lastAccessTokenExpiresAtSeconds = issued.expiresAtSeconds
             connection.lastAccessTokenHasMessagingScope = issued.hasMessagingScope
@@ -191,7 +210,8 @@ final class FCMService: Sendable {
         guard hasScope else {
             var error = GoogleError(code: 403, status: "PERMISSION_DENIED", message: "Request had insufficient authentication scopes.")
             error.errorInfoReason = "ACCESS_TOKEN_SCOPE_INSUFFICIENT"
-            return error
+            return AuthRejection(error: error, failure: AuthFailure(
+                .insufficientScope, "the access token's assertion asked for neither firebase.messaging nor cloud-platform"))
         }
         return nil
     }

@@ -27,9 +27,17 @@ public struct GatewayExchange: Sendable {
     public var verdict: JSONValue?
     /// When the answer was decided, nanoseconds since the Unix epoch.
     public var answeredNanos: UInt64
+    /// The gateway's own explanation of the answer, never sent to the client: why a credential
+    /// was refused ("iat is 4000 s old", "kid XYZ is not configured (apns.keys)").
+    public var detail: String?
+    /// The kind of credential failure that answered, from a fixed set (a metric label).
+    public var authFailure: AuthFailureKind?
+    /// The subject of the connection's TLS client certificate, when it presented one.
+    public var clientCertificateSubject: String?
 
     public init(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String? = nil,
-                fault: String? = nil, verdict: JSONValue? = nil, answeredNanos: UInt64) {
+                fault: String? = nil, verdict: JSONValue? = nil, answeredNanos: UInt64, detail: String? = nil,
+                authFailure: AuthFailureKind? = nil, clientCertificateSubject: String? = nil) {
         self.request = request
         self.response = response
         self.route = route
@@ -37,6 +45,9 @@ public struct GatewayExchange: Sendable {
         self.fault = fault
         self.verdict = verdict
         self.answeredNanos = answeredNanos
+        self.detail = detail
+        self.authFailure = authFailure
+        self.clientCertificateSubject = clientCertificateSubject
     }
 }
 

@@ -1,3 +1,4 @@
+import Crypto
 import HTTPCore
 import SpecValidator
 import JSON
@@ -96,10 +97,18 @@ public final class MockGateway: HTTPHandler {
         state.requestCount += 1
 
         let route = Self.route(of: request)
-        if route == .apns, state.providerCertificate == nil, let authorities = configuration.apns.certificateAuthorities {
-            state.providerCertificate = ProviderCertificateVerdict(
-                der: connection.clientCertificateDER, authorities: authorities,
-                environment: configuration.apns.environment, nowSeconds: Int64(clock.nowNanos / 1_000_000_000))
+        let clientCertificate = state.readClientCertificate(connection.clientCertificateDER)
+        if route == .apns, state.providerCertificate == nil {
+            if let authorities = configuration.apns.certificateAuthorities {
+                state.providerCertificate = ProviderCertificateVerdict(
+                    der: connection.clientCertificateDER, authorities: authorities,
+                    environment: configuration.apns.environment, nowSeconds: Int64(clock.nowNanos / 1_000_000_000))
+            } else if connection.clientCertificateDER != nil {
+                // Zero config: no issuer to check against, so any certificate authenticates.
+                state.providerCertificate = .unverified(clientCertificate?.providerCertificate)
+            } else {
+                state.providerCertificate = .absent
+            }
         }
         var outcome: ServiceOutcome?
         var faultLabel: String?
@@ -173,8 +182,11 @@ public final class MockGateway: HTTPHandler {
                 object["gateway_warnings"] = .array(answer.warnings.map { .string($0) })
                 verdict = .object(object)
             }
-            let exchange = GatewayExchange(request: request, response: answer.response, route: route, reason: answer.reason,
+            var exchange = GatewayExchange(request: request, response: answer.response, route: route, reason: answer.reason,
                                            fault: faultLabel, verdict: verdict, answeredNanos: clock.nowNanos)
+            exchange.detail = answer.detail
+            exchange.authFailure = answer.authFailure
+            exchange.clientCertificateSubject = clientCertificate?.subject
             for observer in observers { observer.observe(exchange) }
         }
         return answer.response

@@ -91,8 +91,9 @@ final class OAuthService: Sendable {
 
     func handle(_ request: HTTPRequest) -> ServiceOutcome {
         var warnings: [String] = []
-        func fail(_ error: String, _ description: String, status: Int = 400) -> ServiceOutcome {
-            ServiceOutcome(response: Self.errorResponse(error, description, status: status), reason: error, warnings: warnings)
+        func fail(_ error: String, _ description: String, status: Int = 400, because failure: AuthFailure? = nil) -> ServiceOutcome {
+            ServiceOutcome(response: Self.errorResponse(error, description, status: status), reason: error, warnings: warnings,
+                           detail: failure?.detail, authFailure: failure?.kind)
         }
         guard request.method == "POST" else { return fail("invalid_request", "Method \(request.method) is not allowed; use POST", status: 405) }
         if let type = request.header("content-type"), !type.lowercased().hasPrefix("application/x-www-form-urlencoded") {
@@ -104,34 +105,52 @@ final class OAuthService: Sendable {
             return fail("unsupported_grant_type", "Invalid grant_type: \(grantType)")
         }
         guard let assertion = form["assertion"], !assertion.isEmpty else {
-            return fail("invalid_request", "Missing required parameter: assertion")
+            return fail("invalid_request", "Missing required parameter: assertion", because: AuthFailure(.missing, "the form has no assertion"))
         }
         let jwt: DecodedJWT
         do {
             jwt = try JWT.decode(assertion)
         } catch {
-            return fail("invalid_grant", "Invalid JWT: \(error)")
+            return fail("invalid_grant", "Invalid JWT: \(error)", because: AuthFailure(.malformed, "the assertion is not a JWT (\(error))"))
         }
         guard let issuer = jwt.claims["iss"]?.stringValue, !issuer.isEmpty else {
-            return fail("invalid_request", "Invalid JWT: the assertion has no iss claim")
+            return fail("invalid_request", "Invalid JWT: the assertion has no iss claim",
+                        because: AuthFailure(.malformed, "the assertion has no iss claim (the service account's client_email)"))
         }
         let scope = jwt.claims["scope"]?.stringValue ?? ""
         let hasMessagingScope = scope.split(separator: " ").contains { Self.messagingScopes.contains($0) }
         let now = clock.nowSeconds
 
         if authEnabled {
-            guard let account = accounts[issuer] else { return fail("invalid_grant", "Invalid grant: account not found") }
-            guard jwt.algorithm == "RS256" else { return fail("invalid_grant", "Invalid JWT Signature.") }
-            if let keyID = jwt.keyID, keyID != account.privateKeyID { return fail("invalid_grant", "Invalid JWT Signature.") }
-            guard jwt.verifyRS256(key: account.publicKey) else { return fail("invalid_grant", "Invalid JWT Signature.") }
-            guard let audience = jwt.claims["aud"]?.stringValue, acceptedAudience(audience, request: request) else {
-                return fail("invalid_grant", "Invalid JWT: Failed audience check. The right audience is \(Self.googleTokenURL)")
+            guard let account = accounts[issuer] else {
+                return fail("invalid_grant", "Invalid grant: account not found",
+                            because: AuthFailure(.unknownKey, "iss \(issuer) is not a configured service account (fcm.service_accounts)"))
             }
-            guard let issuedAt = jwt.claims["iat"]?.intValue, let expiresAt = jwt.claims["exp"]?.intValue,
-                  Int64(expiresAt) > now, Int64(issuedAt) <= now + Self.allowedSkewSeconds,
-                  expiresAt > issuedAt, expiresAt - issuedAt <= 3600
-            else { return fail("invalid_grant", Self.shortLivedMessage) }
-            guard !scope.isEmpty else { return fail("invalid_scope", "Invalid OAuth scope or ID token audience provided.") }
+            guard jwt.algorithm == "RS256" else {
+                return fail("invalid_grant", "Invalid JWT Signature.",
+                            because: AuthFailure(.wrongAlgorithm, "alg is \(jwt.algorithm ?? "absent"), not RS256"))
+            }
+            if let keyID = jwt.keyID, keyID != account.privateKeyID {
+                return fail("invalid_grant", "Invalid JWT Signature.",
+                            because: AuthFailure(.unknownKey, "kid \(keyID) is not the private_key_id of \(issuer) (\(account.privateKeyID))"))
+            }
+            guard jwt.verifyRS256(key: account.publicKey) else {
+                return fail("invalid_grant", "Invalid JWT Signature.",
+                            because: AuthFailure(.badSignature, "the signature does not verify with the key of \(issuer)"))
+            }
+            guard let audience = jwt.claims["aud"]?.stringValue, acceptedAudience(audience, request: request) else {
+                let found = jwt.claims["aud"].map { $0.stringValue ?? "a JSON \($0.typeName)" } ?? "absent"
+                return fail("invalid_grant", "Invalid JWT: Failed audience check. The right audience is \(Self.googleTokenURL)",
+                            because: AuthFailure(.wrongAudience, "aud is \(found); accepted: \(Self.googleTokenURL), the configured token_url, or this server's /token URL"))
+            }
+            switch checkLifetime(jwt.claims, now: now) {
+            case .failure(let failure): return fail("invalid_grant", Self.shortLivedMessage, because: failure)
+            case .success(let notes): warnings += notes
+            }
+            guard !scope.isEmpty else {
+                return fail("invalid_scope", "Invalid OAuth scope or ID token audience provided.",
+                            because: AuthFailure(.insufficientScope, "the assertion has no scope claim"))
+            }
         }
         if !hasMessagingScope {
             warnings.append("assertion scope has neither firebase.messaging nor cloud-platform; FCM will refuse the token")
@@ -151,6 +170,42 @@ final class OAuthService: Sendable {
                                                            HTTPHeader("cache-control", "no-cache, no-store, max-age=0, must-revalidate")],
                                     body: w.bytes)
         return ServiceOutcome(response: response, reason: nil, warnings: warnings, authenticated: true)
+    }
+
+    /// `iat` not in the future (beyond `allowedSkewSeconds`), `exp` after now, after `iat` and at
+    /// most an hour after it. Both are NumericDates (RFC 7519 §2): google-auth and the other
+    /// Google clients send integers, and a non-integer number is valid too, so it passes with
+    /// a warning. A string is refused: Google's token endpoint answers invalid_grant for a
+    /// non-numeric iat/exp (unlike Apple, which reads a string of digits). On success, the
+    /// warnings.
+    func checkLifetime(_ claims: JSONObject, now: Int64) -> Result<[String], AuthFailure> {
+        var notes: [String] = []
+        func read(_ claim: String) -> Result<Int64, AuthFailure> {
+            guard let value = claims[claim] else { return .failure(AuthFailure(.malformed, "the assertion has no \(claim) claim")) }
+            guard let date = NumericDate(value, acceptingStrings: false) else {
+                return .failure(AuthFailure(.malformed, "\(claim) is a JSON \(value.typeName), not a NumericDate (a JSON number of seconds since the epoch)"))
+            }
+            if let note = date.warning(claim: claim, acceptedBy: "Google") { notes.append(note) }
+            return .success(date.seconds)
+        }
+        let issuedAt: Int64, expiresAt: Int64
+        switch read("iat") {
+        case .failure(let failure): return .failure(failure)
+        case .success(let seconds): issuedAt = seconds
+        }
+        switch read("exp") {
+        case .failure(let failure): return .failure(failure)
+        case .success(let seconds): expiresAt = seconds
+        }
+        if issuedAt > now + Self.allowedSkewSeconds {
+            return .failure(AuthFailure(.issuedInFuture, "iat is \(issuedAt - now) s in the future (\(Self.allowedSkewSeconds) s of clock skew are allowed)"))
+        }
+        if expiresAt <= now { return .failure(AuthFailure(.expired, "exp was \(now - expiresAt) s ago")) }
+        if expiresAt <= issuedAt { return .failure(AuthFailure(.malformed, "exp is not after iat")) }
+        if expiresAt - issuedAt > 3600 {
+            return .failure(AuthFailure(.tooLongLived, "exp is \(expiresAt - issuedAt) s after iat (at most 3600 s)"))
+        }
+        return .success(notes)
     }
 
     /// Python's google-auth sends Google's URL; Go sends the key file's `token_uri` (the mock).

@@ -22,6 +22,27 @@ import Testing
         }
     }
 
+    /// aioapns sends `host` instead of `:authority` on h2 (RFC 9113 §8.3.1 lets a client do
+    /// that): it names the authority, as `host` does on HTTP/1.1, and stays among the headers.
+    @Test func hostStandsInForAMissingAuthority() throws {
+        try withServer { _, port in
+            let client = try RawClient(port: port)
+            let reader = FrameReader(client)
+            // HEADERS, END_STREAM | END_HEADERS: GET, http, "/", then `host: api.push.example`
+            // as a literal with a new name (HPACK §6.2.2), and no :authority.
+            let block: [UInt8] = [0x82, 0x86, 0x84, 0x00, 4] + Array("host".utf8) + [16] + Array("api.push.example".utf8)
+            client.send(clientPreface + emptySettingsFrame + [0, 0, UInt8(block.count), 1, 5, 0, 0, 0, 1] + block)
+            var body: [UInt8] = []
+            while let frame = reader.next() {
+                if frame.streamID == 1, frame.type == 0x0 { body += frame.payload }
+                if frame.streamID == 1, frame.flags & 0x1 != 0 || frame.type == 0x3 { break }
+            }
+            let text = String(decoding: body, as: UTF8.self)
+            #expect(text.contains("authority=api.push.example\n"), "\(text)")
+            #expect(text.contains("h:host=api.push.example\n"))
+        }
+    }
+
     @Test func emptyBodyIsOneHeadersFrameWithEndStream() throws {
         try withServer { _, port in
             let result = try runTool("/usr/bin/nghttp", ["-v", "-H", "x-empty: 1", "http://127.0.0.1:\(port)/3/device/x"])

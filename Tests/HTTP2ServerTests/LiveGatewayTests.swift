@@ -87,7 +87,7 @@ private func parsed(_ text: some StringProtocol) -> NSObject? {
         _ = shutdown(attacker.fd, Int32(SHUT_WR))  // ends the server's lingering close at once
 
         let push = try curl(["--http2-prior-knowledge", "-w", "%{http_code}", "-o", "/dev/null", "-H", "apns-push-type: alert",
-                             "-H", "apns-topic: com.example.app", "-d", #"{"aps":{"alert":"hi"}}"#,
+                             "-H", "apns-topic: com.example.app", "-H", "authorization: bearer any", "-d", #"{"aps":{"alert":"hi"}}"#,
                              "\(serve.baseURL)/3/device/\(String(repeating: "ab", count: 32))"])
         #expect(push.output == "200")
         let (status, stderr) = serve.stop()

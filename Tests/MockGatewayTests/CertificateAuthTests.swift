@@ -53,8 +53,8 @@ import Testing
         let response = h.push(headers: ["apns-topic": "com.example.other"])
         #expect(response.status == 400)
         #expect(reason(response) == "TopicDisallowed")
-        let warnings = h.observer.last?.verdict?["gateway_warnings"]?.arrayValue ?? []
-        #expect(warnings.contains { $0.stringValue?.contains("does not cover topic com.example.other") == true })
+        #expect(h.observer.last?.detail == "the client certificate (com.example.app) does not cover topic com.example.other")
+        #expect(h.observer.last?.authFailure == .certificateTopic)
         // Without a topics list, the bundle and its suffixed topics are covered, nothing else.
         let bare = try Self.harness(presenting: try Self.certificate().certificatePEM)
         #expect(bare.push(headers: ["apns-topic": "com.example.app.voip", "apns-push-type": "voip"]).status == 200)
@@ -87,6 +87,12 @@ import Testing
         let response = h.push(headers: ["authorization": "bearer \(h.providerToken())"])
         #expect(response.status == 403)
         #expect(reason(response) == expected)
+        // The record says why; the answer stays Apple's.
+        let kinds: [String: AuthFailureKind] = ["another authority's": .untrustedCertificate, "expired": .expiredCertificate,
+                                                "not yet valid": .expiredCertificate]
+        #expect(h.observer.last?.authFailure == kinds[kind] ?? .wrongEnvironment)
+        #expect(h.observer.last?.detail?.isEmpty == false)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"reason":"\#(expected)"}"#)
     }
 
     @Test func theEnvironmentMustMatch() throws {
@@ -100,12 +106,12 @@ import Testing
         let h = try Self.harness(presenting: nil)
         #expect(h.push(headers: ["authorization": "bearer \(h.providerToken())"]).status == 200)
         h.newConnection()
-        #expect(reason(h.push()) == "MissingProviderToken")
+        #expect(reason(h.push(headers: ["authorization": nil])) == "MissingProviderToken")
         // Certificate auth alone (no token keys): still nothing passes without a certificate.
         var configuration = GatewayConfiguration()
         configuration.apns.certificateAuthorities = try ProviderCertificateAuthorities(pems: [Self.authority.certificatePEM])
         let certificatesOnly = try Harness(configuration)
-        #expect(reason(certificatesOnly.push()) == "MissingProviderToken")
+        #expect(reason(certificatesOnly.push(headers: ["authorization": nil])) == "MissingProviderToken")
     }
 
     @Test func theConfigurationFileNamesItsAuthorities() throws {

@@ -343,7 +343,8 @@ import Testing
             let body = value(0).bytes()
             let response = i % 2 == 0
                 ? h.send(path: "/v1/projects/p/messages:send", headers: [HTTPHeader("authorization", "Bearer x")], body: body)
-                : h.send(path: "/3/device/\(deviceToken)", headers: [HTTPHeader("apns-topic", "com.example.app")], body: body)
+                : h.send(path: "/3/device/\(deviceToken)", headers: [HTTPHeader("apns-topic", "com.example.app"),
+                                                                  HTTPHeader("authorization", zeroConfigAuthorization)], body: body)
             #expect([200, 400, 404, 413].contains(response.status))
             if response.status != 200 { #expect(json(response) != nil) }
         }

@@ -30,6 +30,8 @@ let otherTeamID = "TEAM999999"
 let otherKeyID = "KEY9999999"
 let serviceAccountEmail = "pusher@demo-project.iam.gserviceaccount.com"
 let serviceAccountKeyID = "0123456789abcdef0123456789abcdef01234567"
+/// What a sender sends a zero-config gateway: any bearer token passes there.
+let zeroConfigAuthorization = "bearer zero-config-token"
 
 /// A gateway plus one connection, driven by calling `handle` directly.
 final class Harness {
@@ -66,11 +68,14 @@ final class Harness {
     }
 
     /// An APNs push; `headers` replace the defaults of the same name, `nil` values remove them.
+    /// The default `authorization` is a bearer token any zero-config gateway accepts (and one
+    /// with keys configured refuses: InvalidProviderToken).
     @discardableResult
     func push(token: String = deviceToken, method: String = "POST", path: String? = nil,
               headers overrides: [String: String?] = [:], extra: [HTTPHeader] = [],
               payload: String = #"{"aps":{"alert":"hi"}}"#) -> HTTPResponse {
-        var fields: [(String, String?)] = [("apns-topic", "com.example.app"), ("apns-push-type", "alert")]
+        var fields: [(String, String?)] = [("apns-topic", "com.example.app"), ("apns-push-type", "alert"),
+                                           ("authorization", zeroConfigAuthorization)]
         for (name, value) in overrides {
             if let i = fields.firstIndex(where: { $0.0 == name }) { fields[i].1 = value } else { fields.append((name, value)) }
         }

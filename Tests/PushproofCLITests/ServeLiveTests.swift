@@ -9,6 +9,8 @@ import Testing
 let deviceToken = String(repeating: "ab", count: 32)
 let voipHeaders = ["-H", "apns-push-type: voip", "-H", "apns-topic: com.poolse.app.voip", "-H", "apns-priority: 10",
                    "-H", "apns-expiration: 0"]
+/// Zero config accepts any bearer token (and refuses a push with no credential: MissingProviderToken).
+let zeroConfigAuth = ["-H", "authorization: bearer any"]
 let ringBody = #"{"cv":"1","type":"call","event":"ring","call_id":"4a69","conversation_id":"6f1c","caller_name":"Alice"}"#
 
 func lines(of path: String) throws -> [JSONValue] {
@@ -71,7 +73,7 @@ struct StrictSetup {
         let serve = try ServeProcess(["--h2c"], directory: directory.path)
         let body = directory.file("ring.json")
         try ringBody.write(toFile: body, atomically: true, encoding: .utf8)
-        let result = try runTool("/usr/bin/nghttp", ["-v", "-d", body, "-H", "apns-push-type: voip", "-H", "apns-topic: com.poolse.app.voip",
+        let result = try runTool("/usr/bin/nghttp", ["-v", "-d", body, "-H", "authorization: bearer any", "-H", "apns-push-type: voip", "-H", "apns-topic: com.poolse.app.voip",
                                                      "\(serve.baseURL)/3/device/\(deviceToken)"])
         #expect(result.status == 0, "\(result.error)")
         // The response HEADERS carry END_STREAM, and the server sends no DATA frame at all.
@@ -152,7 +154,7 @@ struct StrictSetup {
         let url = "\(serve.baseURL)/3/device/\(deviceToken)"
         let put = try curl(["-X", "PUT", "-d", #"{"state":"gone","since_ms":1793952000000}"#, "\(serve.adminURL)/tokens/\(deviceToken)"])
         #expect(try JSONParser.parse(put.output)["state"] == "gone")
-        let gone = try curl(["--http2-prior-knowledge", "-w", "\n%{http_code}"] + voipHeaders + ["-d", ringBody, url])
+        let gone = try curl(["--http2-prior-knowledge", "-w", "\n%{http_code}"] + zeroConfigAuth + voipHeaders + ["-d", ringBody, url])
         #expect(gone.output == "{\"reason\":\"Unregistered\",\"timestamp\":1793952000000}\n410")
 
         let fcmGone = try curl(["--http2-prior-knowledge", "-w", "\n%{http_code}", "-H", "authorization: Bearer any", "-d", #"{"message":{"token":"\#(deviceToken)","data":{}}}"#,
@@ -163,7 +165,7 @@ struct StrictSetup {
         _ = try curl(["-X", "DELETE", "\(serve.adminURL)/tokens/\(deviceToken)"])
         let faults = try curl(["-X", "PUT", "-d", #"{"error_rates":{"503":1.0},"retry_after_seconds":7}"#, "\(serve.adminURL)/faults/apns"])
         #expect(try JSONParser.parse(faults.output)["error_rates"]?["503"] == 1)
-        let unavailable = try curl(["--http2-prior-knowledge", "-i"] + voipHeaders + ["-d", ringBody, url])
+        let unavailable = try curl(["--http2-prior-knowledge", "-i"] + zeroConfigAuth + voipHeaders + ["-d", ringBody, url])
         #expect(unavailable.output.hasPrefix("HTTP/2 503"))
         #expect(unavailable.output.contains("retry-after: 7"))
         #expect(unavailable.output.contains(#"{"reason":"ServiceUnavailable"}"#))
@@ -173,7 +175,7 @@ struct StrictSetup {
         #expect(badFaults.output.contains("429, 500, 503"))
 
         _ = try curl(["-X", "POST", "\(serve.adminURL)/reset"])
-        let healthy = try curl(["--http2-prior-knowledge", "-w", "%{http_code}"] + voipHeaders + ["-d", ringBody, url])
+        let healthy = try curl(["--http2-prior-knowledge", "-w", "%{http_code}"] + zeroConfigAuth + voipHeaders + ["-d", ringBody, url])
         #expect(healthy.output == "200")
         let metrics = try curl(["\(serve.adminURL)/metrics"])
         #expect(metrics.output.contains(#"pushproof_requests_total{route="apns",status="200",reason=""} 1"#))
@@ -199,7 +201,7 @@ struct StrictSetup {
     func pushRings(_ count: Int, connections: Int, streams: Int, to serve: ServeProcess, in directory: TemporaryDirectory) throws {
         let body = try directory.write("ring.json", ringBody)
         let load = try runTool("/usr/bin/h2load", ["-n", "\(count)", "-c", "\(connections)", "-m", "\(streams)", "-d", body,
-                                                   "-H", "apns-push-type: voip", "-H", "apns-topic: com.poolse.app.voip",
+                                                   "-H", "authorization: bearer any", "-H", "apns-push-type: voip", "-H", "apns-topic: com.poolse.app.voip",
                                                    "\(serve.baseURL)/3/device/\(deviceToken)"])
         #expect(load.output.contains("\(count) succeeded"), "\(load.output)")
     }
@@ -261,13 +263,13 @@ struct StrictSetup {
         let serve = try ServeProcess(["--h2c"], directory: directory.path)
         let hostile = try RawClient(port: serve.port)
         hostile.send(clientPreface + emptySettingsFrame + [0, 0, 4, 0xFF, 0, 0, 0, 0, 1] + Array("junk".utf8) + [1, 2, 3])
-        let healthy = try curl(["--http2-prior-knowledge", "-w", "%{http_code}"] + voipHeaders + ["-d", ringBody,
+        let healthy = try curl(["--http2-prior-knowledge", "-w", "%{http_code}"] + zeroConfigAuth + voipHeaders + ["-d", ringBody,
                                 "\(serve.baseURL)/3/device/\(deviceToken)"])
         #expect(healthy.output == "200")
         let broken = try RawClient(port: serve.port)
         broken.send(clientPreface + [0, 0, 20, 1, 4, 0, 0, 0, 1])  // a HEADERS frame cut short, then gone
         _ = broken
-        let again = try curl(["--http2-prior-knowledge", "-w", "%{http_code}"] + voipHeaders + ["-d", ringBody,
+        let again = try curl(["--http2-prior-knowledge", "-w", "%{http_code}"] + zeroConfigAuth + voipHeaders + ["-d", ringBody,
                               "\(serve.baseURL)/3/device/\(deviceToken)"])
         #expect(again.output == "200")
         let (status, _) = serve.stop()

@@ -2,7 +2,8 @@ import JSON
 import Synchronization
 
 /// Counters behind `/metrics` (Prometheus text exposition format 0.0.4): requests by route,
-/// status and reason; a latency histogram; spec violations by spec and rule. Gauges owned
+/// status and reason; a latency histogram; spec violations by spec and rule; refused
+/// credentials by route, reason and kind (`AuthFailureKind`, a fixed set). Gauges owned
 /// by others (open connections, record lines) are passed to `render`.
 public final class GatewayMetrics: GatewayObserver {
     /// Upper bounds of the latency histogram, in seconds (Prometheus `le` labels).
@@ -16,6 +17,12 @@ public final class GatewayMetrics: GatewayObserver {
         var reason: String
     }
 
+    private struct AuthFailureKey: Hashable {
+        var route: GatewayRoute
+        var reason: String
+        var kind: AuthFailureKind
+    }
+
     private struct ViolationKey: Hashable {
         var spec: String
         var rule: String
@@ -24,6 +31,7 @@ public final class GatewayMetrics: GatewayObserver {
     private struct State {
         var requests: [RequestKey: UInt64] = [:]
         var violations: [ViolationKey: UInt64] = [:]
+        var authFailures: [AuthFailureKey: UInt64] = [:]
         var unmatched: UInt64 = 0
         var bucketCounts = [UInt64](repeating: 0, count: GatewayMetrics.latencyBuckets.count + 1)
         var latencySum: Double = 0
@@ -50,8 +58,10 @@ public final class GatewayMetrics: GatewayObserver {
                 violated.append(ViolationKey(spec: spec ?? "none", rule: rule))
             }
         }
+        let authFailure = exchange.authFailure.map { AuthFailureKey(route: exchange.route, reason: exchange.reason ?? "", kind: $0) }
         state.withLock { state in
             state.requests[key, default: 0] += 1
+            if let authFailure { state.authFailures[authFailure, default: 0] += 1 }
             state.bucketCounts[bucket] += 1
             state.latencySum += seconds
             state.latencyCount += 1
@@ -111,6 +121,11 @@ public final class GatewayMetrics: GatewayObserver {
         out += "pushproof_request_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
         out += "pushproof_request_duration_seconds_sum \(snapshot.latencySum)\n"
         out += "pushproof_request_duration_seconds_count \(snapshot.latencyCount)\n"
+        out += "# HELP pushproof_auth_failures_total Credentials refused, by route, reason and what was wrong (detail: one of a fixed set; the record line's response.detail says more).\n"
+        out += "# TYPE pushproof_auth_failures_total counter\n"
+        for (key, n) in snapshot.authFailures.sorted(by: { ($0.key.route.rawValue, $0.key.reason, $0.key.kind.rawValue) < ($1.key.route.rawValue, $1.key.reason, $1.key.kind.rawValue) }) {
+            out += "pushproof_auth_failures_total{route=\"\(key.route.rawValue)\",reason=\"\(escape(key.reason))\",detail=\"\(key.kind.rawValue)\"} \(n)\n"
+        }
         out += "# HELP pushproof_spec_violations_total Spec violations found, by spec and rule.\n"
         out += "# TYPE pushproof_spec_violations_total counter\n"
         for (key, n) in snapshot.violations.sorted(by: { ($0.key.spec, $0.key.rule) < ($1.key.spec, $1.key.rule) }) {

@@ -40,6 +40,12 @@ public final class Recorder: GatewayObserver {
         w.key(plain: "method"); w.string(request.method)
         w.key(plain: "path"); w.string(request.path)
         if let authority = request.authority { w.key(plain: "authority"); w.string(authority) }
+        if let subject = exchange.clientCertificateSubject {
+            w.key(plain: "client_certificate")
+            w.beginObject()
+            w.key(plain: "subject"); w.string(subject)
+            w.endObject()
+        }
         w.key(plain: "headers")
         writeHeaders(request.headers, to: &w)
         writeBody(request.body, redactAssertion: exchange.route == .oauth, to: &w)
@@ -48,6 +54,7 @@ public final class Recorder: GatewayObserver {
         w.key(plain: "status"); w.int(exchange.response.status)
         w.key(plain: "reason")
         if let reason = exchange.reason { w.string(reason) } else { w.null() }
+        if let detail = exchange.detail { w.key(plain: "detail"); w.string(detail) }
         w.key(plain: "headers")
         writeHeaders(exchange.response.headers, to: &w)
         writeBody(exchange.response.body, redactAssertion: false, to: &w)

@@ -133,11 +133,12 @@ struct ServeCommand: Subcommand {
                 return ExitCode.ioError
             }
         }
-        if configuration.apns.certificateAuthEnabled {
-            // Certificate-based trust: ask TLS clients for their certificate (it is judged per
-            // request, so a wrong one gets Apple's 403 rather than a failed handshake).
-            tls?.requestsClientCertificate = true
-            if h2c { printError("pushproof serve: note: apns.certificate_authorities needs TLS; with --h2c no client has a certificate") }
+        // Certificate-based APNs trust: TLS clients are asked for an optional certificate, judged
+        // per request (a wrong one gets Apple's 403 rather than a failed handshake; without
+        // apns.certificate_authorities any certificate authenticates).
+        tls?.requestsClientCertificate = true
+        if configuration.apns.certificateAuthEnabled, h2c {
+            printError("pushproof serve: note: apns.certificate_authorities needs TLS; with --h2c no client has a certificate")
         }
         var recorder: Recorder?
         if let recordPath {

@@ -46,8 +46,11 @@ struct ShowCommand: Subcommand {
             }
             let path = record["path"]?.stringValue ?? ""
             let shortPath = path.count > 44 ? String(path.prefix(30)) + "…" + String(path.suffix(8)) : path
-            rows.append(String(seq).leftPadded(6) + "  " + recordRoute.padding(to: 6) + protocolName.padding(to: 9)
-                        + shortPath.padding(to: 46) + status.leftPadded(4) + "  " + reason.padding(to: 22) + verdict)
+            var row = String(seq).leftPadded(6) + "  " + recordRoute.padding(to: 6) + protocolName.padding(to: 9)
+                + shortPath.padding(to: 46) + status.leftPadded(4) + "  " + reason.padding(to: 22) + verdict
+            // The gateway's own explanation of a refused credential, under its row.
+            if let detail = record["response"]?["detail"]?.stringValue { row += "\n" + String(repeating: " ", count: 8) + "detail: " + detail }
+            rows.append(row)
             if let last, rows.count > last { rows.removeFirst() }
         }
         print("   seq  route protocol path                                          status reason                verdict")
