@@ -39,7 +39,7 @@ func requests(to token: String, in record: [JSONValue]) -> [JSONValue] {
         #expect(serve.isTLS)
         let database = directory.file("devices.sqlite")
         let result = try pushproof(["send", "demo", "--apns", serve.baseURL, "--fcm", serve.baseURL,
-                                    "--ca", directory.file("pushproof-cert.pem"), "--admin", serve.adminURL,
+                                    "--ca", serve.certificatePath ?? "", "--admin", serve.adminURL,
                                     "--devices", database, "--json", directory.file("demo.json"),
                                     "--expect-out", directory.file("expected.json")]
                                    + credentialArguments(credentials, gateway: serve.baseURL))
