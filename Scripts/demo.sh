@@ -19,10 +19,14 @@ say "Credentials: a test APNs .p8 key and provider certificate, a Google service
 "$PUSHPROOF" credentials --out "$OUT/credentials" --bundle-id com.example.loop \
   --bundle-id com.example.yama.tenant --bundle-id com.example.shop --project poolse-example
 
+# The reference sender sends every product's FCM pushes with its one service account, so to
+# one Firebase project: Concierge lists poolse's project too (a project may hold several apps).
+echo '{"concierge": {"fcm_project": ["concierge-example", "poolse-example"]}}' > "$OUT/spec-config.json"
+
 say "Start the mock gateway: TLS, strict auth, specs judged live, every request recorded"
 mkfifo "$OUT/ready"
 (cd "$OUT" && exec "$PUSHPROOF" serve --listen 127.0.0.1:0 --admin 127.0.0.1:0 --config credentials/gateway.json \
-   --specs "$ROOT/Specs" --record record.jsonl > ready 2> serve.log) &
+   --specs "$ROOT/Specs" --spec-config spec-config.json --record record.jsonl > ready 2> serve.log) &
 SERVE_PID=$!
 read -r READY < "$OUT/ready"
 echo "$READY"
@@ -110,7 +114,7 @@ say "What was recorded ($OUT/record.jsonl)"
 
 say "Conformance: every recorded push judged against Specs/ (JUnit: $OUT/conformance.xml)"
 set +e
-"$PUSHPROOF" check "$OUT/record.jsonl" --specs Specs --junit "$OUT/conformance.xml" --json "$OUT/conformance.json" --max-failures 2
+"$PUSHPROOF" check "$OUT/record.jsonl" --specs Specs --spec-config "$OUT/spec-config.json" --junit "$OUT/conformance.xml" --json "$OUT/conformance.json" --max-failures 2
 status=$?
 set -e
 echo "(pushproof check exit status $status: the demo sent two non-conforming pushes on purpose: the Android number and the certificate push to another app's topic)"

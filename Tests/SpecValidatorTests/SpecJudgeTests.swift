@@ -150,9 +150,9 @@ import Testing
         #expect(set.judge(try example("concierge.reply.apns")).specID == "concierge.reply.apns")
         #expect(set.judge(try example("poolse.missed.apns")).specID == "poolse.missed.apns")
         #expect(set.judge(try example("concierge.reply.fcm")).specID == "concierge.reply.fcm")
-        #expect(set.claimant(route: "apns", path: "/3/device/ab", topic: "com.example.loop.voip") == .success("poolse"))
-        #expect(set.claimant(route: "apns", path: "/3/device/ab", topic: "com.example.shop") == .success("concierge"))
-        #expect(set.claimant(route: "fcm", path: "/v1/projects/concierge-example/messages:send", topic: nil) == .success("concierge"))
+        #expect(set.claimants(route: "apns", path: "/3/device/ab", topic: "com.example.loop.voip") == .success(["poolse"]))
+        #expect(set.claimants(route: "apns", path: "/3/device/ab", topic: "com.example.shop") == .success(["concierge"]))
+        #expect(set.claimants(route: "fcm", path: "/v1/projects/concierge-example/messages:send", topic: nil) == .success(["concierge"]))
     }
 
     /// The README's quick start before issue 8: a plain alert to an app no product ships was
@@ -192,6 +192,21 @@ import Testing
         // Yama's payload to poolse's topic is poolse's push, and fails as one.
         let yamaShaped = applying([.header("apns-topic", "com.example.loop")], to: try example("yama.message.apns"))
         #expect(set.judge(yamaShaped).violations.map(\.rule) == ["unmatched"])
+    }
+
+    /// A Firebase project may hold several products' apps: a push to it is tried against all of
+    /// their specs, and the payload tells them apart.
+    @Test func productsSharingAnFCMProjectAreToldApartByPayload() throws {
+        let custom = try SpecSet.load(directory: SpecFixtures.specsDirectory,
+                                      configOverrides: ["concierge": ["fcm_project": ["concierge-example", "poolse-example"]]])
+        #expect(custom.claimants(route: "fcm", path: "/v1/projects/poolse-example/messages:send", topic: nil) == .success(["poolse", "concierge"]))
+        var reply = try example("concierge.reply.fcm")
+        reply.path = "/v1/projects/poolse-example/messages:send"
+        #expect(custom.judge(reply).specID == "concierge.reply.fcm")
+        #expect(custom.judge(reply).passed)
+        #expect(custom.judge(try example("poolse.ring.fcm")).specID == "poolse.ring.fcm")
+        // Without the override, poolse's project is poolse's alone.
+        #expect(set.judge(reply).violations.first?.message.hasPrefix("no poolse spec matches this push") == true)
     }
 
     @Test func aProductWithoutAnFCMProjectClaimsNoFCMPush() throws {

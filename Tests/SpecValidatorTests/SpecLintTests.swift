@@ -302,7 +302,7 @@ extension JSONObject {
         try FileManager.default.createDirectory(at: directory.specs.appendingPathComponent("other"), withIntermediateDirectories: true)
         try Data(otherProductSpec().bytes()).write(to: directory.specs.appendingPathComponent("other/ping.apns.json"))
         expectFinding(directory.lint(), file: "specset.json", pointer: "/config",
-                      containing: "apns-topic com.example.test is claimed by test and other")
+                      containing: "bundle id com.example.test is listed by test and other")
     }
 
     @Test func aProductWithSpecsButNoIdentityIsCaught() throws {

@@ -10,32 +10,37 @@ import PushModel
 /// The identities come from specset.json `config` (after `--spec-config` overrides):
 /// `config.<product>.bundle_ids` (strings) and `config.<product>.fcm_project` (a string or a
 /// list of strings). A product without an `fcm_project` claims no FCM request.
+///
+/// A bundle id names one app, so it belongs to one product. An FCM project may hold several
+/// apps (the v1 path names only the project; the token names the app), so several products may
+/// list one project: a push to it is then tried against all of their specs.
 struct ProductIdentities: Sendable {
-    /// APNs topic → product index: every bundle id, and every bundle id with each suffix a
-    /// push type demands, so a request costs one lookup and no String of its own.
-    private let topics: [String: Int]
-    /// FCM project id → product index.
-    private let fcmProjects: [String: Int]
-    /// Identities listed by more than one product: a configuration error the linter reports
-    /// (the first product listed keeps the identity).
+    /// APNs topic → the product (one) claiming it: every bundle id, and every bundle id with each
+    /// suffix a push type demands, so a request costs one lookup and no String of its own.
+    private let topics: [String: [Int]]
+    /// FCM project id → the products listing it, in specset.json order.
+    private let fcmProjects: [String: [Int]]
+    /// Bundle ids listed by more than one product: a configuration error the linter reports
+    /// (the first product listed keeps the bundle id).
     let conflicts: [(identity: String, products: [String])]
+    /// FCM projects listed by more than one product: allowed, and their specs may overlap.
+    let sharedFCMProjects: [(project: String, products: [String])]
 
     /// Topic suffixes a push type demands (apns.md: `voip` → `<bundle>.voip`, …): a topic with
     /// one of them still belongs to the bundle id before it.
     private static let topicSuffixes: [String] = APNSPushType.allCases.compactMap(\.requiredTopicSuffix)
 
     init(products: [String], config: JSONValue) {
-        var topics: [String: Int] = [:], fcmProjects: [String: Int] = [:]
+        var topics: [String: [Int]] = [:], fcmProjects: [String: [Int]] = [:]
         var owners: [String: [String]] = [:]
         for (index, product) in products.enumerated() {
             let entry = config[product]
             for id in Self.strings(entry?["bundle_ids"]) {
-                owners["apns-topic " + id, default: []].append(product)
-                if topics[id] == nil { topics[id] = index }
+                owners[id, default: []].append(product)
+                if topics[id] == nil { topics[id] = [index] }
             }
-            for id in Self.strings(entry?["fcm_project"]) {
-                owners["FCM project " + id, default: []].append(product)
-                if fcmProjects[id] == nil { fcmProjects[id] = index }
+            for id in Self.strings(entry?["fcm_project"]) where fcmProjects[id]?.contains(index) != true {
+                fcmProjects[id, default: []].append(index)
             }
         }
         // Suffixed topics after every plain bundle id: a bundle id that happens to end in
@@ -46,6 +51,8 @@ struct ProductIdentities: Sendable {
         self.topics = topics
         self.fcmProjects = fcmProjects
         conflicts = owners.filter { $0.value.count > 1 }.map { ($0.key, $0.value) }.sorted { $0.identity < $1.identity }
+        sharedFCMProjects = fcmProjects.filter { $0.value.count > 1 }.map { ($0.key, $0.value.map { products[$0] }) }
+            .sorted { $0.project < $1.project }
     }
 
     /// A string, or an array of strings; anything else lists nothing.
@@ -54,9 +61,9 @@ struct ProductIdentities: Sendable {
         return value?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 
-    /// The product index that claims the request, or why none does (what the request carried,
-    /// for reports that group unclaimed pushes).
-    func claimant(route: String, path: String, topic: String?) -> Result<Int, UncoveredRequest> {
+    /// The product indices that claim the request (one on APNs, one or more on FCM), or why none
+    /// does (what the request carried, for reports that group unclaimed pushes).
+    func claimants(route: String, path: String, topic: String?) -> Result<[Int], UncoveredRequest> {
         switch route {
         case "apns":
             guard let topic, !topic.isEmpty else { return .failure(UncoveredRequest(route: route, identity: nil)) }

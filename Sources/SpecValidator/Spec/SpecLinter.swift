@@ -41,11 +41,11 @@ public enum SpecLinter {
             quoteCheckSkipped = "not asked for"
         }
 
-        // Two products must not claim the same app: a request would be judged by whichever is listed first.
+        // Two products must not claim one app: its pushes would be judged by whichever is listed first.
         for conflict in set.identities.conflicts {
             findings.append(LintFinding(file: "specset.json", pointer: JSONPointer(tokens: ["config"]),
-                                        message: "\(conflict.identity) is claimed by \(conflict.products.joined(separator: " and ")): "
-                                            + "a push can belong to one product only"))
+                                        message: "bundle id \(conflict.identity) is listed by \(conflict.products.joined(separator: " and ")): "
+                                            + "an app belongs to one product"))
         }
         // A product's specs can only judge pushes the product claims by its identity.
         for product in set.products {
@@ -75,10 +75,14 @@ public enum SpecLinter {
             }
         }
 
-        // Overlapping match rules: two specs of one product some request could both satisfy
-        // (another product's requests never reach them: they carry another identity).
+        // Overlapping match rules: two specs some request could both satisfy. Only specs one
+        // request can reach are compared: one product's, or FCM specs of products sharing a project.
+        let sharing = set.identities.sharedFCMProjects.map { Set($0.products) }
+        func reachable(_ a: PushSpec, _ b: PushSpec) -> Bool {
+            a.product == b.product || (a.transport == "fcm" && sharing.contains { $0.contains(a.product) && $0.contains(b.product) })
+        }
         for (i, a) in set.specs.enumerated() {
-            for b in set.specs[(i + 1)...] where a.match.route == b.match.route && a.product == b.product {
+            for b in set.specs[(i + 1)...] where a.match.route == b.match.route && reachable(a, b) {
                 if let ma = a.match.method, let mb = b.match.method, ma != mb { continue }
                 let disjoint = a.match.conditions.contains { ca in b.match.conditions.contains { ca.excludes($0) } }
                 if !disjoint {

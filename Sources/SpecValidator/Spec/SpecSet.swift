@@ -43,10 +43,10 @@ public struct SpecSet: Sendable {
         specsByProduct = byProduct
     }
 
-    /// The product that claims a request on `route` with this path and `apns-topic`, or what
-    /// the request carried instead.
-    public func claimant(route: String, path: String, topic: String?) -> Result<String, UncoveredRequest> {
-        identities.claimant(route: route, path: path, topic: topic).map { products[$0] }
+    /// The products that claim a request on `route` with this path and `apns-topic` (one on
+    /// APNs; on FCM every product listing the project), or what the request carried instead.
+    public func claimants(route: String, path: String, topic: String?) -> Result<[String], UncoveredRequest> {
+        identities.claimants(route: route, path: path, topic: topic).map { $0.map { products[$0] } }
     }
 
     public func spec(id: String) -> PushSpec? { specs.first { $0.id == id } }
@@ -90,9 +90,9 @@ public struct SpecSet: Sendable {
                        parsedBody: JSONValue?, tape givenTape: JSONTape?) -> SpecVerdict {
         if isOutOfScope(route: route, path: path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
         // Identity before the body: a push of an app no product ships is nobody's to judge.
-        let product: Int
-        switch identities.claimant(route: route, path: path, topic: route == "apns" ? Self.header("apns-topic", in: headers) : nil) {
-        case .success(let claimant): product = claimant
+        let claimants: [Int]
+        switch identities.claimants(route: route, path: path, topic: route == "apns" ? Self.header("apns-topic", in: headers) : nil) {
+        case .success(let products): claimants = products
         case .failure(let uncovered): return SpecVerdict(specID: nil, violations: [], uncovered: uncovered)
         }
         var violations: [SpecViolation] = []
@@ -115,15 +115,17 @@ public struct SpecSet: Sendable {
             request = RequestView(path: path, headers: headers, body: parsed)
         }
         var chosen: Int?
-        for index in specsByProduct[product].first(where: { $0.route == route })?.specs ?? [] {
-            let spec = specs[index]
-            if let wanted = spec.match.method, wanted != method { continue }
-            guard spec.match.recognises(request) else { continue }
-            if let current = chosen, specs[current].specificity >= spec.specificity { continue }
-            chosen = index
+        for product in claimants {
+            for index in specsByProduct[product].first(where: { $0.route == route })?.specs ?? [] {
+                let spec = specs[index]
+                if let wanted = spec.match.method, wanted != method { continue }
+                guard spec.match.recognises(request) else { continue }
+                if let current = chosen, specs[current].specificity >= spec.specificity { continue }
+                chosen = index
+            }
         }
         guard let chosen else {
-            let name = products[product]
+            let name = claimants.map { products[$0] }.joined(separator: " or ")
             violations.append(SpecViolation(pointer: .root, rule: "unmatched", source: nil,
                                             expected: "a push one of \(name)'s \(route) specs recognises",
                                             found: unmatchedSummary(request),
