@@ -305,6 +305,27 @@ extension JSONObject {
                       containing: "bundle id com.example.test is listed by test and other")
     }
 
+    /// Two products listing one Firebase project: their FCM specs are reached by the same
+    /// requests, so an identical match is an overlap again.
+    @Test func productsSharingAnFCMProjectAreCheckedForOverlaps() throws {
+        func fcmSpec(_ product: String) -> JSONValue {
+            ["id": .string(product + ".ping.fcm"), "product": .string(product), "transport": "fcm", "seed": .string(TempSpecDirectory.seedName),
+             "match": ["route": "fcm", "all": [["pointer": "/body/message/data/kind", "equals": "ping"]]],
+             "body": ["x-source": ["sentence": "Every ping has kind \"ping\"."], "type": "object"],
+             "examples": [["body": ["message": ["token": "t", "data": ["kind": "ping"]]]]]]
+        }
+        let specset: JSONValue = ["format": 1,
+                                  "products": ["test": ["seed": .string(TempSpecDirectory.seedName)], "other": ["seed": .string(TempSpecDirectory.seedName)]],
+                                  "config": ["test": ["fcm_project": "shared-project"], "other": ["fcm_project": ["shared-project"]]]]
+        let directory = try TempSpecDirectory(files: ["test/ping.fcm.json": fcmSpec("test")], specset: specset)
+        try FileManager.default.createDirectory(at: directory.specs.appendingPathComponent("other"), withIntermediateDirectories: true)
+        try Data(fcmSpec("other").bytes()).write(to: directory.specs.appendingPathComponent("other/ping.fcm.json"))
+        let findings = directory.lint()
+        #expect(findings.contains { $0.message.contains("match overlaps test.ping.fcm") || $0.message.contains("match overlaps other.ping.fcm") },
+                "\(findings.map(\.description))")
+        #expect(!findings.contains { $0.message.contains("listed by") }, "a shared project is no conflict")
+    }
+
     @Test func aProductWithSpecsButNoIdentityIsCaught() throws {
         let directory = try TempSpecDirectory(files: ["test/ping.apns.json": .object(pingSpec())],
                                               specset: ["products": ["test": ["seed": .string(TempSpecDirectory.seedName)]],
