@@ -8,7 +8,12 @@ DEB_PACKAGES := pkg-config libnghttp2-dev libssl-dev libcurl4-openssl-dev libsql
                 libhttp-parser-dev nghttp2-client nghttp2-server curl openssl sqlite3 ca-certificates \
                 python3 python3-pip
 
-.PHONY: all deps build release test test-data demo bench clean
+# `make install PREFIX=…`: the binary in PREFIX/bin, the specs it ships with in
+# PREFIX/share/pushproof/Specs, where `pushproof check` finds them from any folder.
+PREFIX        ?= /usr/local
+CONFIGURATION ?= release
+
+.PHONY: all deps build release test test-data demo bench clean install install-check
 
 all: build
 
@@ -47,6 +52,25 @@ demo: release
 
 bench: release
 	./Benchmarks/run-all.sh
+
+install: deps
+	$(SWIFT) build -c $(CONFIGURATION) $(BUILD_FLAGS)
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/pushproof"
+	install -m 755 "$$($(SWIFT) build -c $(CONFIGURATION) $(BUILD_FLAGS) --show-bin-path)/pushproof" "$(DESTDIR)$(PREFIX)/bin/pushproof"
+	rm -rf "$(DESTDIR)$(PREFIX)/share/pushproof/Specs"
+	cp -R Specs "$(DESTDIR)$(PREFIX)/share/pushproof/Specs"
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/pushproof and $(DESTDIR)$(PREFIX)/share/pushproof/Specs"
+
+# Installs into a fresh temporary PREFIX and runs the installed binary from /tmp: it must find
+# the specs installed beside it (`make install-check CONFIGURATION=debug` reuses a debug build).
+install-check:
+	@prefix=$$(mktemp -d) && trap 'rm -rf "$$prefix"' EXIT && \
+	$(MAKE) --no-print-directory install PREFIX="$$prefix" && \
+	cd /tmp && : > "$$prefix/empty.jsonl" && \
+	out=$$(env -u PUSHPROOF_SPECS "$$prefix/bin/pushproof" check "$$prefix/empty.jsonl") && echo "$$out" && \
+	echo "$$out" | grep -qF "specs: $$prefix/share/pushproof/Specs (installed beside" && \
+	env -u PUSHPROOF_SPECS "$$prefix/bin/pushproof" specs lint "$$prefix/share/pushproof/Specs" && \
+	echo "install-check: ok"
 
 clean:
 	rm -rf .build out

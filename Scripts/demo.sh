@@ -19,17 +19,22 @@ say "Credentials: a test APNs .p8 key and provider certificate, a Google service
 "$PUSHPROOF" credentials --out "$OUT/credentials" --bundle-id com.example.loop \
   --bundle-id com.example.yama.tenant --bundle-id com.example.shop --project poolse-example
 
+# The reference sender sends every product's FCM pushes with its one service account, so to
+# one Firebase project: Concierge lists poolse's project too (a project may hold several apps).
+echo '{"concierge": {"fcm_project": ["concierge-example", "poolse-example"]}}' > "$OUT/spec-config.json"
+
 say "Start the mock gateway: TLS, strict auth, specs judged live, every request recorded"
 mkfifo "$OUT/ready"
 (cd "$OUT" && exec "$PUSHPROOF" serve --listen 127.0.0.1:0 --admin 127.0.0.1:0 --config credentials/gateway.json \
-   --specs "$ROOT/Specs" --record record.jsonl --cert-out pushproof-cert.pem > ready 2> serve.log) &
+   --specs "$ROOT/Specs" --spec-config spec-config.json --record record.jsonl > ready 2> serve.log) &
 SERVE_PID=$!
 read -r READY < "$OUT/ready"
 echo "$READY"
 PORT=$(sed -n 's/.*ready https:\/\/127.0.0.1:\([0-9]*\).*/\1/p' <<< "$READY")
 ADMIN=$(sed -n 's/.*admin http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' <<< "$READY")
 GW="https://127.0.0.1:$PORT"
-CURL=(curl -sS --cacert "$OUT/pushproof-cert.pem")
+CERT="$OUT/$(sed -n 's/.* cert \([^ ]*\).*/\1/p' <<< "$READY")"   # pushproof-cert-<port>.pem, named on the ready line
+CURL=(curl -sS --cacert "$CERT")
 TOKEN_A=$(printf 'a1%.0s' {1..32})   # a valid device token
 TOKEN_GONE=$(printf 'b2%.0s' {1..32}) # a device whose app was uninstalled
 
@@ -78,14 +83,14 @@ say "An Android push with a number where FCM needs a string: Google's 400, and a
   "$GW/v1/projects/poolse-example/messages:send"; echo
 
 say "The reference sender: a poolse group call rung on every member's devices, gone tokens cleaned up"
-"$PUSHPROOF" send demo --apns "$GW" --fcm "$GW" --ca "$OUT/pushproof-cert.pem" \
+"$PUSHPROOF" send demo --apns "$GW" --fcm "$GW" --ca "$CERT" \
     --apns-key "$OUT/credentials/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456 \
     --service-account "$OUT/credentials/service-account.json" --token-url "$GW/token" \
     --admin "http://127.0.0.1:$ADMIN" --devices "$OUT/devices.sqlite" \
     --yama-bundle-id com.example.yama.tenant --concierge-bundle-id com.example.shop
 
 say "The driver: a 2,000-member group call rung 3 times; latency, time to ring all, a threshold; HTML report"
-"$PUSHPROOF" drive ring-fanout --members 2000 --count 3 --gateway "$GW" --ca "$OUT/pushproof-cert.pem" \
+"$PUSHPROOF" drive ring-fanout --members 2000 --count 3 --gateway "$GW" --ca "$CERT" \
     --apns-key "$OUT/credentials/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456 \
     --service-account "$OUT/credentials/service-account.json" --token-url "$GW/token" \
     --admin "http://127.0.0.1:$ADMIN" --gone-tokens 20 --connections 2 \
@@ -95,7 +100,7 @@ echo "(HTML report: $OUT/load.html)"
 
 say "Capacity plan: which set-up rings every phone of a 2,000-member group within a second?"
 set +e
-"$PUSHPROOF" plan --members 2000 --within-ms 1000 --try-connections 1,2 --calls 2 --gateway "$GW" --ca "$OUT/pushproof-cert.pem" \
+"$PUSHPROOF" plan --members 2000 --within-ms 1000 --try-connections 1,2 --calls 2 --gateway "$GW" --ca "$CERT" \
     --apns-key "$OUT/credentials/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456 \
     --service-account "$OUT/credentials/service-account.json" --token-url "$GW/token" --json "$OUT/plan.json"
 echo "(pushproof plan exit status $?: 0 a set-up meets the target, 3 none does on this machine)"
@@ -116,7 +121,7 @@ grep -o '"reason":"[A-Za-z_]*","detail":"[^"]*"' "$OUT/record.jsonl" | sort | un
 
 say "Conformance: every recorded push judged against Specs/ (JUnit: $OUT/conformance.xml)"
 set +e
-"$PUSHPROOF" check "$OUT/record.jsonl" --specs Specs --junit "$OUT/conformance.xml" --json "$OUT/conformance.json" --max-failures 2
+"$PUSHPROOF" check "$OUT/record.jsonl" --specs Specs --spec-config "$OUT/spec-config.json" --junit "$OUT/conformance.xml" --json "$OUT/conformance.json" --max-failures 2
 status=$?
 set -e
 echo "(pushproof check exit status $status: the demo sent two non-conforming pushes on purpose: the Android number and the certificate push to another app's topic)"

@@ -94,6 +94,14 @@ public final class ServeProcess: @unchecked Sendable {
         return Int(line[range.upperBound...].prefix { $0.isNumber })
     }
 
+    /// The self-signed certificate the ready line names (`cert pushproof-cert-<port>.pem`),
+    /// as an absolute path; nil with --h2c or --cert.
+    public var certificatePath: String? {
+        guard let range = readyLine.range(of: " cert ") else { return nil }
+        let path = String(readyLine[range.upperBound...].prefix { $0 != " " })
+        return path.hasPrefix("/") ? path : (process.currentDirectoryURL?.path ?? ".") + "/" + path
+    }
+
     public var baseURL: String { "\(isTLS ? "https" : "http")://127.0.0.1:\(port)" }
     public var adminURL: String { "http://127.0.0.1:\(adminPort ?? 0)" }
 

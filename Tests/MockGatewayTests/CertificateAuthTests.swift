@@ -140,7 +140,7 @@ import Testing
         let serve = try ServeProcess(["--config", out + "/gateway.json"], directory: directory.path)
         defer { serve.stop() }
         let url = serve.baseURL + "/3/device/" + String(repeating: "ab", count: 32)
-        let common = ["-sS", "--http2", "--cacert", directory.file("pushproof-cert.pem"), "-o", "/dev/stdout", "-w", " %{http_code}",
+        let common = ["-sS", "--http2", "--cacert", serve.certificatePath ?? "", "-o", "/dev/stdout", "-w", " %{http_code}",
                       "-H", "apns-push-type: voip", "-H", "apns-topic: com.example.loop.voip", "-d", #"{"aps":{}}"#]
         let withCertificate = try curl(common + ["--cert", out + "/apns-cert.pem", "--key", out + "/apns-cert-key.pem", url])
         #expect(withCertificate.output == " 200", "\(withCertificate.output) \(withCertificate.error)")

@@ -33,15 +33,18 @@ func requests(to token: String, in record: [JSONValue]) -> [JSONValue] {
 @Suite(.serialized) struct SendLiveTests {
     @Test func demoOverTLSDeletesExactlyTheTokensMarkedGoneAndTheSecondRingSkipsThem() throws {
         let directory = try TemporaryDirectory("send-demo")
-        let credentials = try writeCredentials(in: directory)
+        // Each product's app has its own bundle id, as the specs' config names them: a push
+        // belongs to the product whose bundle id its topic carries.
+        let credentials = try writeCredentials(in: directory, bundleIDs: ["com.example.loop", "com.example.yama.tenant", "com.example.shop"])
         let record = directory.file("record.jsonl")
         let serve = try ServeProcess(["--config", credentials + "/gateway.json", "--record", record], directory: directory.path)
         #expect(serve.isTLS)
         let database = directory.file("devices.sqlite")
         let result = try pushproof(["send", "demo", "--apns", serve.baseURL, "--fcm", serve.baseURL,
-                                    "--ca", directory.file("pushproof-cert.pem"), "--admin", serve.adminURL,
+                                    "--ca", serve.certificatePath ?? "", "--admin", serve.adminURL,
                                     "--devices", database, "--json", directory.file("demo.json"),
-                                    "--expect-out", directory.file("expected.json")]
+                                    "--expect-out", directory.file("expected.json"),
+                                    "--yama-bundle-id", "com.example.yama.tenant", "--concierge-bundle-id", "com.example.shop"]
                                    + credentialArguments(credentials, gateway: serve.baseURL))
         serve.stop()
         #expect(result.status == 0, "\(result.output)\n\(result.error)")
@@ -83,8 +86,11 @@ func requests(to token: String, in record: [JSONValue]) -> [JSONValue] {
         #expect(expected.reduce(0) { $0 + ($1["count"]?.intValue ?? 1) } == 33)
         #expect(expected.allSatisfy { entry in !marked.contains(entry["token"]?.stringValue ?? "") })
         #expect(expected.contains { $0["spec"] == "poolse.ring.apns" } && expected.contains { $0["spec"] == "concierge.reply.fcm" })
-        let checked = try pushproof(["check", record, "--specs", specsDirectory, "--expect", directory.file("expected.json"),
-                                     "--json", directory.file("check.json")])
+        // The reference sender has one Firebase project (its service account's) for every
+        // product's FCM pushes: Concierge lists it too, as a project holding both apps.
+        let shared = try directory.write("spec-config.json", #"{"concierge": {"fcm_project": ["concierge-example", "poolse-example"]}}"#)
+        let checked = try pushproof(["check", record, "--specs", specsDirectory, "--spec-config", shared,
+                                     "--expect", directory.file("expected.json"), "--json", directory.file("check.json")])
         #expect(checked.output.contains("; deliveries as expected"), "\(checked.output)")
         #expect(try readJSON(directory.file("check.json"))["deliveries"]?["as_expected"] == 33)
 

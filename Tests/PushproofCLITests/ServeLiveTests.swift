@@ -52,7 +52,7 @@ struct StrictSetup {
         // A record path in a folder that does not exist yet: serve creates it.
         let record = directory.file("out/record.jsonl")
         let serve = try ServeProcess(["--record", record], directory: directory.path)
-        let cert = directory.file("pushproof-cert.pem")
+        let cert = try #require(serve.certificatePath)
         #expect(FileManager.default.fileExists(atPath: cert), "the self-signed certificate is written where clients can trust it")
         let result = try curl(["--cacert", cert, "-i", "-H", "authorization: bearer anything"] + voipHeaders
                               + ["-d", ringBody, "\(serve.baseURL)/3/device/\(deviceToken)"])
@@ -105,7 +105,7 @@ struct StrictSetup {
     @Test func strictAuthVerifiesProviderTokensAndRunsTheOAuthExchange() throws {
         let setup = try StrictSetup()
         let serve = try ServeProcess(["--config", setup.configPath], directory: setup.directory.path)
-        let cert = setup.directory.file("pushproof-cert.pem")
+        let cert = try #require(serve.certificatePath)
         let url = "\(serve.baseURL)/3/device/\(deviceToken)"
         func push(_ token: String?) throws -> String {
             var arguments = ["--cacert", cert, "-i"] + voipHeaders + ["-d", ringBody]

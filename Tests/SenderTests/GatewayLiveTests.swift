@@ -45,7 +45,7 @@ final class LiveGateway {
         DeliveryConfiguration(
             apnsBaseURL: serve.baseURL, fcmBaseURL: serve.baseURL, oauthTokenURL: serve.baseURL + "/token",
             connectionsPerGateway: 1, maxInFlight: maxInFlight,
-            tls: serve.isTLS ? .caFile(directory.file("pushproof-cert.pem")) : .systemRoots,
+            tls: serve.isTLS ? .caFile(serve.certificatePath ?? "") : .systemRoots,
             retry: retry)
     }
 

@@ -91,6 +91,8 @@ import Testing
     @Test func aRingEndedPushOnAPNsIsUnmatched() throws {
         var request = try example("poolse.ring_ended.fcm")
         request.route = "apns"
+        request.path = "/3/device/" + String(repeating: "ab", count: 32)
+        request.headers = [("apns-push-type", "alert"), ("apns-topic", "com.example.loop")]
         request.body = request.body["message"]?["data"] ?? .null
         let verdict = set.judge(request)
         #expect(verdict.specID == nil)
@@ -103,13 +105,14 @@ import Testing
     }
 
     @Test func aBodyThatIsNotJSONIsReportedAndUnmatched() {
-        let verdict = set.judge(route: "apns", method: "POST", path: "/3/device/abcd", headers: [], body: Array("{\"aps\":".utf8))
+        let verdict = set.judge(route: "apns", method: "POST", path: "/3/device/abcd", headers: [("apns-topic", "com.example.loop")],
+                                body: Array("{\"aps\":".utf8))
         #expect(verdict.specID == nil)
         #expect(verdict.violations.map(\.rule) == ["body-json", "unmatched"])
     }
 
     @Test func anEmptyBodyIsUnmatched() {
-        let verdict = set.judge(route: "fcm", method: "POST", path: "/v1/projects/p/messages:send", headers: [], body: [])
+        let verdict = set.judge(route: "fcm", method: "POST", path: "/v1/projects/poolse-example/messages:send", headers: [], body: [])
         #expect(verdict.violations.map(\.rule) == ["unmatched"])
     }
 
@@ -133,26 +136,92 @@ import Testing
         #expect(set.isOutOfScope(route: "unknown", path: path) == outOfScope)
     }
 
-    @Test func anUnknownRouteIsUnmatchedNotOutOfScope() {
+    @Test func anUnknownRouteIsNotCoveredNotOutOfScope() {
         let verdict = set.judge(route: "unknown", method: "POST", path: "/v2/send", headers: [], body: Array("{}".utf8))
         #expect(!verdict.outOfScope)
-        #expect(verdict.violations.map(\.rule) == ["unmatched"])
+        #expect(verdict.violations.isEmpty)
+        #expect(verdict.uncovered == UncoveredRequest(route: "unknown", identity: nil))
     }
 
-    // MARK: Products sharing the APNs route
+    // MARK: Products told apart by identity
 
-    @Test func theThreeProductsOnAPNsAreToldApartByPayloadShape() throws {
+    @Test func theThreeProductsAreToldApartByTheirIdentity() throws {
         #expect(set.judge(try example("yama.message.apns")).specID == "yama.message.apns")
         #expect(set.judge(try example("concierge.reply.apns")).specID == "concierge.reply.apns")
         #expect(set.judge(try example("poolse.missed.apns")).specID == "poolse.missed.apns")
         #expect(set.judge(try example("concierge.reply.fcm")).specID == "concierge.reply.fcm")
+        #expect(set.claimants(route: "apns", path: "/3/device/ab", topic: "com.example.loop.voip") == .success(["poolse"]))
+        #expect(set.claimants(route: "apns", path: "/3/device/ab", topic: "com.example.shop") == .success(["concierge"]))
+        #expect(set.claimants(route: "fcm", path: "/v1/projects/concierge-example/messages:send", topic: nil) == .success(["concierge"]))
+    }
+
+    /// The README's quick start before issue 8: a plain alert to an app no product ships was
+    /// judged as a Yama push (Yama's match caught every alert). Now nobody claims it.
+    @Test func anotherAppsAlertIsNotCoveredByAnySpec() {
+        let verdict = set.judge(route: "apns", method: "POST", path: "/3/device/" + String(repeating: "ab", count: 32),
+                                headers: [("apns-push-type", "alert"), ("apns-topic", "com.example.myapp")],
+                                body: Array(#"{"aps":{"alert":"hi"}}"#.utf8))
+        #expect(verdict.specID == nil)
+        #expect(verdict.violations.isEmpty)
+        #expect(verdict.passed)
+        #expect(verdict.uncovered?.label == "com.example.myapp")
+        #expect(verdict.json() == ["spec": .null, "ok": true, "covered": false, "violations": []])
+    }
+
+    @Test func anotherAppsVoIPTopicAndAnotherFCMProjectAreNotCovered() throws {
+        let ring = applying([.header("apns-topic", "com.other.app.voip")], to: try example("poolse.ring.apns"))
+        #expect(set.judge(ring).uncovered == UncoveredRequest(route: "apns", identity: "com.other.app.voip"))
+        var fcm = try example("poolse.ring.fcm")
+        fcm.path = "/v1/projects/someone-else/messages:send"
+        #expect(set.judge(fcm).uncovered?.label == "FCM project someone-else")
+        var noTopic = try example("poolse.ring.apns")
+        noTopic.headers.removeAll { $0.name == "apns-topic" }
+        #expect(set.judge(noTopic).uncovered == UncoveredRequest(route: "apns", identity: nil))
+    }
+
+    /// A push its product claims but none of the product's specs recognises is a failure,
+    /// never handed to another product's spec.
+    @Test func aClaimedPushNoSpecOfItsProductMatchesFails() throws {
+        let verdict = set.judge(route: "apns", method: "POST", path: "/3/device/" + String(repeating: "ab", count: 32),
+                                headers: [("apns-push-type", "alert"), ("apns-topic", "com.example.loop")],
+                                body: Array(#"{"aps":{"alert":"hi"}}"#.utf8))
+        #expect(verdict.specID == nil)
+        #expect(verdict.uncovered == nil)
+        #expect(verdict.violations.map(\.rule) == ["unmatched"])
+        #expect(verdict.violations.first?.message.hasPrefix("no poolse spec matches this push") == true)
+        // Yama's payload to poolse's topic is poolse's push, and fails as one.
+        let yamaShaped = applying([.header("apns-topic", "com.example.loop")], to: try example("yama.message.apns"))
+        #expect(set.judge(yamaShaped).violations.map(\.rule) == ["unmatched"])
+    }
+
+    /// A Firebase project may hold several products' apps: a push to it is tried against all of
+    /// their specs, and the payload tells them apart.
+    @Test func productsSharingAnFCMProjectAreToldApartByPayload() throws {
+        let custom = try SpecSet.load(directory: SpecFixtures.specsDirectory,
+                                      configOverrides: ["concierge": ["fcm_project": ["concierge-example", "poolse-example"]]])
+        #expect(custom.claimants(route: "fcm", path: "/v1/projects/poolse-example/messages:send", topic: nil) == .success(["poolse", "concierge"]))
+        var reply = try example("concierge.reply.fcm")
+        reply.path = "/v1/projects/poolse-example/messages:send"
+        #expect(custom.judge(reply).specID == "concierge.reply.fcm")
+        #expect(custom.judge(reply).passed)
+        #expect(custom.judge(try example("poolse.ring.fcm")).specID == "poolse.ring.fcm")
+        // Without the override, poolse's project is poolse's alone.
+        #expect(set.judge(reply).violations.first?.message.hasPrefix("no poolse spec matches this push") == true)
+    }
+
+    @Test func aProductWithoutAnFCMProjectClaimsNoFCMPush() throws {
+        let custom = try SpecSet.load(directory: SpecFixtures.specsDirectory, configOverrides: ["concierge": ["fcm_project": .null]])
+        let verdict = custom.judge(try example("concierge.reply.fcm"))
+        #expect(verdict.uncovered?.label == "FCM project concierge-example")
+        #expect(verdict.violations.isEmpty)
     }
 
     @Test func configOverridesReplaceTheBundleIDs() throws {
         let custom = try SpecSet.load(directory: SpecFixtures.specsDirectory,
                                       configOverrides: ["poolse": ["bundle_ids": ["org.acme.chat"]]])
         let request = try example("poolse.ring.apns")
-        #expect(custom.judge(request).violations.map(\.rule) == ["header:apns-topic"])
+        #expect(custom.judge(request).uncovered?.identity == "com.example.loop.voip", "the shipped bundle id is no longer poolse's")
+        #expect(custom.judge(applying([.header("apns-topic", "org.acme.chat")], to: request)).violations.map(\.rule) == ["header:apns-topic"])
         let fixed = applying([.header("apns-topic", "org.acme.chat.voip")], to: request)
         #expect(custom.judge(fixed).violations.isEmpty)
         #expect(custom.config["poolse"]?["fcm_project"] == "poolse-example", "overrides merge, they do not replace siblings")
@@ -198,8 +267,8 @@ import Testing
                       Array("{\"message\":{\"data\":\"x\"}}".utf8), [0xFF, 0xFE], Array(repeating: UInt8(ascii: "["), count: 10_000)])
     func bodiesOfTheWrongShapeAreUnmatched(body: [UInt8]) throws {
         let set = try SpecFixtures.load()
-        for route in ["apns", "fcm"] {
-            let verdict = set.judge(route: route, method: "POST", path: "/", headers: [], body: body)
+        for (route, path) in [("apns", "/3/device/abcd"), ("fcm", "/v1/projects/poolse-example/messages:send")] {
+            let verdict = set.judge(route: route, method: "POST", path: path, headers: [("apns-topic", "com.example.loop")], body: body)
             #expect(verdict.specID == nil)
             #expect(verdict.violations.last?.rule == "unmatched")
         }

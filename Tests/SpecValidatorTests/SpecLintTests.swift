@@ -34,7 +34,7 @@ final class TempSpecDirectory {
         try Data(raw.utf8).write(to: specs.appendingPathComponent(path))
     }
 
-    func lint() -> [LintFinding] { SpecLinter.lint(directory: specs.path, sharedDirectory: shared.path) }
+    func lint() -> [LintFinding] { SpecLinter.lint(directory: specs.path, sourcesDirectory: shared.path).findings }
 
     deinit { try? FileManager.default.removeItem(at: root) }
 }
@@ -219,6 +219,119 @@ extension JSONObject {
         let set = try SpecSet.load(directory: directory.specs.path)
         let ping = try #require(set.spec(id: "test.ping.apns")?.examples.first)
         #expect(set.judge(ping).specID == "test.ping.apns")
+    }
+
+    // MARK: Without the product documents
+
+    /// A user's clone has no product documents: the quote check is skipped, saying why, and
+    /// every other check still runs and still finds what is wrong.
+    @Test func withoutDocumentsTheQuoteCheckIsSkippedAndTheRestStillRuns() throws {
+        let paraphrased = pingSpec().with("/body/x-source/sentence", "Every ping has the kind ping.")
+        let broken = paraphrased.setting(["examples", "0", "headers", "apns-push-type"][...], to: "background")
+        let directory = try TempSpecDirectory(files: ["test/ping.apns.json": broken])
+        let missing = directory.root.appendingPathComponent("no-such-folder").path
+        let report = SpecLinter.lint(directory: directory.specs.path, sourcesDirectory: missing)
+        #expect(report.quoteCheckSkipped == "no product documents found in \(missing) (give --sources DIR)")
+        #expect(!report.findings.contains { $0.message.contains("verbatim") || $0.message.contains("not found") })
+        #expect(report.findings.contains { $0.pointer.description == "/examples/0" && $0.message.contains("fails header:apns-push-type") })
+        // The same directory with its documents: the paraphrase is caught too.
+        let full = SpecLinter.lint(directory: directory.specs.path, sourcesDirectory: directory.shared.path)
+        #expect(full.quoteCheckSkipped == nil)
+        #expect(full.findings.contains { $0.message.contains("does not occur verbatim") })
+    }
+
+    @Test func anEmptySourcesFolderSkipsTheQuoteCheckToo() throws {
+        let directory = try TempSpecDirectory(files: ["test/ping.apns.json": .object(pingSpec())])
+        let empty = directory.root.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let report = SpecLinter.lint(directory: directory.specs.path, sourcesDirectory: empty.path)
+        #expect(report.findings.isEmpty)
+        #expect(report.quoteCheckSkipped?.hasPrefix("no product documents found") == true)
+    }
+
+    /// `--sources` may name the seeds folder itself, or a flat folder of documents.
+    @Test(arguments: ["seeds", "flat"])
+    func sourcesMayBeTheSeedsFolderOrAFlatOne(layout: String) throws {
+        let spec = pingSpec().with("/headers/0/source", ["reference": "proto.md", "sentence": "Topics name the app."])
+        let directory = try TempSpecDirectory(files: ["test/ping.apns.json": spec])
+        let seeds = directory.shared.appendingPathComponent("seeds")
+        let folder: URL
+        if layout == "seeds" {
+            folder = seeds
+            try FileManager.default.createDirectory(at: directory.shared.appendingPathComponent("reference"), withIntermediateDirectories: true)
+            try Data("Topics name the app.".utf8).write(to: directory.shared.appendingPathComponent("reference/proto.md"))
+        } else {
+            folder = directory.root.appendingPathComponent("flat")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: seeds.appendingPathComponent(TempSpecDirectory.seedName),
+                                             to: folder.appendingPathComponent(TempSpecDirectory.seedName))
+            try Data("Topics name the app.".utf8).write(to: folder.appendingPathComponent("proto.md"))
+        }
+        let report = SpecLinter.lint(directory: directory.specs.path, sourcesDirectory: folder.path)
+        #expect(report.quoteCheckSkipped == nil)
+        #expect(report.findings.isEmpty, "\(report.findings.map(\.description))")
+    }
+
+    // MARK: Product identities
+
+    static func twoProducts(secondBundleID: String) -> JSONValue {
+        ["format": 1, "products": ["test": ["seed": .string(TempSpecDirectory.seedName)], "other": ["seed": .string(TempSpecDirectory.seedName)]],
+         "config": ["test": ["bundle_ids": ["com.example.test"]], "other": ["bundle_ids": [.string(secondBundleID)]]]]
+    }
+
+    func otherProductSpec() -> JSONValue {
+        var other = pingSpec(id: "other.ping.apns")
+        other["product"] = "other"
+        other["headers"] = [["name": "apns-push-type", "equals": "alert", "source": ["sentence": "It goes to the APNs token with apns-push-type: alert."]]]
+        return JSONValue.object(other).setting(["examples", "0", "headers", "apns-topic"][...], to: "com.example.other")
+    }
+
+    /// Identical matches in two products are no overlap: each product's pushes carry its own app.
+    @Test func identicalMatchesOfTwoProductsAreNoOverlap() throws {
+        let directory = try TempSpecDirectory(files: ["test/ping.apns.json": .object(pingSpec())],
+                                              specset: Self.twoProducts(secondBundleID: "com.example.other"))
+        try FileManager.default.createDirectory(at: directory.specs.appendingPathComponent("other"), withIntermediateDirectories: true)
+        try Data(otherProductSpec().bytes()).write(to: directory.specs.appendingPathComponent("other/ping.apns.json"))
+        let findings = directory.lint()
+        #expect(findings.isEmpty, "\(findings.map(\.description))")
+    }
+
+    @Test func twoProductsClaimingOneAppAreCaught() throws {
+        let directory = try TempSpecDirectory(files: ["test/ping.apns.json": .object(pingSpec())],
+                                              specset: Self.twoProducts(secondBundleID: "com.example.test"))
+        try FileManager.default.createDirectory(at: directory.specs.appendingPathComponent("other"), withIntermediateDirectories: true)
+        try Data(otherProductSpec().bytes()).write(to: directory.specs.appendingPathComponent("other/ping.apns.json"))
+        expectFinding(directory.lint(), file: "specset.json", pointer: "/config",
+                      containing: "bundle id com.example.test is listed by test and other")
+    }
+
+    /// Two products listing one Firebase project: their FCM specs are reached by the same
+    /// requests, so an identical match is an overlap again.
+    @Test func productsSharingAnFCMProjectAreCheckedForOverlaps() throws {
+        func fcmSpec(_ product: String) -> JSONValue {
+            ["id": .string(product + ".ping.fcm"), "product": .string(product), "transport": "fcm", "seed": .string(TempSpecDirectory.seedName),
+             "match": ["route": "fcm", "all": [["pointer": "/body/message/data/kind", "equals": "ping"]]],
+             "body": ["x-source": ["sentence": "Every ping has kind \"ping\"."], "type": "object"],
+             "examples": [["body": ["message": ["token": "t", "data": ["kind": "ping"]]]]]]
+        }
+        let specset: JSONValue = ["format": 1,
+                                  "products": ["test": ["seed": .string(TempSpecDirectory.seedName)], "other": ["seed": .string(TempSpecDirectory.seedName)]],
+                                  "config": ["test": ["fcm_project": "shared-project"], "other": ["fcm_project": ["shared-project"]]]]
+        let directory = try TempSpecDirectory(files: ["test/ping.fcm.json": fcmSpec("test")], specset: specset)
+        try FileManager.default.createDirectory(at: directory.specs.appendingPathComponent("other"), withIntermediateDirectories: true)
+        try Data(fcmSpec("other").bytes()).write(to: directory.specs.appendingPathComponent("other/ping.fcm.json"))
+        let findings = directory.lint()
+        #expect(findings.contains { $0.message.contains("match overlaps test.ping.fcm") || $0.message.contains("match overlaps other.ping.fcm") },
+                "\(findings.map(\.description))")
+        #expect(!findings.contains { $0.message.contains("listed by") }, "a shared project is no conflict")
+    }
+
+    @Test func aProductWithSpecsButNoIdentityIsCaught() throws {
+        let directory = try TempSpecDirectory(files: ["test/ping.apns.json": .object(pingSpec())],
+                                              specset: ["products": ["test": ["seed": .string(TempSpecDirectory.seedName)]],
+                                                        "config": ["test": ["bundle_ids": []]]])
+        expectFinding(directory.lint(), file: "specset.json", pointer: "/config/test/bundle_ids",
+                      containing: "no push is ever judged by them")
     }
 
     @Test func aSpecWithoutExamplesIsCaught() throws {

@@ -33,6 +33,7 @@ public final class GatewayMetrics: GatewayObserver {
         var violations: [ViolationKey: UInt64] = [:]
         var authFailures: [AuthFailureKey: UInt64] = [:]
         var unmatched: UInt64 = 0
+        var uncovered: UInt64 = 0
         var bucketCounts = [UInt64](repeating: 0, count: GatewayMetrics.latencyBuckets.count + 1)
         var latencySum: Double = 0
         var latencyCount: UInt64 = 0
@@ -49,7 +50,9 @@ public final class GatewayMetrics: GatewayObserver {
         let key = RequestKey(route: exchange.route, status: exchange.response.status, reason: exchange.reason ?? "")
         var violated: [ViolationKey] = []
         var unmatched = false
+        var uncovered = false
         if let verdict = exchange.verdict {
+            uncovered = verdict["covered"] == .bool(false)
             // The spec engine's verdict shape: {"spec": id | null, "ok", "violations": [{"rule", …}]}.
             let spec = verdict["spec"]?.stringValue
             for violation in verdict["violations"]?.arrayValue ?? [] {
@@ -67,6 +70,7 @@ public final class GatewayMetrics: GatewayObserver {
             state.latencyCount += 1
             for v in violated { state.violations[v, default: 0] += 1 }
             if unmatched { state.unmatched += 1 }
+            if uncovered { state.uncovered += 1 }
         }
     }
 
@@ -131,9 +135,12 @@ public final class GatewayMetrics: GatewayObserver {
         for (key, n) in snapshot.violations.sorted(by: { ($0.key.spec, $0.key.rule) < ($1.key.spec, $1.key.rule) }) {
             out += "pushproof_spec_violations_total{spec=\"\(escape(key.spec))\",rule=\"\(escape(key.rule))\"} \(n)\n"
         }
-        out += "# HELP pushproof_spec_unmatched_total Requests no spec matched.\n"
+        out += "# HELP pushproof_spec_unmatched_total Pushes a product claims (by topic or FCM project) that none of its specs matched.\n"
         out += "# TYPE pushproof_spec_unmatched_total counter\n"
         out += "pushproof_spec_unmatched_total \(snapshot.unmatched)\n"
+        out += "# HELP pushproof_spec_uncovered_total Pushes no product claims: not covered by any spec, not judged.\n"
+        out += "# TYPE pushproof_spec_uncovered_total counter\n"
+        out += "pushproof_spec_uncovered_total \(snapshot.uncovered)\n"
         for gauge in gauges {
             out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) \(gauge.isCounter ? "counter" : "gauge")\n\(gauge.name) \(gauge.value)\n"
         }

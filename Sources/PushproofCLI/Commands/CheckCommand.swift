@@ -12,7 +12,9 @@ struct CheckCommand: Subcommand {
         abstract: "Judge every request of a recording against the push specs; exit 1 on violations.",
         positionals: ["RECORDING"],
         options: [
-            .value("specs", "DIR", "The spec directory.", default: "Specs"),
+            .value("specs", "DIR", "The spec directory.", default: ShippedSpecs.searchOrder),
+            .flag("require-spec", "Fail on pushes no product claims (their topic or FCM project is none of specset.json's): "
+                  + "by default they are listed as not covered by any spec, and pass."),
             .value("spec-config", "FILE", "JSON that replaces values of specset.json's config (bundle ids, FCM project)."),
             .value("junit", "FILE", "Write JUnit XML: a testcase per spec, its failures listed."),
             .value("json", "FILE", "Write the full result as JSON."),
@@ -27,16 +29,24 @@ struct CheckCommand: Subcommand {
         With --expect, the pushes the gateway accepted (2xx) are also compared with the listed
         deliveries: a listed one that is missing or repeated, or a push to a device (or of a spec)
         not listed, fails the check.
+        A push is judged by the specs of the product that claims it by its identity (the APNs
+        topic's bundle id, the FCM project in the path; specset.json's config). A push no product
+        claims is not covered by any spec: counted apart, by topic or project, and not a failure
+        unless --require-spec is given. The gateway's own findings (the record's
+        gateway_warnings) fail every push they are on, covered or not.
         Exit status: 0 when every request passes its spec (and the deliveries match), 1 when any
-        violates one (or matches none, or the deliveries differ), 2 when the recording, the specs
-        or the expectations cannot be read (unreadable lines are listed), 64 on a usage error.
+        violates one (or its product has no spec for it, or it carries gateway warnings, or the
+        deliveries differ), 2 when the recording, the specs or the expectations cannot be read
+        (unreadable lines are listed), 64 on a usage error.
 
         EXAMPLE:
           pushproof check out/record.jsonl --junit out/conformance.xml --json out/conformance.json
         """)
 
     let recordingPath: String
-    let specsDirectory: String
+    let specsLocation: ShippedSpecs
+    var specsDirectory: String { specsLocation.path }
+    let requireSpec: Bool
     let specConfigPath: String?
     let junitPath: String?
     let jsonPath: String?
@@ -47,7 +57,8 @@ struct CheckCommand: Subcommand {
 
     init(_ arguments: ParsedArguments) throws {
         recordingPath = arguments.positionals[0]
-        specsDirectory = arguments.value("specs") ?? "Specs"
+        specsLocation = ShippedSpecs.locate(explicit: arguments.value("specs"))
+        requireSpec = arguments.has("require-spec")
         specConfigPath = arguments.value("spec-config")
         junitPath = arguments.value("junit")
         jsonPath = arguments.value("json")
@@ -63,7 +74,8 @@ struct CheckCommand: Subcommand {
             let overrides = try specConfigPath.map { try loadSpecConfig($0) } ?? [:]
             specs = try SpecSet.load(directory: specsDirectory, configOverrides: overrides)
         } catch {
-            printError("pushproof check: specs \(specsDirectory): \(error)")
+            printError("pushproof check: \(specsLocation.description): \(error)"
+                       + (specsLocation.foundBy == "./Specs" ? " (no shipped specs found: give --specs DIR or set PUSHPROOF_SPECS)" : ""))
             return ExitCode.ioError
         }
         let expectations: DeliveryExpectations?
@@ -81,7 +93,8 @@ struct CheckCommand: Subcommand {
             printError("pushproof check: \(error)")
             return ExitCode.ioError
         }
-        var result = CheckResult(specIDs: specs.specs.map(\.id), maxFailures: maxFailures)
+        var result = CheckResult(specIDs: specs.specs.map(\.id), maxFailures: maxFailures, requireSpec: requireSpec)
+        if !quiet { print(specsLocation.description) }
         var costs = ValidationCosts()
         var lineNumber = 0
         while let line = lines.next() {
@@ -97,7 +110,7 @@ struct CheckCommand: Subcommand {
                 let verdict = specs.judge(route: request.route, method: request.method, path: request.path,
                                           headers: request.headers, body: request.body)
                 if timing { costs.add(monotonicNanos() - started, spec: verdict.outOfScope ? nil : (verdict.specID ?? "(unmatched)")) }
-                result.add(verdict, sequence: request.sequence ?? lineNumber)
+                result.add(verdict, gatewayWarnings: request.gatewayWarnings, sequence: request.sequence ?? lineNumber)
                 if expectations != nil { deliveries.add(request, spec: verdict.specID, sequence: request.sequence ?? lineNumber) }
             }
         }
@@ -217,6 +230,8 @@ struct RecordedRequest {
     var body: [UInt8]
     /// The answer's status (0: reset or dropped); nil when the line has none.
     var status: Int?
+    /// What the gateway itself noted (`verdict.gateway_warnings`): protocol findings of its own.
+    var gatewayWarnings: [String] = []
 
     /// The device a push addressed: APNs `/3/device/<token>`, FCM `message.token`.
     var deviceToken: String? {
@@ -260,11 +275,14 @@ struct RecordedRequest {
             body = [UInt8](data)
         }
         return .success(RecordedRequest(sequence: value["seq"]?.intValue, route: route, method: method, path: path,
-                                        headers: headers, body: body, status: value["response"]?["status"]?.intValue))
+                                        headers: headers, body: body, status: value["response"]?["status"]?.intValue,
+                                        gatewayWarnings: value["verdict"]?["gateway_warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []))
     }
 }
 
-/// Tallies per spec, and keeps the first failures of each.
+/// Tallies per spec, and keeps the first failures of each. Pushes no product claims are counted
+/// apart (`notCovered`, by topic or project); they fail only with `requireSpec`, or when the
+/// gateway noted something on them.
 struct CheckResult {
     struct Tally {
         var checked = 0
@@ -273,33 +291,75 @@ struct CheckResult {
         var failed = 0
     }
 
+    static let unmatchedRow = "(unmatched)"
+    static let notCoveredRow = "(not covered)"
+
     let specIDs: [String]
     let maxFailures: Int
+    let requireSpec: Bool
     var tallies: [String: Tally] = [:]
+    /// Claimed pushes no spec of their product recognises.
     var unmatched = Tally()
+    /// Pushes no product claims that failed anyway (`requireSpec`, gateway warnings).
+    var notCoveredFailures = Tally()
+    /// Every push no product claims, by what it carried (`UncoveredRequest.label`).
+    var notCovered: [String: Int] = [:]
     var outOfScope = 0
     var unreadable: [(line: Int, problem: String)] = []
 
-    init(specIDs: [String], maxFailures: Int) {
+    init(specIDs: [String], maxFailures: Int, requireSpec: Bool = false) {
         self.specIDs = specIDs
         self.maxFailures = maxFailures
+        self.requireSpec = requireSpec
     }
 
-    var failedCount: Int { tallies.values.reduce(0) { $0 + $1.failed } + unmatched.failed }
-    var checkedCount: Int { tallies.values.reduce(0) { $0 + $1.checked } + unmatched.checked }
+    var failedCount: Int { tallies.values.reduce(0) { $0 + $1.failed } + unmatched.failed + notCoveredFailures.failed }
+    var checkedCount: Int { tallies.values.reduce(0) { $0 + $1.checked } + unmatched.checked + notCoveredFailures.checked }
+    var notCoveredCount: Int { notCovered.values.reduce(0, +) }
 
-    mutating func add(_ verdict: SpecVerdict, sequence: Int) {
+    /// `gatewayWarnings`: the record's `verdict.gateway_warnings`, a failure wherever they are.
+    mutating func add(_ verdict: SpecVerdict, gatewayWarnings: [String] = [], sequence: Int) {
         if verdict.outOfScope { outOfScope += 1; return }
+        var violations = verdict.violations
+        for warning in gatewayWarnings {
+            violations.append(SpecViolation(pointer: .root, rule: "gateway-warning", source: nil, expected: "no gateway warning",
+                                            found: JSONValue.string(warning).serialized(), message: "the gateway noted: \(warning)"))
+        }
+        if let uncovered = verdict.uncovered {
+            notCovered[uncovered.label, default: 0] += 1
+            if requireSpec {
+                violations.append(SpecViolation(pointer: .root, rule: "not-covered", source: nil, expected: "a push a product claims",
+                                                found: JSONValue.string(uncovered.label).serialized(),
+                                                message: "no product claims this push (--require-spec)"))
+            }
+            guard !violations.isEmpty else { return }
+            notCoveredFailures.checked += 1
+            notCoveredFailures.failed += 1
+            if notCoveredFailures.failures.count < maxFailures { notCoveredFailures.failures.append((sequence, violations)) }
+            return
+        }
         let id = verdict.specID
         var tally = id.flatMap { tallies[$0] } ?? (id == nil ? unmatched : Tally())
         tally.checked += 1
-        if verdict.passed {
+        if violations.isEmpty {
             tally.passed += 1
         } else {
             tally.failed += 1
-            if tally.failures.count < maxFailures { tally.failures.append((sequence, verdict.violations)) }
+            if tally.failures.count < maxFailures { tally.failures.append((sequence, violations)) }
         }
         if let id { tallies[id] = tally } else { unmatched = tally }
+    }
+
+    /// The rows after the specs': set-level tallies, when they hold anything.
+    private var extraRows: [(id: String, tally: Tally)] {
+        [(Self.unmatchedRow, unmatched), (Self.notCoveredRow, notCoveredFailures)].filter { $0.tally.checked > 0 }
+    }
+
+    /// `not covered by any spec: 2647 pushes to com.example.loop`, one line per topic or project, most first.
+    var notCoveredLines: [String] {
+        notCovered.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map { label, count in
+            "not covered by any spec: \(count) push\(count == 1 ? "" : "es") to \(label)"
+        }
     }
 
     mutating func noteUnreadable(line: Int, problem: String) {
@@ -314,6 +374,9 @@ struct CheckResult {
     var totalsLine: String {
         var line = "\(checkedCount) requests checked: \(checkedCount - failedCount) passed, \(failedCount) failed"
         if outOfScope > 0 { line += ", \(outOfScope) out of scope" }
+        if notCoveredCount > 0 {
+            line += ", \(notCoveredCount) not covered by any spec" + (requireSpec ? " (--require-spec: failed)" : "")
+        }
         if !unreadable.isEmpty { line += ", \(unreadable.count) unreadable lines" }
         return line
     }
@@ -325,12 +388,15 @@ struct CheckResult {
             out += id.padding(to: 32) + String(tally.checked).leftPadded(9) + String(tally.passed).leftPadded(9)
                 + String(tally.failed).leftPadded(9) + "\n"
         }
-        if unmatched.checked > 0 {
-            out += "(unmatched)".padding(to: 32) + String(unmatched.checked).leftPadded(9) + "0".leftPadded(9)
-                + String(unmatched.failed).leftPadded(9) + "\n"
+        for (id, tally) in extraRows {
+            out += id.padding(to: 32) + String(tally.checked).leftPadded(9) + String(tally.passed).leftPadded(9)
+                + String(tally.failed).leftPadded(9) + "\n"
         }
-        for id in orderedIDs + ["(unmatched)"] {
-            let tally = id == "(unmatched)" ? unmatched : (tallies[id] ?? Tally())
+        if !notCovered.isEmpty {
+            out += "\n" + notCoveredLines.joined(separator: "\n") + "\n"
+            if !requireSpec { out += "(no product claims these pushes by topic or FCM project; --require-spec fails on them)\n" }
+        }
+        for (id, tally) in orderedIDs.map({ ($0, tallies[$0] ?? Tally()) }) + extraRows {
             guard !tally.failures.isEmpty else { continue }
             out += "\n\(id): first \(tally.failures.count) of \(tally.failed) failures\n"
             for failure in tally.failures {
@@ -348,8 +414,7 @@ struct CheckResult {
         var failures = 0
         var skipped = 0
         var count = 0
-        for id in orderedIDs + (unmatched.checked > 0 ? ["(unmatched)"] : []) {
-            let tally = id == "(unmatched)" ? unmatched : (tallies[id] ?? Tally())
+        for (id, tally) in orderedIDs.map({ ($0, tallies[$0] ?? Tally()) }) + extraRows {
             count += 1
             let product = id.split(separator: ".").first.map(String.init) ?? "pushproof"
             cases += "    <testcase classname=\"\(XML.escape(product))\" name=\"\(XML.escape(id))\" assertions=\"\(tally.checked)\">\n"
@@ -366,6 +431,13 @@ struct CheckResult {
                 cases += "      <failure message=\"\(tally.failed) of \(tally.checked) requests violate \(XML.escape(id))\" type=\"SpecViolation\">"
                 cases += XML.escape(text) + "</failure>\n"
             }
+            cases += "    </testcase>\n"
+        }
+        if !notCovered.isEmpty, !requireSpec {
+            count += 1
+            skipped += 1
+            cases += "    <testcase classname=\"pushproof\" name=\"not covered by any spec\" assertions=\"0\">\n"
+            cases += "      <skipped message=\"\(XML.escape(notCoveredLines.joined(separator: "; ")))\"/>\n"
             cases += "    </testcase>\n"
         }
         if !unreadable.isEmpty {
@@ -413,6 +485,11 @@ struct CheckResult {
             "ok": .bool(failedCount == 0 && unreadable.isEmpty),
             "specs": .array(orderedIDs.map { tallyJSON($0, tallies[$0] ?? Tally()) }),
             "unmatched": tallyJSON(nil, unmatched),
+            "not_covered": [
+                "count": .number(Double(notCoveredCount)), "require_spec": .bool(requireSpec),
+                "by_identity": .array(notCovered.keys.sorted().map { ["identity": .string($0), "pushes": .number(Double(notCovered[$0] ?? 0))] }),
+                "failures": tallyJSON(nil, notCoveredFailures),
+            ],
             "unreadable_lines": .array(unreadable.map { ["line": .number(Double($0.line)), "problem": .string($0.problem)] }),
         ]
     }

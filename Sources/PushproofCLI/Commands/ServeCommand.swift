@@ -18,13 +18,14 @@ struct ServeCommand: Subcommand {
             .flag("h2c", "Serve cleartext (HTTP/2 by prior knowledge, or HTTP/1.1) instead of TLS: for speed runs."),
             .value("cert", "FILE", "TLS certificate chain (PEM). Without --cert/--key a self-signed one is made at start."),
             .value("key", "FILE", "TLS private key (PEM), with --cert."),
-            .value("cert-out", "FILE", "Where the generated self-signed certificate is written, for clients to trust.",
-                   default: "pushproof-cert.pem"),
+            .value("cert-out", "FILE", "Where the generated self-signed certificate is written, for clients to trust "
+                   + "(the ready line names it).", default: "pushproof-cert-<port>.pem, after the port bound"),
             .value("config", "FILE", "Gateway configuration (JSON): APNs keys, FCM service accounts, token states, faults. "
                    + "Without it auth is off and every well-formed token is valid."),
             .value("record", "FILE", "Append every request and its answer to FILE, one JSON object a line."),
             .flag("record-append", "Keep the record file's existing lines (default: start it afresh)."),
-            .value("specs", "DIR", "Judge every request against the push specs in DIR and record the verdict."),
+            .value("specs", "DIR|shipped", "Judge every request against the push specs in DIR and record the verdict; "
+                   + "'shipped': the specs pushproof ships (\(ShippedSpecs.searchOrder))."),
             .flag("reject-violations", "With --specs: answer spec violations 400 instead of as the real gateway would."),
             .value("spec-config", "FILE", "With --specs: JSON that replaces values of specset.json's config "
                    + "(e.g. {\"poolse\": {\"bundle_ids\": [\"com.acme.app\"]}})."),
@@ -37,20 +38,22 @@ struct ServeCommand: Subcommand {
         ],
         discussion: """
         Prints one line once it is ready, e.g.
-          pushproof serve: ready https://127.0.0.1:8443 (h2, http/1.1) admin http://127.0.0.1:8444 cert pushproof-cert.pem
+          pushproof serve: ready https://127.0.0.1:8443 (h2, http/1.1) admin http://127.0.0.1:8444 cert pushproof-cert-8443.pem
         SIGINT or SIGTERM stop it cleanly: answers in flight finish, the record file is flushed and synced.
 
         EXAMPLES:
           pushproof serve                                   # zero config: TLS, auth off, every token valid
           pushproof serve --h2c --listen 127.0.0.1:8080 --record out/record.jsonl
-          pushproof serve --config gateway.json --specs Specs --record out/record.jsonl
+          pushproof serve --config gateway.json --specs shipped --record out/record.jsonl
         """)
 
     let listen: HostPort
     let admin: HostPort?
     let h2c: Bool
     let certificate: (cert: String, key: String)?
-    let certificateOut: String
+    /// nil: `pushproof-cert-<port>.pem` after the port bound, so two gateways started in one
+    /// folder never overwrite each other's certificate.
+    let certificateOut: String?
     let configPath: String?
     let recordPath: String?
     let recordAppend: Bool
@@ -75,7 +78,7 @@ struct ServeCommand: Subcommand {
         case (nil, nil): certificate = nil
         default: throw UsageError(message: "--cert and --key go together")
         }
-        certificateOut = arguments.value("cert-out") ?? "pushproof-cert.pem"
+        certificateOut = arguments.value("cert-out")
         configPath = arguments.value("config")
         recordPath = arguments.value("record")
         recordAppend = arguments.has("record-append")
@@ -107,29 +110,29 @@ struct ServeCommand: Subcommand {
             }
         }
         var judge: SpecJudge?
-        if let specsDirectory {
+        let specs = specsDirectory.map { ShippedSpecs.locate(explicit: $0) }
+        if let specs {
             do {
                 let overrides = try specConfigPath.map { path throws -> JSONObject in try loadSpecConfig(path) } ?? [:]
-                judge = try SpecJudge(directory: specsDirectory, configOverrides: overrides, rejectViolations: rejectViolations)
+                judge = try SpecJudge(directory: specs.path, configOverrides: overrides, rejectViolations: rejectViolations)
             } catch {
-                printError("pushproof serve: --specs \(specsDirectory): \(error)")
+                printError("pushproof serve: --specs: \(specs.description): \(error)")
                 return ExitCode.ioError
             }
         }
         var tls: TLSConfiguration?
-        var certificateNote = ""
+        // Written once the port is bound (its default name carries the port).
+        var generatedCertificatePEM: String?
         if let certificate {
             tls = TLSConfiguration(certificateChainPath: certificate.cert, privateKeyPath: certificate.key)
         } else if !h2c {
             do {
                 let generated = try SelfSignedCertificate.generate(
                     commonName: "pushproof", subjectAltNames: ["localhost", "127.0.0.1", "::1"] + (isLiteralAddress(listen.host) ? [] : [listen.host]))
-                try createParentDirectory(of: certificateOut)
-                try generated.certificatePEM.write(toFile: certificateOut, atomically: true, encoding: .utf8)
                 tls = TLSConfiguration(certificateChainPEM: generated.certificatePEM, privateKeyPEM: generated.privateKeyPEM)
-                certificateNote = " cert \(certificateOut)"
+                generatedCertificatePEM = generated.certificatePEM
             } catch {
-                printError("pushproof serve: cannot write the self-signed certificate to \(certificateOut): \(error)")
+                printError("pushproof serve: cannot make a self-signed certificate: \(error)")
                 return ExitCode.ioError
             }
         }
@@ -164,7 +167,7 @@ struct ServeCommand: Subcommand {
         let server = ServerBox()
         var description: JSONObject = [
             "tls": .bool(tls != nil), "threads": .number(Double(threads)),
-            "config": configPath.map { .string($0) } ?? .null, "specs": specsDirectory.map { .string($0) } ?? .null,
+            "config": configPath.map { .string($0) } ?? .null, "specs": specs.map { .string($0.path) } ?? .null,
         ]
         if rejectViolations { description["reject_violations"] = true }
         var listeners = [ListenerConfiguration(host: listen.host, port: listen.port, tls: tls, handler: gateway)]
@@ -189,18 +192,36 @@ struct ServeCommand: Subcommand {
             return ExitCode.ioError
         }
         server.set(http)
+        let main = bound[0]
+        var certificateNote = ""
+        if let generatedCertificatePEM {
+            let path = certificateOut ?? "pushproof-cert-\(main.port).pem"
+            do {
+                try createParentDirectory(of: path)
+                try generatedCertificatePEM.write(toFile: path, atomically: true, encoding: .utf8)
+                certificateNote = " cert \(path)"
+            } catch {
+                printError("pushproof serve: cannot write the self-signed certificate to \(path): \(error)")
+                http.shutdown(gracePeriod: .zero)
+                recorder?.file.close()
+                return ExitCode.ioError
+            }
+        }
 
         let signals = SignalWaiter([SIGINT, SIGTERM], watchingStandardInput: stopOnStandardInputEOF)
-        let main = bound[0]
         let scheme = tls == nil ? "http" : "https"
         var ready = "pushproof serve: ready \(scheme)://\(HostPort(host: main.host, port: main.port).description) "
         ready += tls == nil ? "(h2c prior knowledge, http/1.1)" : "(h2, http/1.1)"
         if bound.count > 1 { ready += " admin http://\(HostPort(host: bound[1].host, port: bound[1].port).description)" }
         ready += certificateNote
         if let recordPath { ready += " record \(recordPath)" }
-        if let specsDirectory { ready += " specs \(specsDirectory)" }
+        if let specs { ready += " specs \(specs.path)" }
         printNow(ready)
         if !quiet {
+            if let specs { printError("pushproof serve: \(specs.description)") }
+            if let mismatch = tokenURLMismatch(configuration.fcm.tokenURL, listening: HostPort(host: main.host, port: main.port)) {
+                printError("pushproof serve: warning: \(mismatch)")
+            }
             printError("pushproof serve: APNs token auth \(gateway.apnsTokenAuthEnabled ? "on" : "off (any bearer token)"), "
                        + "FCM auth \(gateway.fcmAuthEnabled ? "on" : "off (any access token)"), "
                        + "\(threads) thread\(threads == 1 ? "" : "s"); SIGINT or SIGTERM to stop")

@@ -9,7 +9,12 @@ struct ShowCommand: Subcommand {
         options: [
             .value("last", "N", "Only the last N requests.", default: "all"),
             .value("route", "ROUTE", "Only requests of this route (apns, fcm, oauth, unknown)."),
-        ])
+        ],
+        discussion: """
+        The verdict column is what the gateway recorded: it judges pushes only when it runs with
+        --specs. Without, the column holds only gateway warnings, and a note says so;
+        'pushproof check RECORDING' judges any recording against the specs afterwards.
+        """)
 
     let path: String
     let last: Int?
@@ -29,6 +34,7 @@ struct ShowCommand: Subcommand {
         }
         var rows: [String] = []
         var unreadable = 0
+        var judged = 0
         while let line = lines.next() {
             guard let record = try? JSONParser.parse(line), let seq = record["seq"]?.intValue else {
                 unreadable += 1
@@ -41,8 +47,16 @@ struct ShowCommand: Subcommand {
             let reason = record["response"]?["reason"]?.stringValue ?? ""
             var verdict = ""
             if let v = record["verdict"], let spec = v["spec"] {
+                judged += 1
                 let count = v["violations"]?.arrayValue?.count ?? 0
-                verdict = (spec.stringValue ?? "unmatched") + (count == 0 ? " ok" : " \(count) violation\(count == 1 ? "" : "s")")
+                if v["covered"] == .bool(false) {
+                    verdict = "not covered by any spec"
+                } else {
+                    verdict = (spec.stringValue ?? "unmatched") + (count == 0 ? " ok" : " \(count) violation\(count == 1 ? "" : "s")")
+                }
+            }
+            if let warnings = record["verdict"]?["gateway_warnings"]?.arrayValue, !warnings.isEmpty {
+                verdict += (verdict.isEmpty ? "" : ", ") + "\(warnings.count) gateway warning\(warnings.count == 1 ? "" : "s")"
             }
             let path = record["path"]?.stringValue ?? ""
             let shortPath = path.count > 44 ? String(path.prefix(30)) + "…" + String(path.suffix(8)) : path
@@ -55,6 +69,9 @@ struct ShowCommand: Subcommand {
         }
         print("   seq  route protocol path                                          status reason                verdict")
         for row in rows { print(row) }
+        if judged == 0, !rows.isEmpty {
+            print("(no spec verdicts: the gateway ran without --specs; 'pushproof check \(path)' judges this recording)")
+        }
         if unreadable > 0 { printError("pushproof show: \(unreadable) unreadable lines skipped") }
         return unreadable > 0 ? ExitCode.ioError : ExitCode.success
     }

@@ -122,7 +122,8 @@ enum SpecCompiler {
         if let list = root["examples"] {
             if let items = list.arrayValue {
                 for (i, item) in items.enumerated() {
-                    if let example = compileExample(item, index: i, transport: transport, issues: &issues) { examples.append(example) }
+                    if let example = compileExample(item, index: i, transport: transport, product: product, config: config,
+                                                    issues: &issues) { examples.append(example) }
                 }
             } else {
                 issues.append(SpecIssue("\"examples\" is an array of {headers, body}", at: JSONPointer(tokens: ["examples"])))
@@ -309,7 +310,10 @@ enum SpecCompiler {
                            optional: object["optional"] == .bool(true), source: ruleSource)
     }
 
-    static func compileExample(_ json: JSONValue, index: Int, transport: String, issues: inout [SpecIssue]) -> SpecExample? {
+    /// The default path is one the product claims on FCM (its first `fcm_project`); an APNs
+    /// example names its topic in its headers.
+    static func compileExample(_ json: JSONValue, index: Int, transport: String, product: String, config: JSONValue,
+                               issues: inout [SpecIssue]) -> SpecExample? {
         let at = JSONPointer(tokens: ["examples", String(index)])
         guard let object = json.objectValue, let body = object["body"] else {
             issues.append(SpecIssue("an example is {\"name\"?, \"path\"?, \"headers\": {name: value}, \"body\": payload}", at: at))
@@ -325,7 +329,7 @@ enum SpecCompiler {
         }
         let defaultPath = transport == "apns"
             ? "/3/device/" + String(repeating: "ab", count: 32)
-            : "/v1/projects/example-project/messages:send"
+            : "/v1/projects/\(config[product]?["fcm_project"].flatMap { $0.stringValue ?? $0[0]?.stringValue } ?? "example-project")/messages:send"
         return SpecExample(name: object["name"]?.stringValue ?? "example \(index)", route: transport,
                            method: object["method"]?.stringValue ?? "POST", path: object["path"]?.stringValue ?? defaultPath,
                            headers: headers, body: body)

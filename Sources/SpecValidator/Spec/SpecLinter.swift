@@ -5,45 +5,57 @@ import JSON
 
 /// Checks a spec directory: unreadable or non-JSON files, schema errors (strict: unknown
 /// keywords), bad pointers and unknown kinds in rules, missing or unverifiable `source`s (the
-/// sentence must occur verbatim in the named seed or reference file), specs whose id does not
-/// follow their file name, overlapping match rules, specs without examples, and examples that
-/// do not pass their own spec.
+/// sentence must occur verbatim in the named seed or reference file, when those can be found),
+/// specs whose id does not follow their file name, products claiming one app, overlapping match
+/// rules, specs without examples, and examples that do not pass their own spec.
 public enum SpecLinter {
     /// - Parameters:
     ///   - directory: the spec directory (holds specset.json).
-    ///   - sharedDirectory: the folder holding `seeds/` and `reference/`; by default
-    ///     `$PUSHPROOF_SHARED`, else the first `shared` folder found beside the package root
-    ///     (`<directory>/../../shared`) or one level further up.
-    public static func lint(directory: String, sharedDirectory: String? = nil) -> [LintFinding] {
+    ///   - sourcesDirectory: where the product documents (seeds) and protocol references are
+    ///     (see `SourceDocuments`); nil: `defaultSourcesDirectory(specDirectory:)`.
+    ///   - checkQuotes: false skips the quote check (every other check still runs).
+    /// The documents are not part of the repository, so a clone may have none: then the quote
+    /// check is skipped (`SpecLintReport.quoteCheckSkipped` says why) and the rest still runs.
+    public static func lint(directory: String, sourcesDirectory: String? = nil, checkQuotes: Bool = true) -> SpecLintReport {
         var findings: [LintFinding] = []
         let specset: [UInt8]
         let files: [(path: String, bytes: [UInt8])]
         do { (specset, files) = try SpecSet.readDirectory(directory) } catch {
-            return [LintFinding(file: error.file, pointer: error.pointer, message: error.message)]
+            return SpecLintReport(findings: [LintFinding(file: error.file, pointer: error.pointer, message: error.message)], quoteCheckSkipped: nil)
         }
         let (compiled, issues) = SpecSet.compile(specset: specset, files: files, configOverrides: [:], strictSchema: true)
         for (file, issue) in issues { findings.append(LintFinding(file: file, pointer: issue.pointer, message: issue.message)) }
-        guard let set = compiled else { return findings }
+        guard let set = compiled else { return SpecLintReport(findings: findings, quoteCheckSkipped: nil) }
 
-        // Sources must quote their documents.
-        let shared = sharedDirectory ?? defaultSharedDirectory(specDirectory: directory)
-        var documents = DocumentCache(shared: shared)
-        if let listed = (try? JSONParser.parse(specset))?["products"]?.objectValue {
-            for (product, entry) in listed {
-                if let seed = entry["seed"]?.stringValue, documents.text(seed: seed) == nil {
-                    findings.append(LintFinding(file: "specset.json", pointer: JSONPointer(tokens: ["products", product, "seed"]),
-                                                message: "seed file \(seed) not found in \(shared ?? "(no shared folder)")/seeds"))
-                }
+        // Sources must quote their documents, when there are documents to read.
+        var quoteCheckSkipped: String?
+        if checkQuotes {
+            let sources = sourcesDirectory ?? defaultSourcesDirectory(specDirectory: directory)
+            var documents = SourceDocuments(directory: sources)
+            if let sources, documents.holdsAny(of: documentNames(specset: specset, files: files)) {
+                findings += quoteFindings(specset: specset, files: files, documents: &documents, sources: sources)
+            } else {
+                quoteCheckSkipped = "no product documents found" + (sources.map { " in \($0)" } ?? "") + " (give --sources DIR)"
             }
+        } else {
+            quoteCheckSkipped = "not asked for"
         }
-        for (path, bytes) in files {
-            guard let json = try? JSONParser.parse(bytes) else { continue }
-            let seed = json["seed"]?.stringValue
-            if let seed, documents.text(seed: seed) == nil {
-                findings.append(LintFinding(file: path, pointer: JSONPointer(tokens: ["seed"]),
-                                            message: "seed file \(seed) not found in \(shared ?? "(no shared folder)")/seeds"))
+
+        // Two products must not claim one app: its pushes would be judged by whichever is listed first.
+        for conflict in set.identities.conflicts {
+            findings.append(LintFinding(file: "specset.json", pointer: JSONPointer(tokens: ["config"]),
+                                        message: "bundle id \(conflict.identity) is listed by \(conflict.products.joined(separator: " and ")): "
+                                            + "an app belongs to one product"))
+        }
+        // A product's specs can only judge pushes the product claims by its identity.
+        for product in set.products {
+            for transport in ["apns", "fcm"] where set.specs.contains(where: { $0.product == product && $0.transport == transport }) {
+                let key = transport == "apns" ? "bundle_ids" : "fcm_project"
+                let listed = set.config[product]?[key]
+                if listed?.stringValue?.isEmpty == false || listed?.arrayValue?.isEmpty == false { continue }
+                findings.append(LintFinding(file: "specset.json", pointer: JSONPointer(tokens: ["config", product, key]),
+                                            message: "\(product) has \(transport) specs but no config.\(product).\(key): no push is ever judged by them"))
             }
-            checkSources(json, at: .root, defaultSeed: seed, file: path, documents: &documents, into: &findings)
         }
 
         // Ids follow file names: poolse/ring.apns.json holds poolse.ring.apns.
@@ -63,9 +75,14 @@ public enum SpecLinter {
             }
         }
 
-        // Overlapping match rules: two specs some request could both satisfy.
+        // Overlapping match rules: two specs some request could both satisfy. Only specs one
+        // request can reach are compared: one product's, or FCM specs of products sharing a project.
+        let sharing = set.identities.sharedFCMProjects.map { Set($0.products) }
+        func reachable(_ a: PushSpec, _ b: PushSpec) -> Bool {
+            a.product == b.product || (a.transport == "fcm" && sharing.contains { $0.contains(a.product) && $0.contains(b.product) })
+        }
         for (i, a) in set.specs.enumerated() {
-            for b in set.specs[(i + 1)...] where a.match.route == b.match.route {
+            for b in set.specs[(i + 1)...] where a.match.route == b.match.route && reachable(a, b) {
                 if let ma = a.match.method, let mb = b.match.method, ma != mb { continue }
                 let disjoint = a.match.conditions.contains { ca in b.match.conditions.contains { ca.excludes($0) } }
                 if !disjoint {
@@ -97,11 +114,56 @@ public enum SpecLinter {
                 }
             }
         }
+        return SpecLintReport(findings: findings, quoteCheckSkipped: quoteCheckSkipped)
+    }
+
+    /// Every document the spec directory names: products' and specs' `seed`s, and each
+    /// source's `seed` or `reference`.
+    private static func documentNames(specset: [UInt8], files: [(path: String, bytes: [UInt8])]) -> [SourceDocuments.Name] {
+        var names: [SourceDocuments.Name] = []
+        func collect(_ node: JSONValue) {
+            switch node {
+            case .object(let object):
+                for (key, value) in object.entries {
+                    if key == "seed", let name = value.stringValue { names.append(.seed(name)) }
+                    else if key == "reference", let name = value.stringValue { names.append(.reference(name)) }
+                    else { collect(value) }
+                }
+            case .array(let items): items.forEach(collect)
+            default: break
+            }
+        }
+        for bytes in [specset] + files.map(\.bytes) { if let json = try? JSONParser.parse(bytes) { collect(json) } }
+        return names
+    }
+
+    /// Seeds named that cannot be read, and quoted sentences that do not occur verbatim.
+    private static func quoteFindings(specset: [UInt8], files: [(path: String, bytes: [UInt8])], documents: inout SourceDocuments,
+                                      sources: String) -> [LintFinding] {
+        var findings: [LintFinding] = []
+        if let listed = (try? JSONParser.parse(specset))?["products"]?.objectValue {
+            for (product, entry) in listed {
+                if let seed = entry["seed"]?.stringValue, documents.text(.seed(seed)) == nil {
+                    findings.append(LintFinding(file: "specset.json", pointer: JSONPointer(tokens: ["products", product, "seed"]),
+                                                message: "seed file \(seed) not found in \(sources)"))
+                }
+            }
+        }
+        for (path, bytes) in files {
+            guard let json = try? JSONParser.parse(bytes) else { continue }
+            let seed = json["seed"]?.stringValue
+            if let seed, documents.text(.seed(seed)) == nil {
+                findings.append(LintFinding(file: path, pointer: JSONPointer(tokens: ["seed"]),
+                                            message: "seed file \(seed) not found in \(sources)"))
+            }
+            checkSources(json, at: .root, defaultSeed: seed, file: path, documents: &documents, into: &findings)
+        }
         return findings
     }
 
-    /// `$PUSHPROOF_SHARED`, else `shared` beside the package root or one level up (git worktrees).
-    public static func defaultSharedDirectory(specDirectory: String) -> String? {
+    /// `$PUSHPROOF_SHARED`, else `shared` beside the package root of the spec directory or one
+    /// or two levels up (git worktrees); nil when there is none (a user's clone).
+    public static func defaultSourcesDirectory(specDirectory: String) -> String? {
         if let env = ProcessInfo.processInfo.environment["PUSHPROOF_SHARED"], !env.isEmpty { return env }
         var folder = URL(fileURLWithPath: specDirectory).standardizedFileURL.deletingLastPathComponent()
         for _ in 0..<3 {
@@ -117,7 +179,7 @@ public enum SpecLinter {
 
     /// Every `source` / `x-source` object (one with a `sentence`) anywhere in a spec file.
     private static func checkSources(_ node: JSONValue, at pointer: JSONPointer, defaultSeed: String?, file: String,
-                                     documents: inout DocumentCache, into findings: inout [LintFinding]) {
+                                     documents: inout SourceDocuments, into findings: inout [LintFinding]) {
         switch node {
         case .object(let object):
             for (key, value) in object.entries {
@@ -127,8 +189,8 @@ public enum SpecLinter {
                     let seed = source["seed"]?.stringValue ?? (reference == nil ? defaultSeed : nil)
                     let text: String?
                     let name: String
-                    if let reference { text = documents.text(reference: reference); name = "reference/" + reference }
-                    else if let seed { text = documents.text(seed: seed); name = "seeds/" + seed }
+                    if let reference { text = documents.text(.reference(reference)); name = "reference " + reference }
+                    else if let seed { text = documents.text(.seed(seed)); name = "seed " + seed }
                     else { continue }  // the compiler already reported the missing seed
                     guard let text else {
                         findings.append(LintFinding(file: file, pointer: here, message: "cannot read \(name) to check the sentence"))
@@ -152,20 +214,50 @@ public enum SpecLinter {
     }
 }
 
-/// Seed and reference documents, read once per lint run.
-private struct DocumentCache {
-    let shared: String?
-    var texts: [String: String?] = [:]
+/// What `SpecLinter.lint` found, and whether the quote check ran.
+public struct SpecLintReport: Sendable {
+    public var findings: [LintFinding]
+    /// Why quoted sentences were not checked (no product documents found), or nil when they were.
+    public var quoteCheckSkipped: String?
+}
 
-    mutating func text(seed: String) -> String? { text(at: "seeds/" + seed) }
-    mutating func text(reference: String) -> String? { text(at: "reference/" + reference) }
+/// The product documents (seeds) and protocol references sources quote, read once per lint run.
+/// `directory` may be a folder holding `seeds/` and `reference/` (shared/), a seeds folder
+/// itself (shared/seeds, whose sibling `reference/` is read for references), or a flat folder
+/// holding both kinds: a name is looked up in each of those places.
+struct SourceDocuments {
+    enum Name: Hashable {
+        case seed(String)
+        case reference(String)
+    }
 
-    private mutating func text(at relative: String) -> String? {
-        if let cached = texts[relative] { return cached }
-        guard let shared, !relative.contains("..") else { return nil }
-        let path = URL(fileURLWithPath: shared).appendingPathComponent(relative).path
-        let text = FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) }
-        texts[relative] = text
+    private let folders: (seeds: [URL], references: [URL])
+    private var texts: [Name: String?] = [:]
+
+    init(directory: String?) {
+        guard let directory else { folders = ([], []); return }
+        let root = URL(fileURLWithPath: directory)
+        folders = ([root.appendingPathComponent("seeds"), root],
+                   [root.appendingPathComponent("reference"), root, root.deletingLastPathComponent().appendingPathComponent("reference")])
+    }
+
+    mutating func holdsAny(of names: [Name]) -> Bool {
+        for name in Set(names) where text(name) != nil { return true }
+        return false
+    }
+
+    mutating func text(_ name: Name) -> String? {
+        if let cached = texts[name] { return cached }
+        let (file, candidates): (String, [URL])
+        switch name {
+        case .seed(let seed): (file, candidates) = (seed, folders.seeds)
+        case .reference(let reference): (file, candidates) = (reference, folders.references)
+        }
+        // A name is a file name, never a path out of the folder.
+        guard !file.isEmpty, !file.contains("/") else { return nil }
+        let text = candidates.lazy.compactMap { FileManager.default.contents(atPath: $0.appendingPathComponent(file).path) }
+            .first.map { String(decoding: $0, as: UTF8.self) }
+        texts[name] = text
         return text
     }
 }

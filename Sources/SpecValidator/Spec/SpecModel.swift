@@ -78,11 +78,15 @@ public struct SpecVerdict: Sendable, Equatable, CustomStringConvertible {
     public var violations: [SpecViolation]
     /// True when the route is out of scope (`oauth`, `/token`): nothing was judged.
     public var outOfScope: Bool
+    /// Set when no product claims the request (its APNs topic or FCM project is none of the
+    /// products'): nothing was judged, and that is no violation. `check` reports these apart.
+    public var uncovered: UncoveredRequest?
 
-    public init(specID: String?, violations: [SpecViolation], outOfScope: Bool = false) {
+    public init(specID: String?, violations: [SpecViolation], outOfScope: Bool = false, uncovered: UncoveredRequest? = nil) {
         self.specID = specID
         self.violations = violations
         self.outOfScope = outOfScope
+        self.uncovered = uncovered
     }
 
     public var passed: Bool { violations.isEmpty }
@@ -90,18 +94,21 @@ public struct SpecVerdict: Sendable, Equatable, CustomStringConvertible {
     /// `poolse.ring.apns: ok`, or the spec (or "unmatched") and one violation per line.
     public var description: String {
         if outOfScope { return "out of scope" }
+        if let uncovered { return "not covered by any spec (\(uncovered.label))" }
         let head = specID ?? "no spec"
         if violations.isEmpty { return head + ": ok" }
         return head + ": \(violations.count) violation\(violations.count == 1 ? "" : "s")\n" + violations.map { "  " + $0.description }.joined(separator: "\n")
     }
 
     /// The form written into a recording line: `{"spec": id|null, "ok": bool, "violations": [...]}`
-    /// (plus `"outOfScope": true` when the route was not judged).
+    /// (plus `"outOfScope": true` when the route was not judged, `"covered": false` when no
+    /// product claims the request).
     public func json() -> JSONValue {
         var object = JSONObject()
         object["spec"] = specID.map { .string($0) } ?? .null
         object["ok"] = .bool(violations.isEmpty)
         if outOfScope { object["outOfScope"] = .bool(true) }
+        if uncovered != nil { object["covered"] = .bool(false) }
         object["violations"] = .array(violations.map { $0.json() })
         return .object(object)
     }

@@ -2,10 +2,13 @@ import JSON
 
 /// Every push spec of a spec directory, compiled once, and the judge of requests against them.
 ///
-/// A request is judged by the spec that recognises it (its `match`); when several do, the one
-/// with the most match conditions wins (the linter reports such overlaps). A request no spec
-/// recognises is itself a violation, `unmatched`, unless its route or path is out of scope
-/// (specset.json `outOfScope`: the OAuth token endpoint carries no push).
+/// A request first selects its product by what identifies the sending app (`ProductIdentities`:
+/// the APNs topic's bundle id, the FCM project in the path); a request no product claims is not
+/// covered by any spec, and is no violation. Among the claiming product's specs, the one that
+/// recognises the request (its `match`) judges it; when several do, the one with the most match
+/// conditions wins (the linter reports such overlaps). A claimed request none of its product's
+/// specs recognises is a violation, `unmatched`. Out-of-scope routes and paths (specset.json
+/// `outOfScope`: the OAuth token endpoint carries no push) are not judged at all.
 public struct SpecSet: Sendable {
     /// Sorted by id.
     public let specs: [PushSpec]
@@ -15,9 +18,11 @@ public struct SpecSet: Sendable {
     public let config: JSONValue
     public let outOfScopeRoutes: [String]
     public let outOfScopePaths: [String]
-    /// Indices into `specs`, by route: a handful of routes, where comparing small strings
-    /// beats hashing one per request.
-    let specsByRoute: [(route: String, specs: [Int])]
+    /// Which product claims a request.
+    let identities: ProductIdentities
+    /// Indices into `specs`, per product (indexed as `products`), by route: a handful of
+    /// routes, where comparing small strings beats hashing one per request.
+    let specsByProduct: [[(route: String, specs: [Int])]]
 
     init(specs: [PushSpec], products: [String], config: JSONValue, outOfScopeRoutes: [String], outOfScopePaths: [String]) {
         self.specs = specs.sorted { $0.id < $1.id }
@@ -25,15 +30,23 @@ public struct SpecSet: Sendable {
         self.config = config
         self.outOfScopeRoutes = outOfScopeRoutes
         self.outOfScopePaths = outOfScopePaths
-        var byRoute: [(route: String, specs: [Int])] = []
+        identities = ProductIdentities(products: products, config: config)
+        var byProduct = [[(route: String, specs: [Int])]](repeating: [], count: products.count)
         for (i, spec) in self.specs.enumerated() {
-            if let existing = byRoute.firstIndex(where: { $0.route == spec.match.route }) {
-                byRoute[existing].specs.append(i)
+            guard let product = products.firstIndex(of: spec.product) else { continue }  // a compile issue already
+            if let existing = byProduct[product].firstIndex(where: { $0.route == spec.match.route }) {
+                byProduct[product][existing].specs.append(i)
             } else {
-                byRoute.append((spec.match.route, [i]))
+                byProduct[product].append((spec.match.route, [i]))
             }
         }
-        self.specsByRoute = byRoute
+        specsByProduct = byProduct
+    }
+
+    /// The products that claim a request on `route` with this path and `apns-topic` (one on
+    /// APNs; on FCM every product listing the project), or what the request carried instead.
+    public func claimants(route: String, path: String, topic: String?) -> Result<[String], UncoveredRequest> {
+        identities.claimants(route: route, path: path, topic: topic).map { $0.map { products[$0] } }
     }
 
     public func spec(id: String) -> PushSpec? { specs.first { $0.id == id } }
@@ -76,6 +89,12 @@ public struct SpecSet: Sendable {
     private func judge(route: String, method: String, path: String, headers: [(name: String, value: String)], body: [UInt8],
                        parsedBody: JSONValue?, tape givenTape: JSONTape?) -> SpecVerdict {
         if isOutOfScope(route: route, path: path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
+        // Identity before the body: a push of an app no product ships is nobody's to judge.
+        let claimants: [Int]
+        switch identities.claimants(route: route, path: path, topic: route == "apns" ? Self.header("apns-topic", in: headers) : nil) {
+        case .success(let products): claimants = products
+        case .failure(let uncovered): return SpecVerdict(specID: nil, violations: [], uncovered: uncovered)
+        }
         var violations: [SpecViolation] = []
         let request: RequestView
         if let parsedBody {
@@ -96,23 +115,33 @@ public struct SpecSet: Sendable {
             request = RequestView(path: path, headers: headers, body: parsed)
         }
         var chosen: Int?
-        for index in specsByRoute.first(where: { $0.route == route })?.specs ?? [] {
-            let spec = specs[index]
-            if let wanted = spec.match.method, wanted != method { continue }
-            guard spec.match.recognises(request) else { continue }
-            if let current = chosen, specs[current].specificity >= spec.specificity { continue }
-            chosen = index
+        for product in claimants {
+            for index in specsByProduct[product].first(where: { $0.route == route })?.specs ?? [] {
+                let spec = specs[index]
+                if let wanted = spec.match.method, wanted != method { continue }
+                guard spec.match.recognises(request) else { continue }
+                if let current = chosen, specs[current].specificity >= spec.specificity { continue }
+                chosen = index
+            }
         }
         guard let chosen else {
+            let name = claimants.map { products[$0] }.joined(separator: " or ")
             violations.append(SpecViolation(pointer: .root, rule: "unmatched", source: nil,
-                                            expected: "a request one of the \(route) specs recognises",
+                                            expected: "a push one of \(name)'s \(route) specs recognises",
                                             found: unmatchedSummary(request),
-                                            message: "no spec for route \(route) recognises this \(method) \(path)"))
+                                            message: "no \(name) spec matches this push (\(method) \(path), claimed by \(name) by its "
+                                                + (route == "fcm" ? "FCM project" : "apns-topic") + ")"))
             return SpecVerdict(specID: nil, violations: violations)
         }
         let spec = specs[chosen]
         spec.check(request, into: &violations)
         return SpecVerdict(specID: spec.id, violations: violations)
+    }
+
+    /// The first header of that name (ASCII case-insensitive), as `RequestView` reads headers.
+    static func header(_ lowercasedName: String, in headers: [(name: String, value: String)]) -> String? {
+        for header in headers where RequestView.equalsIgnoringASCIICase(header.name, lowercasedName) { return header.value }
+        return nil
     }
 
     /// Judges a spec's example as the gateway would see it.

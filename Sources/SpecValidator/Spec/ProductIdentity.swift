@@ -1,0 +1,111 @@
+import JSON
+import PushModel
+
+/// Which product a request belongs to, from what identifies the sending app on the wire, never
+/// from the payload: the APNs topic's bundle id, the FCM project in the path. A spec set judges
+/// a request only with the specs of the product that claims it; a request no product claims is
+/// not covered by any spec (a third-party app's push through the same gateway), which is
+/// reported apart and is no violation.
+///
+/// The identities come from specset.json `config` (after `--spec-config` overrides):
+/// `config.<product>.bundle_ids` (strings) and `config.<product>.fcm_project` (a string or a
+/// list of strings). A product without an `fcm_project` claims no FCM request.
+///
+/// A bundle id names one app, so it belongs to one product. An FCM project may hold several
+/// apps (the v1 path names only the project; the token names the app), so several products may
+/// list one project: a push to it is then tried against all of their specs.
+struct ProductIdentities: Sendable {
+    /// APNs topic → the product (one) claiming it: every bundle id, and every bundle id with each
+    /// suffix a push type demands, so a request costs one lookup and no String of its own.
+    private let topics: [String: [Int]]
+    /// FCM project id → the products listing it, in specset.json order.
+    private let fcmProjects: [String: [Int]]
+    /// Bundle ids listed by more than one product: a configuration error the linter reports
+    /// (the first product listed keeps the bundle id).
+    let conflicts: [(identity: String, products: [String])]
+    /// FCM projects listed by more than one product: allowed, and their specs may overlap.
+    let sharedFCMProjects: [(project: String, products: [String])]
+
+    /// Topic suffixes a push type demands (apns.md: `voip` → `<bundle>.voip`, …): a topic with
+    /// one of them still belongs to the bundle id before it.
+    private static let topicSuffixes: [String] = APNSPushType.allCases.compactMap(\.requiredTopicSuffix)
+
+    init(products: [String], config: JSONValue) {
+        var topics: [String: [Int]] = [:], fcmProjects: [String: [Int]] = [:]
+        var owners: [String: [String]] = [:]
+        for (index, product) in products.enumerated() {
+            let entry = config[product]
+            for id in Self.strings(entry?["bundle_ids"]) {
+                owners[id, default: []].append(product)
+                if topics[id] == nil { topics[id] = [index] }
+            }
+            for id in Self.strings(entry?["fcm_project"]) where fcmProjects[id]?.contains(index) != true {
+                fcmProjects[id, default: []].append(index)
+            }
+        }
+        // Suffixed topics after every plain bundle id: a bundle id that happens to end in
+        // `.voip` stays its own product's.
+        for (id, index) in topics {
+            for suffix in Self.topicSuffixes where topics[id + suffix] == nil { topics[id + suffix] = index }
+        }
+        self.topics = topics
+        self.fcmProjects = fcmProjects
+        conflicts = owners.filter { $0.value.count > 1 }.map { ($0.key, $0.value) }.sorted { $0.identity < $1.identity }
+        sharedFCMProjects = fcmProjects.filter { $0.value.count > 1 }.map { ($0.key, $0.value.map { products[$0] }) }
+            .sorted { $0.project < $1.project }
+    }
+
+    /// A string, or an array of strings; anything else lists nothing.
+    private static func strings(_ value: JSONValue?) -> [String] {
+        if let text = value?.stringValue { return [text] }
+        return value?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
+    /// The product indices that claim the request (one on APNs, one or more on FCM), or why none
+    /// does (what the request carried, for reports that group unclaimed pushes).
+    func claimants(route: String, path: String, topic: String?) -> Result<[Int], UncoveredRequest> {
+        switch route {
+        case "apns":
+            guard let topic, !topic.isEmpty else { return .failure(UncoveredRequest(route: route, identity: nil)) }
+            if let product = topics[topic] { return .success(product) }
+            return .failure(UncoveredRequest(route: route, identity: topic))
+        case "fcm":
+            guard let project = Self.fcmProject(inPath: path) else { return .failure(UncoveredRequest(route: route, identity: nil)) }
+            if let product = fcmProjects[project] { return .success(product) }
+            return .failure(UncoveredRequest(route: route, identity: project))
+        default:
+            return .failure(UncoveredRequest(route: route, identity: nil))
+        }
+    }
+
+    /// `<p>` of `/v1/projects/<p>/messages:send` (fcm.md, the HTTP v1 endpoint).
+    static func fcmProject(inPath path: String) -> String? {
+        let prefix = "/v1/projects/"
+        guard path.utf8.starts(with: prefix.utf8) else { return nil }
+        let project = path.utf8.dropFirst(prefix.utf8.count).prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
+        return project.isEmpty ? nil : String(decoding: project, as: UTF8.self)
+    }
+}
+
+/// A request no product claims, with what it carried instead: the APNs topic or the FCM
+/// project (nil when it carried none, or on another route).
+public struct UncoveredRequest: Error, Sendable, Equatable, Hashable {
+    public var route: String
+    public var identity: String?
+
+    public init(route: String, identity: String?) {
+        self.route = route
+        self.identity = identity
+    }
+
+    /// What reports group by: `com.example.app`, `FCM project other-project`, `APNs pushes without apns-topic`.
+    public var label: String {
+        switch (route, identity) {
+        case ("apns", let topic?): return topic
+        case ("apns", nil): return "APNs pushes without apns-topic"
+        case ("fcm", let project?): return "FCM project " + project
+        case ("fcm", nil): return "FCM requests without a project in the path"
+        default: return "route " + route
+        }
+    }
+}
