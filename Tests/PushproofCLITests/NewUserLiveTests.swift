@@ -68,7 +68,7 @@ func quickStartPush(to serve: ServeProcess, topic: String) throws -> String {
         let serve = try ServeProcess(["--h2c", "--record", record], directory: directory.path)
         // A background push without apns-priority: Apple requires 5, the gateway notes it.
         let answer = try curl(["--http2-prior-knowledge", "-sS", "-w", "\n%{http_code}", "-H", "apns-push-type: background",
-                               "-H", "apns-topic: com.example.myapp", "-d", #"{"aps":{"content-available":1}}"#,
+                               "-H", "apns-topic: com.example.myapp", "-H", "authorization: bearer any", "-d", #"{"aps":{"content-available":1}}"#,
                                "\(serve.baseURL)/3/device/\(quickStartToken)"]).output
         #expect(answer.hasSuffix("\n200"))
         serve.stop()
@@ -133,7 +133,7 @@ func quickStartPush(to serve: ServeProcess, topic: String) throws -> String {
         #expect(firstCert != secondCert)
         for (serve, cert) in [(first, firstCert), (second, secondCert)] {
             let result = try curl(["-sS", "--cacert", cert, "-o", "/dev/null", "-w", "%{http_code}", "-H", "apns-push-type: alert",
-                                   "-H", "apns-topic: com.example.myapp", "-d", quickStartBody,
+                                   "-H", "apns-topic: com.example.myapp", "-H", "authorization: bearer any", "-d", quickStartBody,
                                    "\(serve.baseURL)/3/device/\(quickStartToken)"])
             #expect(result.output == "200", "\(cert): \(result.error)")
         }

@@ -22,7 +22,7 @@ import Testing
         let certificate = try directory.write("client.pem", issued.certificatePEM)
         let key = try directory.write("client-key.pem", issued.privateKeyPEM)
 
-        let common = ["--cacert", directory.file("pushproof-cert.pem"), "-sS", "-o", "/dev/stdout", "-w", " %{http_code}"] + voipHeaders
+        let common = ["--cacert", try #require(serve.certificatePath), "-sS", "-o", "/dev/stdout", "-w", " %{http_code}"] + voipHeaders
             + ["-d", ringBody]
         let url = "\(serve.baseURL)/3/device/\(deviceToken)"
         let bare = try curl(common + [url])
@@ -58,7 +58,7 @@ import Testing
             try JWT.signES256(header: ["alg": "ES256", "kid": .string(StrictSetup.keyID)],
                               claims: ["iss": .string(StrictSetup.teamID), "iat": iat], key: key ?? setup.apnsKey)
         }
-        let common = ["--cacert", setup.directory.file("pushproof-cert.pem"), "-sS", "-o", "/dev/stdout", "-w", " %{http_code}"]
+        let common = ["--cacert", try #require(serve.certificatePath), "-sS", "-o", "/dev/stdout", "-w", " %{http_code}"]
             + voipHeaders + ["-d", ringBody]
         let url = "\(serve.baseURL)/3/device/\(deviceToken)"
         // One connection per token: a new token on a used connection would be a rotation.

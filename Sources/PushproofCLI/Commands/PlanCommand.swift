@@ -39,7 +39,7 @@ struct PlanCommand: Subcommand {
 
         EXAMPLE:
           pushproof plan --members 10000 --within-ms 1000 --try-connections 1,2,4,8 --try-senders 1,2 \\
-              --gateway https://gateway.test:8443 --ca pushproof-cert.pem \\
+              --gateway https://gateway.test:8443 --ca pushproof-cert-8443.pem \\
               --apns-key apns-key.p8 --key-id ABC123DEFG --team-id TEAM123456 --service-account service-account.json
         """)
 

@@ -41,7 +41,7 @@ struct SendCommand: Subcommand {
         push failed; 2 a file could not be read or written; 64 usage.
 
         EXAMPLES:
-          pushproof send demo --ca pushproof-cert.pem --apns-key apns-key.p8 --key-id ABC123DEFG \\
+          pushproof send demo --ca pushproof-cert-8443.pem --apns-key apns-key.p8 --key-id ABC123DEFG \\
               --team-id TEAM123456 --service-account service-account.json --admin http://127.0.0.1:8444
           pushproof send ring --members 10000 --h2c --gateway http://127.0.0.1:8080 --apns-key ... 
           pushproof send ring --members 10000 --build-only

@@ -15,7 +15,7 @@ struct SenderOptions {
         .value("fcm", "URL", "FCM origin; pushes go to URL/v1/projects/<project>/messages:send.", default: "--gateway"),
         .value("token-url", "URL", "OAuth2 token endpoint for FCM access tokens.", default: "the service account's token_uri"),
         .flag("h2c", "Cleartext HTTP/2 with prior knowledge (http:// URLs), for pushproof serve --h2c."),
-        .value("ca", "FILE", "Trust the certificates in this PEM file (pushproof serve writes pushproof-cert.pem)."),
+        .value("ca", "FILE", "Trust the certificates in this PEM file (pushproof serve writes pushproof-cert-<port>.pem)."),
         .flag("insecure", "Skip TLS certificate and host checks (local testing only)."),
         .value("apns-key", "FILE", "APNs token-auth key (.p8). Without it APNs pushes are logged, not sent."),
         .value("key-id", "ID", "The .p8 key's 10-character key id (JWT kid)."),
