@@ -41,8 +41,17 @@ let package = Package(
         // thresholds, JUnit/JSON/HTML reports.
         .target(name: "Driver", dependencies: ["JSON", "PushModel", "Sender"]),
 
+        // Scenarios: the file model (people, devices, events, expected deliveries), its decoder
+        // and generator, and the delivery comparison `check --expect` and `run` share.
+        .target(name: "Scenario", dependencies: ["JSON"]),
+
+        // `pushproof run`: the sender seam, the reference sender behind it, an embedded
+        // gateway, and the verdicts per event and per token-cleanup rule.
+        .target(name: "ScenarioRunner", dependencies: ["JSON", "PushModel", "Crypto", "HTTPCore", "HTTP2Server",
+                                                       "MockGateway", "SpecValidator", "Sender", "Scenario"]),
+
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
-        .target(name: "PushproofCLI", dependencies: ["JSON", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl"]),
+        .target(name: "PushproofCLI", dependencies: ["JSON", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl", "Scenario", "ScenarioRunner"]),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"]),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
@@ -55,6 +64,8 @@ let package = Package(
         .testTarget(name: "MockGatewayTests", dependencies: ["MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator"]),
         .testTarget(name: "SenderTests", dependencies: ["Sender", "JSON", "Crypto", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "DriverTests", dependencies: ["Driver", "JSON", "PushModel"]),
+        .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "JSON"]),
+        .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel"]),
         .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport"]),
     ]
 )

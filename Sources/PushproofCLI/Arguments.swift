@@ -30,7 +30,8 @@ struct OptionSpec: Sendable {
 struct CommandSpec: Sendable {
     var name: String
     var abstract: String
-    /// Positional arguments, e.g. ["RECORDING"]; a trailing "?" marks one optional.
+    /// Positional arguments, e.g. ["RECORDING"]; a trailing "?" marks one optional, a trailing
+    /// "…" (last only) one or more.
     var positionals: [String] = []
     var options: [OptionSpec]
     var discussion: String = ""
@@ -139,7 +140,7 @@ struct ParsedArguments {
         if parsed.positionals.count < required.count {
             throw UsageError(message: "missing \(required[parsed.positionals.count]) for 'pushproof \(command.name)'")
         }
-        if parsed.positionals.count > command.positionals.count {
+        if parsed.positionals.count > command.positionals.count, command.positionals.last?.hasSuffix("…") != true {
             throw UsageError(message: "unexpected argument '\(parsed.positionals[command.positionals.count])' for 'pushproof \(command.name)'")
         }
         return parsed

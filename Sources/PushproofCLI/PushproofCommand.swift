@@ -46,6 +46,7 @@ public enum PushproofCommand {
         CommandEntry(SendCommand.self),
         CommandEntry(DriveCommand.self),
         CommandEntry(PlanCommand.self),
+        CommandEntry(RunCommand.self),
     ]
 
     public static var usage: String {

@@ -1,6 +1,7 @@
 import Driver
 import Foundation
 import JSON
+import Scenario
 
 /// `pushproof check --expect FILE`: did the pushes reach exactly the right devices? The file
 /// lists the deliveries a scenario must produce; the recording is compared with it:
@@ -18,12 +19,7 @@ import JSON
 /// A push counts as delivered when the gateway accepted it (2xx): a retried 503 followed by a
 /// 200 is one delivery, and a push the gateway refused (a gone token's 410) reached no device.
 struct DeliveryExpectations {
-    struct Expected: Equatable {
-        var token: String
-        /// nil: any spec (or none) will do.
-        var spec: String?
-        var count: Int
-    }
+    typealias Expected = DeliveryTally.Expected
 
     let path: String
     let expected: [Expected]
@@ -73,78 +69,21 @@ struct DeliveryExpectations {
         self.expected = expected
     }
 
-    /// APNs tokens are hex, and Apple treats them case-insensitively; FCM tokens are not.
-    static func normalized(_ token: String) -> String {
-        token.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) } ? token.lowercased() : token
-    }
+    static func normalized(_ token: String) -> String { DeliveryTally.normalized(token) }
 }
 
-/// The accepted pushes of a recording, per device token and spec.
-struct DeliveryTally {
-    struct Delivery {
-        var spec: String?
-        var sequence: Int
-    }
-
-    private(set) var byToken: [String: [Delivery]] = [:]
-
+extension DeliveryTally {
     /// Notes one recorded request: counted only if it was a push the gateway accepted.
     mutating func add(_ request: RecordedRequest, spec: String?, sequence: Int) {
-        guard let status = request.status, (200..<300).contains(status), let token = request.deviceToken else { return }
-        byToken[DeliveryExpectations.normalized(token), default: []].append(Delivery(spec: spec, sequence: sequence))
+        add(token: request.deviceToken, status: request.status, spec: spec, sequence: sequence)
     }
 
-    /// The comparison: listed deliveries that did not happen as often as listed, and pushes to
-    /// devices (or of specs) nobody listed.
     func compare(with expectations: DeliveryExpectations) -> DeliveryComparison {
-        var remaining = byToken
-        var comparison = DeliveryComparison(expectedCount: expectations.expected.reduce(0) { $0 + $1.count })
-        // Entries naming a spec first, so a "(any spec)" entry only takes what they leave.
-        let ordered = expectations.expected.filter { $0.spec != nil } + expectations.expected.filter { $0.spec == nil }
-        for entry in ordered {
-            let key = DeliveryExpectations.normalized(entry.token)
-            var deliveries = remaining[key] ?? []
-            let matching = deliveries.indices.filter { entry.spec == nil || deliveries[$0].spec == entry.spec }
-            let taken = Array(matching.prefix(entry.count))
-            comparison.asExpected += taken.count
-            if taken.count < entry.count {
-                comparison.missing.append((entry, taken.count))
-            } else if matching.count > entry.count {
-                let extra = matching.dropFirst(entry.count).map { deliveries[$0].sequence }
-                comparison.repeated.append((entry, matching.count, extra))
-            }
-            let used = Set(matching)  // repeats are reported above, not again as unexpected
-            deliveries = deliveries.indices.filter { !used.contains($0) }.map { deliveries[$0] }
-            remaining[key] = deliveries
-        }
-        for (token, deliveries) in remaining.sorted(by: { $0.key < $1.key }) {
-            for delivery in deliveries { comparison.unexpected.append((token, delivery.spec, delivery.sequence)) }
-        }
-        comparison.unexpected.sort { $0.sequence < $1.sequence }
-        return comparison
+        compare(with: expectations.expected)
     }
 }
 
-/// What `compare` found.
-struct DeliveryComparison {
-    var expectedCount: Int
-    var asExpected = 0
-    var missing: [(entry: DeliveryExpectations.Expected, got: Int)] = []
-    var repeated: [(entry: DeliveryExpectations.Expected, got: Int, extraSequences: [Int])] = []
-    var unexpected: [(token: String, spec: String?, sequence: Int)] = []
-
-    var passed: Bool { missing.isEmpty && repeated.isEmpty && unexpected.isEmpty }
-
-    var problems: [String] {
-        func name(_ spec: String?) -> String { spec ?? "a push" }
-        return missing.map { "missing: \(name($0.entry.spec)) to \($0.entry.token): expected \($0.entry.count), accepted \($0.got)" }
-            + repeated.map {
-                "repeated: \(name($0.entry.spec)) to \($0.entry.token): expected \($0.entry.count), accepted \($0.got) "
-                    + "(extra: request #\($0.extraSequences.map(String.init).joined(separator: ", #")))"
-            }
-            + unexpected.map { "unexpected: \($0.spec ?? "an unmatched push") to \($0.token) (request #\($0.sequence))" }
-    }
-
+extension DeliveryComparison {
     func text(path: String, maxListed: Int) -> String {
         var out = "\ndeliveries (\(path)): \(expectedCount) expected, \(asExpected) as expected; \(missing.count) missing, "
             + "\(unexpected.count) unexpected, \(repeated.count) repeated\n"

@@ -1,0 +1,226 @@
+import Driver
+import Foundation
+import JSON
+import MockGateway
+import Scenario
+import ScenarioRunner
+
+/// `pushproof run SCENARIO…`: plays scenarios through a sender against an embedded gateway and
+/// judges every event's deliveries and the sender's token cleanup.
+struct RunCommand: Subcommand {
+    static let spec = CommandSpec(
+        name: "run",
+        abstract: "Play scenarios through a sender against an embedded gateway; a verdict per event and per cleanup rule.",
+        positionals: ["SCENARIO…"],
+        options: [
+            .value("sender", "NAME", "The sender under test.", default: "reference"),
+            .value("specs", "DIR", "The spec directory (specset.json's config gives each product's bundle id and FCM project).",
+                   default: "Specs"),
+            .value("settle-ms", "MS", "An event is answered once its expected pushes are accepted and no request came for this long.",
+                   default: "50"),
+            .value("event-timeout-ms", "MS", "The longest an event may take to reach its expected count.", default: "10000"),
+            .value("json", "FILE", "Also write the report as JSON."),
+            .value("junit", "FILE", "Also write a JUnit file: a testcase per event and per token-cleanup rule."),
+            .value("record", "FILE", "Keep the gateway's recording (for pushproof check and show)."),
+            .flag("quiet", "Print only failures and the summary."),
+        ],
+        discussion: """
+        SCENARIO is a scenario file (Specs/scenarios/README.md) or a folder of them (*.json, in name order).
+        The gateway is the mock, in this process: loopback, TLS with generated test credentials,
+        strict APNs and FCM auth, every push judged against the specs.
+        Exit status: 0 every event and cleanup rule passed; 1 one failed; 2 a scenario or the specs
+        could not be read; 64 usage.
+
+        EXAMPLES:
+          pushproof run Specs/scenarios
+          pushproof run my-workspace.json --junit out/scenarios.xml --record out/record.jsonl
+        """)
+
+    let paths: [String]
+    let specsDirectory: String
+    let options: RunOptions
+    let jsonPath: String?
+    let junitPath: String?
+    let recordPath: String?
+    let quiet: Bool
+
+    init(_ arguments: ParsedArguments) throws {
+        paths = arguments.positionals
+        let sender = arguments.value("sender") ?? "reference"
+        guard sender == "reference" else {
+            throw UsageError(message: "--sender: only the reference sender can be run so far, not '\(sender)'")
+        }
+        specsDirectory = arguments.value("specs") ?? "Specs"
+        var options = RunOptions()
+        options.settleMilliseconds = try arguments.int("settle-ms", default: 50, range: 0...60_000)
+        options.eventTimeoutMilliseconds = try arguments.int("event-timeout-ms", default: 10_000, range: 10...600_000)
+        self.options = options
+        jsonPath = arguments.value("json")
+        junitPath = arguments.value("junit")
+        recordPath = arguments.value("record")
+        quiet = arguments.has("quiet")
+    }
+
+    /// The scenario files named: files as given, folders' `*.json` in name order.
+    static func scenarioFiles(_ paths: [String]) throws(FileError) -> [String] {
+        var files: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw FileError(path: path, reason: "no such file or folder")
+            }
+            if isDirectory.boolValue {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+                files += names.filter { $0.hasSuffix(".json") }.sorted().map { (path as NSString).appendingPathComponent($0) }
+            } else {
+                files.append(path)
+            }
+        }
+        return files
+    }
+
+    static func load(_ path: String) throws(FileError) -> Scenario {
+        let text = try readText(path)
+        do {
+            return try Scenario(json: Array(text.utf8), name: path)
+        } catch {
+            throw FileError(path: path, reason: error.description)
+        }
+    }
+
+    func run() async -> Int32 {
+        let scenarios: [Scenario]
+        let judge: SpecJudge
+        do {
+            scenarios = try Self.scenarioFiles(paths).map { path throws(FileError) in try Self.load(path) }
+        } catch {
+            printError("pushproof run: \(error)")
+            return ExitCode.ioError
+        }
+        if scenarios.isEmpty {
+            printError("pushproof run: no scenario files in \(paths.joined(separator: ", "))")
+            return ExitCode.ioError
+        }
+        do {
+            judge = try SpecJudge(directory: specsDirectory)
+        } catch {
+            printError("pushproof run: --specs \(specsDirectory): \(error)")
+            return ExitCode.ioError
+        }
+        var record: RecordFile?
+        if let recordPath {
+            do {
+                try createParentDirectory(of: recordPath)
+                record = try RecordFile(path: recordPath)
+            } catch {
+                printError("pushproof run: \(error)")
+                return ExitCode.ioError
+            }
+        }
+        var reports: [ScenarioReport] = []
+        for scenario in scenarios {
+            do {
+                let report = try await ScenarioRunner.run(scenario, judge: judge, sender: ReferenceSender(), options: options, record: record)
+                print(RunReportText.text(report, quiet: quiet), terminator: "")
+                reports.append(report)
+            } catch {
+                printError("pushproof run: \(scenario.name): \(error)")
+                record?.close()
+                return ExitCode.ioError
+            }
+        }
+        record?.close()
+        let failed = reports.filter { !$0.passed }
+        let events = reports.reduce(0) { $0 + $1.events.count }
+        let failedEvents = reports.reduce(0) { $0 + $1.events.filter { !$0.passed }.count }
+        print("\n\(reports.count) scenario\(reports.count == 1 ? "" : "s"), \(events) events: "
+              + (failed.isEmpty ? "all passed" : "\(failed.count) scenario(s) failed, \(failedEvents) event(s) failed"))
+        var files = ReportFiles(command: "run")
+        files.write(jsonPath, RunReportText.json(reports).serialized() + "\n")
+        files.write(junitPath, RunReportText.junit(reports))
+        if files.failed { return ExitCode.ioError }
+        return failed.isEmpty ? ExitCode.success : ExitCode.failure
+    }
+}
+
+/// The report's text, JSON and JUnit forms.
+enum RunReportText {
+    static func text(_ report: ScenarioReport, quiet: Bool) -> String {
+        var out = "\n\(report.name): \(report.passed ? "PASS" : "FAIL") (sender \(report.sender), oracle: \(report.oracle))\n"
+        if let description = report.description, !quiet { out += "  \(description)\n" }
+        for event in report.events where !quiet || !event.passed {
+            out += "  event \(event.index) \(event.type): \(event.passed ? "ok" : "FAILED"); expected \(event.expected.count), "
+                + "delivered \(event.delivered.count)\n"
+            if !quiet, !event.passed || event.expected.count != event.delivered.count {
+                for push in event.expected { out += "    expected \(push.spec) to \(push.device)\n" }
+                for push in event.delivered { out += "    delivered \(push.spec ?? "(no spec)") to \(push.device) (#\(push.sequence))\n" }
+            }
+            for problem in event.problems {
+                out += "    \(problem.message)\n"
+                if let source = problem.source { out += "      \"\(source)\"\n" }
+            }
+        }
+        if let aborted = report.aborted { out += "  stopped: \(aborted)\n" }
+        return out
+    }
+
+    static func json(_ reports: [ScenarioReport]) -> JSONValue {
+        .object([
+            "passed": .bool(reports.allSatisfy(\.passed)),
+            "scenarios": .array(reports.map { report in
+                .object([
+                    "name": .string(report.name), "passed": .bool(report.passed), "sender": .string(report.sender),
+                    "oracle": .string(report.oracle), "aborted": report.aborted.map(JSONValue.string) ?? .null,
+                    "events": .array(report.events.map { event in
+                        .object([
+                            "index": .number(Double(event.index)), "type": .string(event.type), "passed": .bool(event.passed),
+                            "source": event.source.map(JSONValue.string) ?? .null,
+                            "expected": .array(event.expected.map { ["device": .string($0.device), "spec": .string($0.spec)] }),
+                            "delivered": .array(event.delivered.map {
+                                ["device": .string($0.device), "spec": $0.spec.map(JSONValue.string) ?? .null, "seq": .number(Double($0.sequence))]
+                            }),
+                            "problems": .array(event.problems.map {
+                                ["kind": .string($0.kind.rawValue), "message": .string($0.message),
+                                 "source": $0.source.map(JSONValue.string) ?? .null]
+                            }),
+                        ])
+                    }),
+                    "cleanup": .array(report.cleanupRules.map { rule in
+                        ["rule": .string(rule.rule), "passed": .bool(rule.problems.isEmpty),
+                         "problems": .array(rule.problems.map { .string("event \($0.event): \($0.problem.message)") })]
+                    }),
+                ])
+            }),
+        ])
+    }
+
+    static func junit(_ reports: [ScenarioReport]) -> String {
+        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"pushproof run\">\n"
+        for report in reports {
+            var cases = ""
+            var tests = 0, failures = 0
+            for event in report.events {
+                tests += 1
+                cases += "    <testcase classname=\"\(XML.escape(report.name))\" name=\"event \(event.index) \(XML.escape(event.type))\">\n"
+                if !event.passed {
+                    failures += 1
+                    let text = event.problems.map { $0.message + ($0.source.map { " (\"\($0)\")" } ?? "") }.joined(separator: "\n")
+                    cases += "      <failure message=\"\(event.problems.count) problem(s)\" type=\"DeliveryMismatch\">\(XML.escape(text))</failure>\n"
+                }
+                cases += "    </testcase>\n"
+            }
+            for rule in report.cleanupRules {
+                tests += 1
+                cases += "    <testcase classname=\"\(XML.escape(report.name))\" name=\"cleanup: \(XML.escape(rule.rule))\">\n"
+                if !rule.problems.isEmpty {
+                    failures += 1
+                    let text = rule.problems.map { "event \($0.event): \($0.problem.message)" }.joined(separator: "\n")
+                    cases += "      <failure message=\"\(rule.problems.count) problem(s)\" type=\"TokenCleanup\">\(XML.escape(text))</failure>\n"
+                }
+                cases += "    </testcase>\n"
+            }
+            out += "  <testsuite name=\"\(XML.escape(report.name))\" tests=\"\(tests)\" failures=\"\(failures)\">\n" + cases + "  </testsuite>\n"
+        }
+        return out + "</testsuites>\n"
+    }
+}

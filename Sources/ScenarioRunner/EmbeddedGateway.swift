@@ -1,0 +1,175 @@
+// The gateway `run` starts for a scenario: the mock (MockGateway on HTTP2Server) in this
+// process, on loopback, over TLS with freshly generated test credentials and strict auth
+// (APNs provider tokens, FCM access tokens), judging every push against the specs.
+import Crypto
+import Foundation
+import HTTP2Server
+import HTTPCore
+import JSON
+import MockGateway
+import Scenario
+import SpecValidator
+import Synchronization
+
+/// One exchange as the runner needs it, copied off the event loop.
+public struct ObservedExchange: Sendable {
+    /// 1, 2, 3, … in the order answers were decided.
+    public var sequence: Int
+    public var route: String
+    public var path: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    /// 0: the stream was reset or the connection dropped.
+    public var status: Int
+    public var reason: String?
+    public var fault: String?
+    /// The spec verdict as recorded (`spec`, `ok`, `violations`).
+    public var verdict: JSONValue?
+
+    public init(sequence: Int, route: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8],
+                status: Int, reason: String? = nil, fault: String? = nil, verdict: JSONValue? = nil) {
+        self.sequence = sequence
+        self.route = route
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.status = status
+        self.reason = reason
+        self.fault = fault
+        self.verdict = verdict
+    }
+
+    public var isPush: Bool { route == "apns" || route == "fcm" }
+    public var token: String? { DeliveryTally.deviceToken(route: route, path: path, body: body) }
+    public var accepted: Bool { (200..<300).contains(status) }
+    public var specID: String? { verdict?["spec"]?.stringValue }
+}
+
+/// Keeps every exchange in memory (a scenario is small), and, with `--record`, hands it on
+/// to the recorder too.
+final class ExchangeLog: GatewayObserver {
+    private let exchanges = Mutex<[ObservedExchange]>([])
+
+    func observe(_ exchange: GatewayExchange) {
+        exchanges.withLock { list in
+            list.append(ObservedExchange(
+                sequence: list.count + 1, route: exchange.route.rawValue, path: exchange.request.path,
+                headers: exchange.request.headers.map { ($0.name, $0.value) }, body: exchange.request.body,
+                status: exchange.response.status, reason: exchange.reason, fault: exchange.fault, verdict: exchange.verdict))
+        }
+    }
+
+    var count: Int { exchanges.withLock { $0.count } }
+
+    func exchanges(from start: Int) -> [ObservedExchange] {
+        exchanges.withLock { Array($0[min(start, $0.count)...]) }
+    }
+}
+
+public struct GatewayStartError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A running embedded gateway. `stop()` shuts it down and removes its credential files.
+final class EmbeddedGateway: Sendable {
+    let access: GatewayAccess
+    let log: ExchangeLog
+    let gateway: MockGateway
+    private let server: HTTPServer
+    private let directory: String
+    private let recorder: Recorder?
+
+    static let keyID = "SCENARIO01"
+    static let teamID = "PUSHPROOF1"
+
+    /// `faults`: the scenario's `gateway.faults`, in serve's configuration shape.
+    init(judge: SpecJudge, bundleIDs: [String], fcmProject: String, tokens: TokenConfiguration, faults: JSONValue?,
+         recordFile: RecordFile?) throws(GatewayStartError) {
+        let directory = NSTemporaryDirectory() + "pushproof-run-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            var configuration = GatewayConfiguration()
+            if let faults {
+                let text = JSONValue.object(["faults": faults]).serialized()
+                do {
+                    configuration.faults = try GatewayConfiguration.parse(json: Array(text.utf8)).faults
+                } catch {
+                    throw GatewayStartError("gateway.\(error)")
+                }
+            }
+            let apnsKey = try ECP256PrivateKey.generate()
+            configuration.apns = APNSConfiguration(
+                keys: [.init(keyID: Self.keyID, teamID: Self.teamID, publicKeyPEM: try apnsKey.publicKey.spkiPEM)],
+                bundleIDs: Set(bundleIDs))
+            let (serviceAccountJSON, account) = try GoogleServiceAccount.generate(
+                projectID: fcmProject, clientEmail: "pushproof@\(fcmProject).iam.gserviceaccount.com", tokenURI: "https://127.0.0.1:0/token")
+            configuration.tokens = tokens
+            let certificate = try SelfSignedCertificate.generate(commonName: "pushproof", subjectAltNames: ["localhost", "127.0.0.1"])
+            let log = ExchangeLog()
+            let recorder = recordFile.map { Recorder(file: $0) }
+            // The token URL names the port, which is known once bound: the gateway accepts its
+            // own /token as audience whatever the port, and the sender is told the real URL.
+            configuration.fcm = FCMConfiguration(
+                projectID: fcmProject,
+                serviceAccounts: [.init(clientEmail: account.clientEmail, privateKeyID: account.privateKeyID, keyPEM: account.privateKeyPEM)])
+            let gateway = try MockGateway(configuration: configuration, observers: [log as any GatewayObserver] + (recorder.map { [$0] } ?? []),
+                                          judge: judge)
+            var settings = ServerConfiguration(threads: 1)
+            settings.http2.streamLimitGoAwayDebugData = Array(#"{"reason":"Maximum active streams violated for this endpoint."}"#.utf8)
+            let server = HTTPServer(listeners: [ListenerConfiguration(
+                host: "127.0.0.1", port: 0,
+                tls: TLSConfiguration(certificateChainPEM: certificate.certificatePEM, privateKeyPEM: certificate.privateKeyPEM),
+                handler: gateway)], configuration: settings)
+            let bound = try server.start()
+            let base = "https://127.0.0.1:\(bound[0].port)"
+            let write = { (name: String, text: String) throws -> String in
+                let path = directory + "/" + name
+                guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+                    throw GatewayStartError("cannot write \(path)")
+                }
+                return path
+            }
+            // The service account's token_uri must point at this gateway.
+            var accountObject = try JSONParser.parse(serviceAccountJSON).objectValue ?? [:]
+            accountObject["token_uri"] = .string(base + "/token")
+            access = GatewayAccess(
+                apnsURL: base, fcmURL: base, tokenURL: base + "/token",
+                caFile: try write("gateway-cert.pem", certificate.certificatePEM),
+                apnsKeyFile: try write("apns-key.p8", try apnsKey.pkcs8PEM), apnsKeyID: Self.keyID, apnsTeamID: Self.teamID,
+                serviceAccountFile: try write("service-account.json", JSONValue.object(accountObject).serialized()))
+            self.log = log
+            self.gateway = gateway
+            self.server = server
+            self.directory = directory
+            self.recorder = recorder
+        } catch let error as GatewayStartError {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw GatewayStartError("embedded gateway: \(error)")
+        }
+    }
+
+    /// From now on the gateway answers `token` as `state`.
+    func setToken(_ token: String, _ state: TokenState, nowMs: Int64) {
+        gateway.tokens.set(token, to: Self.registryState(state, nowMs: nowMs))
+    }
+
+    static func registryState(_ state: TokenState, nowMs: Int64) -> DeviceTokenState {
+        switch state {
+        case .valid: .valid
+        case .gone(let since): .gone(sinceMillis: UInt64(since ?? nowMs))
+        case .expired: .expired(sinceMillis: UInt64(nowMs))
+        case .bad: .bad
+        case .otherSender: .otherSender
+        }
+    }
+
+    func stop() {
+        server.shutdown(gracePeriod: .seconds(2))
+        recorder?.file.flush()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}

@@ -1,0 +1,182 @@
+// A scenario's world as the reference rules (Sources/Sender) see it: the device store, calls
+// in progress, messages and read cursors. Each event goes in; the pushes the rules decide come
+// out. The reference sender sends them; the oracle only lists them.
+import PushModel
+import Scenario
+import Sender
+
+/// Plays a scenario's events through PoolseRules, YamaRules or ConciergeRules.
+/// Not thread-safe: one caller at a time (the runner plays events in order).
+final class ReferenceWorld {
+    let scenario: Scenario
+    let store: InMemoryDeviceStore
+    let bundleID: String
+    let fcmProject: String
+    private var nowMs: Int64
+    private var calls: [String: Call] = [:]
+    /// poolse: each conversation's messages in order, and each reader's position in it.
+    private var messages: [String: [(id: String, sender: String)]] = [:]
+    private var cursors: [String: [String: Int]] = [:]
+    private var mutes: [String: Set<String>] = [:]
+    private var dnd: Set<String>
+    /// Concierge: replies the customer has not read, per conversation.
+    private var conciergeUnread: [String: Int] = [:]
+
+    static let grants = FixedGrants(call: "eyJhbGciOiJFUzI1NiJ9.scenario-call", reply: "eyJhbGciOiJFUzI1NiJ9.scenario-reply")
+
+    init(scenario: Scenario, bundleID: String, fcmProject: String, store: InMemoryDeviceStore = InMemoryDeviceStore()) {
+        self.scenario = scenario
+        self.bundleID = bundleID
+        self.fcmProject = fcmProject
+        self.store = store
+        nowMs = scenario.startMs
+        dnd = Set(scenario.people.filter(\.doNotDisturb).map(\.id))
+        for person in scenario.people {
+            for device in person.devices { store.register(Self.device(device, of: person.id)) }
+        }
+        for room in scenario.rooms { mutes[room.id] = Set(room.mutedBy) }
+    }
+
+    static func device(_ device: ScenarioDevice, of person: String) -> Device {
+        Device(userID: person, platform: device.platform == .ios ? .ios : .android,
+               kind: device.platform == .ios ? (device.voip ? .voip : .alert) : nil, token: device.token)
+    }
+
+    private var clock: PushClock { .fixed(nowMs) }
+
+    private var poolse: PoolseRules {
+        var settings = WorkspaceSettings()
+        settings.chatNotifications = scenario.workspace.chatNotifications
+        settings.groupConversations = scenario.workspace.onlyMentionsInGroups ? .onlyMentions : .allMessages
+        settings.preview = scenario.workspace.fullPreview ? .full : .hidden
+        settings.missedCalls = scenario.workspace.missedCalls
+        return PoolseRules(app: AppConfig(iosBundleID: bundleID, fcmProjectID: fcmProject), settings: settings,
+                           devices: store, grants: Self.grants, clock: clock)
+    }
+
+    private func user(_ id: String) -> User {
+        let person = scenario.person(id)
+        return User(id: id, externalID: person?.externalID ?? id, displayName: person?.name ?? id)
+    }
+
+    private func conversation(_ id: String) -> Conversation {
+        let c = scenario.conversations.first { $0.id == id }!
+        return Conversation(id: c.id, kind: c.kind == .group ? .group : .direct, name: c.name, members: c.members,
+                            mutedBy: Set(c.mutedBy))
+    }
+
+    private func token(_ deviceID: String) -> String { scenario.device(deviceID)?.token ?? deviceID }
+
+    /// Applies one event and returns the pushes the rules decide for it.
+    func decide(_ event: ScenarioEvent) throws -> [PushRequest] {
+        if let at = event.atMs { nowMs = scenario.startMs + at }
+        switch event.kind {
+        case .callPlaced(let id, let conversationID, let caller, let media):
+            let call = Call.placed(id: id, conversation: conversation(conversationID), caller: user(caller),
+                                   media: media == .video ? .video : .audio, ringDeadline: nowMs + 45_000)
+            calls[id] = call
+            return try poolse.callPlaced(call)
+        case .roomStarted(let id, let conversationID, let by, let media):
+            var call = Call(id: id, kind: .room, conversation: conversation(conversationID), caller: user(by),
+                            media: media == .video ? .video : .audio)
+            call.joined.insert(by)
+            calls[id] = call
+            return []
+        case .callAnswered(let id, let userID, let deviceID):
+            guard var call = calls[id] else { return [] }
+            call.joined.insert(userID)
+            calls[id] = call
+            return try poolse.ringEnded(call, stop: .answeredElsewhere(userID: userID, deviceToken: token(deviceID)))
+        case .callDeclined(let id, let userID, let deviceID):
+            guard var call = calls[id] else { return [] }
+            call.declined.insert(userID)
+            calls[id] = call
+            return try poolse.ringEnded(call, stop: .declined(userID: userID, deviceToken: deviceID.map(token)))
+        case .callBusy(let id, let userID):
+            calls[id]?.busy.insert(userID)
+            return []
+        case .peopleAdded(let id, _, let people):
+            guard var call = calls[id] else { return [] }
+            let pushes = try poolse.peopleAdded(people, to: call)
+            call.added += people.filter { $0 != call.caller.id && !call.joined.contains($0) }
+            calls[id] = call
+            return pushes
+        case .callJoined(let id, let userID, _):
+            calls[id]?.joined.insert(userID)
+            return []
+        case .callEnded(let id, let reason):
+            guard let call = calls.removeValue(forKey: id) else { return [] }
+            return try poolse.callEnded(call, reason: Sender.CallEndReason(rawValue: reason.rawValue)!)
+        case .messageSent(let conversationID, let id, let sender, let text, let kind, let mentions):
+            messages[conversationID, default: []].append((id, sender))
+            let position = messages[conversationID]!.count
+            cursors[conversationID, default: [:]][sender] = position
+            let message = Message(id: id, conversationID: conversationID, sender: user(sender),
+                                  kind: Sender.MessageKind(rawValue: kind.rawValue)!, text: text, mentions: Set(mentions), sentAt: nowMs)
+            let members = conversation(conversationID).members
+            let totals = UnreadTotals(Dictionary(uniqueKeysWithValues: members.map { ($0, unreadTotal(of: $0)) }))
+            return try poolse.messageSent(message, in: conversation(conversationID), unread: totals)
+        case .conversationRead(let conversationID, let reader, let through):
+            let list = messages[conversationID] ?? []
+            guard let index = list.firstIndex(where: { $0.id == through }) else { return [] }
+            let previous = cursors[conversationID]?[reader] ?? 0
+            let next = max(previous, index + 1)
+            let passed = list[min(previous, next)..<next].filter { $0.sender != reader }.count
+            cursors[conversationID, default: [:]][reader] = next
+            return try poolse.readCursorMoved(ReadCursorMove(
+                readerID: reader, conversationID: conversationID, previousPosition: Int64(previous), newPosition: Int64(next),
+                unreadMessagesPassed: passed, unreadTotal: unreadTotal(of: reader)))
+        case .yamaMessage(let roomID, let id, let author, let text):
+            let room = scenario.rooms.first { $0.id == roomID }!
+            let members = room.members.map { YamaMember(userID: $0, displayName: user($0).displayName,
+                                                         status: dnd.contains($0) ? .doNotDisturb : .available) }
+            let yamaRoom = YamaRoom(slug: room.id, name: room.name, members: members, mutedBy: mutes[roomID] ?? [])
+            let rules = YamaRules(tenant: YamaTenant(id: scenario.tenant, iosBundleID: bundleID), devices: store)
+            return try rules.messageCreated(YamaMessage(id: id, authorID: author, authorName: user(author).displayName, text: text),
+                                            in: yamaRoom)
+        case .userStatus(let userID, let doNotDisturb):
+            if doNotDisturb { dnd.insert(userID) } else { dnd.remove(userID) }
+            return []
+        case .roomMuted(let roomID, let userID, let muted):
+            if muted { mutes[roomID, default: []].insert(userID) } else { mutes[roomID]?.remove(userID) }
+            return []
+        case .replySent(let conversationID, let id, let author, let text, let unread):
+            let conversation = scenario.conversations.first { $0.id == conversationID }!
+            let count = unread ?? (conciergeUnread[conversationID, default: 0] + 1)
+            conciergeUnread[conversationID] = count
+            let app = ConciergeApp(name: scenario.conciergeApp.name, iosBundleID: bundleID, fcmProjectID: fcmProject,
+                                   showTeamNames: scenario.conciergeApp.showTeamNames)
+            let replyAuthor: ConciergeReplyAuthor = switch author {
+            case .teamMember(let name): .teamMember(name: name)
+            case .ai: .ai
+            }
+            return try ConciergeRules(app: app, devices: store).reply(
+                ConciergeReply(conversationID: conversationID, messageID: id, author: replyAuthor, text: text, unread: count),
+                toCustomer: conversation.customer!)
+        case .customerMessage(let conversationID, _):
+            // The customer writes in the chat, so they have read every reply.
+            conciergeUnread[conversationID] = 0
+            return []
+        case .deviceRegistered(let person, let device, _):
+            store.register(Self.device(device, of: person))
+            return []
+        case .deviceUnregistered(let deviceID):
+            store.remove(token: token(deviceID))
+            return []
+        case .gatewayToken:
+            return []
+        }
+    }
+
+    /// poolse: the person's messages from others not yet passed by their read cursor, over
+    /// every conversation they are in ("the unread totals follow from the messages sent and read").
+    func unreadTotal(of userID: String) -> Int {
+        var total = 0
+        for (conversationID, list) in messages {
+            guard conversation(conversationID).members.contains(userID) else { continue }
+            let position = cursors[conversationID]?[userID] ?? 0
+            total += list[min(position, list.count)...].filter { $0.sender != userID }.count
+        }
+        return total
+    }
+}

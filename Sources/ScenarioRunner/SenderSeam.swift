@@ -1,0 +1,147 @@
+// The one protocol between `pushproof run` and a sender. Everything crosses it as values a
+// process could read from a JSON line (the scenario's own objects, URLs and file paths), so
+// an external sender speaking JSON lines on stdio can stand behind it as the reference one does.
+import Foundation
+import PushModel
+import Scenario
+import Sender
+import Synchronization
+
+/// Where the gateway is and how a sender authenticates to it: URLs and files, as a team's
+/// own sender would be configured.
+public struct GatewayAccess: Sendable {
+    public var apnsURL: String
+    public var fcmURL: String
+    public var tokenURL: String
+    /// The gateway's TLS certificate (PEM) to trust.
+    public var caFile: String
+    public var apnsKeyFile: String
+    public var apnsKeyID: String
+    public var apnsTeamID: String
+    public var serviceAccountFile: String
+
+    public init(apnsURL: String, fcmURL: String, tokenURL: String, caFile: String, apnsKeyFile: String,
+                apnsKeyID: String, apnsTeamID: String, serviceAccountFile: String) {
+        self.apnsURL = apnsURL
+        self.fcmURL = fcmURL
+        self.tokenURL = tokenURL
+        self.caFile = caFile
+        self.apnsKeyFile = apnsKeyFile
+        self.apnsKeyID = apnsKeyID
+        self.apnsTeamID = apnsTeamID
+        self.serviceAccountFile = serviceAccountFile
+    }
+}
+
+/// What a sender is told before the first event: the scenario (product, app, settings,
+/// people with their devices, conversations, rooms) and the gateway.
+public struct SenderSetup: Sendable {
+    public var scenario: Scenario
+    public var bundleID: String
+    public var fcmProject: String
+    public var gateway: GatewayAccess
+}
+
+/// A device as the sender holds it, when it can list them.
+public struct ListedDevice: Sendable, Equatable {
+    public var person: String
+    public var token: String
+
+    public init(person: String, token: String) {
+        self.person = person
+        self.token = token
+    }
+}
+
+public struct SenderError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A sender under test. `run` calls `setUp` once, then `handle` for each event in order, and
+/// `tearDown` at the end. `handle` returns once the sender has done what the event asks
+/// (the runner then waits for the gateway to settle, so a sender that returns early is judged
+/// the same). Token cleanup is the sender's own business: the runner judges it from what
+/// reaches the gateway, and, where `devices()` answers, from the sender's store.
+public protocol ScenarioSender: Sendable {
+    /// A short name for reports ("reference").
+    var name: String { get }
+    func setUp(_ setup: SenderSetup) async throws(SenderError)
+    func handle(_ event: ScenarioEvent, index: Int) async throws(SenderError)
+    /// The devices the sender holds now; nil when it cannot say.
+    func devices() async -> [ListedDevice]?
+    func tearDown() async
+}
+
+/// The reference sender (Sources/Sender): the seed rules decide, libcurl delivers, and tokens
+/// the gateway reports as gone are deleted from its in-memory store.
+public final class ReferenceSender: ScenarioSender {
+    private struct State {
+        var world: ReferenceWorld?
+        var deliverer: PushDeliverer?
+    }
+    // The world is touched only by `handle`, which the runner calls one event at a time; the
+    // lock makes that ordering a fact rather than a promise.
+    private let state = Mutex(State())
+    public let name = "reference"
+
+    public init() {}
+
+    public func setUp(_ setup: SenderSetup) async throws(SenderError) {
+        let access = setup.gateway
+        let credentials: DeliveryCredentials
+        do {
+            credentials = try DeliveryCredentials.load(apnsKeyPath: access.apnsKeyFile, apnsKeyID: access.apnsKeyID,
+                                                       apnsTeamID: access.apnsTeamID, serviceAccountPath: access.serviceAccountFile)
+        } catch {
+            throw SenderError("credentials: \(error)")
+        }
+        let store = InMemoryDeviceStore()
+        let configuration = DeliveryConfiguration(
+            apnsBaseURL: access.apnsURL, fcmBaseURL: access.fcmURL, oauthTokenURL: access.tokenURL,
+            fcmProjectID: setup.fcmProject, tls: .caFile(access.caFile),
+            retry: RetryPolicy(baseDelay: 0.01, maxDelay: 0.2, maxAttempts: 4),
+            requestTimeoutMilliseconds: 10_000, connectTimeoutMilliseconds: 5_000)
+        do {
+            let deliverer = try PushDeliverer(configuration: configuration, credentials: credentials, deviceStore: store,
+                                              log: { _ in })
+            // Built inside the lock: the world is not Sendable and never leaves it.
+            state.withLock { state in
+                state = State(world: ReferenceWorld(scenario: setup.scenario, bundleID: setup.bundleID, fcmProject: setup.fcmProject,
+                                                    store: store),
+                              deliverer: deliverer)
+            }
+        } catch {
+            throw SenderError("delivery: \(error)")
+        }
+    }
+
+    public func handle(_ event: ScenarioEvent, index: Int) async throws(SenderError) {
+        let (pushes, deliverer): ([PushRequest], PushDeliverer?)
+        do {
+            (pushes, deliverer) = try state.withLock { state in
+                (try state.world?.decide(event) ?? [], state.deliverer)
+            }
+        } catch {
+            throw SenderError("event \(index): \(error)")
+        }
+        guard let deliverer else { throw SenderError("not set up") }
+        await withTaskGroup(of: Void.self) { group in
+            for push in pushes { group.addTask { _ = await deliverer.deliver(push) } }
+        }
+    }
+
+    public func devices() async -> [ListedDevice]? {
+        state.withLock { state in
+            state.world?.store.allDevices().map { ListedDevice(person: $0.userID, token: $0.token) }
+        }
+    }
+
+    public func tearDown() async {
+        let deliverer = state.withLock { state -> PushDeliverer? in
+            defer { state = State() }
+            return state.deliverer
+        }
+        await deliverer?.shutdown()
+    }
+}

@@ -1,0 +1,247 @@
+// The verdicts of `run`, as pure functions over recorded exchanges: what one event delivered
+// against what it had to, and the token-cleanup rules judged from outside the sender.
+import JSON
+import Scenario
+
+/// A delivery one event must cause, with the device resolved to its token.
+public struct ExpectedPush: Sendable {
+    public var device: String
+    public var token: String
+    public var spec: String
+    public var fields: [(pointer: JSONPointer, value: JSONValue)]
+    public var source: String?
+
+    public init(device: String, token: String, spec: String, fields: [(pointer: JSONPointer, value: JSONValue)] = [], source: String? = nil) {
+        self.device = device
+        self.token = token
+        self.spec = spec
+        self.fields = fields
+        self.source = source
+    }
+}
+
+/// What became of one push, as the gateway answered it.
+public enum AnswerClass: String, Sendable, Equatable {
+    case accepted
+    /// APNs 410 (Unregistered, ExpiredToken) or FCM 404 UNREGISTERED.
+    case gone
+    /// APNs 400 BadDeviceToken, FCM 400 INVALID_ARGUMENT about the token.
+    case bad
+    /// 429, 500, 503, a reset or a dropped connection: try again later.
+    case transient
+    /// The token belongs to another app or project (DeviceTokenNotForTopic, SENDER_ID_MISMATCH).
+    case otherSender
+    /// Anything else the gateway refused: the request, not the token, was wrong.
+    case payloadError
+
+    /// `tokenIsBad`: whether the gateway held this token as bad, which tells an FCM
+    /// INVALID_ARGUMENT about the token from one about the payload (both carry that code).
+    public static func of(status: Int, reason: String?, tokenIsBad: Bool) -> AnswerClass {
+        if (200..<300).contains(status) { return .accepted }
+        switch reason {
+        case "Unregistered", "ExpiredToken", "UNREGISTERED": return .gone
+        case "BadDeviceToken": return .bad
+        case "INVALID_ARGUMENT" where tokenIsBad: return .bad
+        case "DeviceTokenNotForTopic", "SENDER_ID_MISMATCH": return .otherSender
+        default: break
+        }
+        if status == 410 { return .gone }
+        if status == 0 || status == 429 || status == 500 || status == 503 { return .transient }
+        return .payloadError
+    }
+
+    public var killsToken: Bool { self == .gone || self == .bad }
+}
+
+/// One thing wrong, with the words a report prints.
+public struct Problem: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case missing, unexpected, duplicate, wrongToken = "wrong_token", specViolation = "spec_violation"
+        case unmatched, field, deadTokenPush = "dead_token_push", droppedOnTransient = "dropped_on_transient"
+        case droppedOnPayloadError = "dropped_on_payload_error", notPushedAfterRegistering = "not_pushed_after_registering"
+        case storeMismatch = "store_mismatch", sender
+    }
+
+    public var kind: Kind
+    public var message: String
+    /// The seed sentence behind the expectation or the violated rule.
+    public var source: String?
+
+    public init(_ kind: Kind, _ message: String, source: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.source = source
+    }
+
+    /// The token-cleanup rule it breaks, nil for a delivery problem.
+    public var cleanupRule: String? {
+        switch kind {
+        case .deadTokenPush: "no push to a dead token"
+        case .droppedOnTransient, .droppedOnPayloadError: "tokens kept after transient and payload errors"
+        case .notPushedAfterRegistering: "a device registered again is pushed again"
+        case .storeMismatch: "the sender's store matches the gateway's answers"
+        default: nil
+        }
+    }
+}
+
+/// The tokens' fate so far, from the gateway's answers and the scenario's registrations.
+public struct CleanupState: Sendable {
+    /// Token → (the event it was answered gone or bad at, how).
+    public var dead: [String: (event: Int, answer: AnswerClass)] = [:]
+    /// Token → the last non-fatal refusal it got (transient or payload error), while live.
+    public var refused: [String: AnswerClass] = [:]
+    /// Tokens of devices registered again after they were dead.
+    public var reRegistered: Set<String> = []
+
+    public init() {}
+
+    /// Notes what the event's exchanges said about tokens.
+    public mutating func absorb(_ exchanges: [ObservedExchange], event: Int, badTokens: Set<String>) {
+        for exchange in exchanges where exchange.isPush {
+            guard let token = exchange.token.map(DeliveryTally.normalized) else { continue }
+            let answer = AnswerClass.of(status: exchange.status, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
+            switch answer {
+            case .gone, .bad:
+                if dead[token] == nil { dead[token] = (event, answer) }
+                refused[token] = nil
+                reRegistered.remove(token)
+            case .transient, .payloadError:
+                refused[token] = answer
+            case .accepted:
+                refused[token] = nil
+            case .otherSender:
+                break
+            }
+        }
+    }
+
+    /// A device registered again: it is live and must be pushed again.
+    public mutating func registered(_ token: String) {
+        let key = DeliveryTally.normalized(token)
+        if dead.removeValue(forKey: key) != nil { reRegistered.insert(key) }
+    }
+}
+
+/// One event's verdict.
+public struct EventVerdict: Sendable {
+    public var index: Int
+    public var type: String
+    /// "expect" or "reference rules".
+    public var oracle: String
+    public var source: String?
+    public var expected: [ExpectedPush]
+    /// Accepted pushes: device (id or token), spec, request sequence.
+    public var delivered: [(device: String, spec: String?, sequence: Int)]
+    public var problems: [Problem]
+
+    public var passed: Bool { problems.isEmpty }
+}
+
+public enum EventJudge {
+    /// Judges one event's exchanges (pushes only matter) against `expected`, given what the
+    /// cleanup state said before the event. `deviceName` turns a token into the device id a
+    /// report shows.
+    public static func judge(
+        index: Int, type: String, oracle: String, source: String?, expected: [ExpectedPush],
+        exchanges: [ObservedExchange], cleanup: CleanupState, deviceName: (String) -> String
+    ) -> EventVerdict {
+        let pushes = exchanges.filter(\.isPush)
+        var problems: [Problem] = []
+        var tally = DeliveryTally()
+        for push in pushes { tally.add(token: push.token, status: push.status, spec: push.specID, sequence: push.sequence) }
+        let comparison = tally.compare(with: expected.map { DeliveryTally.Expected(token: $0.token, spec: $0.spec) })
+        func sourceOf(_ token: String, _ spec: String?) -> String? {
+            expected.first { DeliveryTally.normalized($0.token) == DeliveryTally.normalized(token) && $0.spec == spec }?.source ?? source
+        }
+        for (entry, got) in comparison.missing {
+            let token = DeliveryTally.normalized(entry.token)
+            let name = deviceName(entry.token)
+            let spec = entry.spec ?? "a push"
+            if cleanup.reRegistered.contains(token) {
+                problems.append(Problem(.notPushedAfterRegistering, "\(name) registered again after cleanup but got no \(spec)"))
+            } else if let refusal = cleanup.refused[token], got == 0 {
+                problems.append(Problem(refusal == .transient ? .droppedOnTransient : .droppedOnPayloadError,
+                                        "\(name) got no \(spec): token dropped on a \(refusal == .transient ? "transient" : "payload") error"))
+            }
+            problems.append(Problem(.missing, "missing: \(spec) to \(name) (accepted \(got) of \(entry.count))",
+                                    source: sourceOf(entry.token, entry.spec)))
+        }
+        for (entry, got, extra) in comparison.repeated {
+            problems.append(Problem(.duplicate, "duplicate: \(entry.spec ?? "a push") to \(deviceName(entry.token)) accepted \(got) times "
+                                    + "(extra: request #\(extra.map(String.init).joined(separator: ", #")))"))
+        }
+        for (token, spec, sequence) in comparison.unexpected {
+            // A push of a missing spec to another token of the same person: the wrong token kind.
+            let wrongKind = comparison.missing.first { missing in
+                missing.entry.spec == spec && sameOwner(deviceName(missing.entry.token), deviceName(token))
+            }
+            if let wrongKind {
+                problems.append(Problem(.wrongToken, "wrong token: \(spec ?? "a push") went to \(deviceName(token)) (request #\(sequence)) "
+                                        + "instead of \(deviceName(wrongKind.entry.token))"))
+            } else {
+                problems.append(Problem(.unexpected, "unexpected: \(spec ?? "an unmatched push") to \(deviceName(token)) (request #\(sequence))"))
+            }
+        }
+        // Every push passes its spec, and matches one.
+        for push in pushes {
+            guard let verdict = push.verdict else { continue }
+            let name = push.token.map(deviceName) ?? push.path
+            if verdict["spec"]?.isNull ?? true {
+                if verdict["violations"] != nil || verdict["ok"] != nil {
+                    problems.append(Problem(.unmatched, "request #\(push.sequence) to \(name) matches no spec"))
+                }
+                continue
+            }
+            for violation in verdict["violations"]?.arrayValue ?? [] {
+                let pointer = violation["pointer"]?.stringValue ?? ""
+                let message = violation["message"]?.stringValue ?? violation["rule"]?.stringValue ?? "violation"
+                problems.append(Problem(.specViolation, "request #\(push.sequence) \(push.specID ?? "") to \(name) at \(pointer.isEmpty ? "/" : pointer): \(message)",
+                                        source: violation["source"]?.stringValue))
+            }
+        }
+        // Pinned fields hold on the accepted push.
+        for entry in expected where !entry.fields.isEmpty {
+            guard let push = pushes.first(where: {
+                $0.accepted && $0.specID == entry.spec && $0.token.map(DeliveryTally.normalized) == DeliveryTally.normalized(entry.token)
+            }) else { continue }
+            let body = (try? JSONParser.parse(push.body)) ?? .null
+            for (pointer, value) in entry.fields {
+                let found = pointer.resolve(in: body)
+                if found != value {
+                    problems.append(Problem(.field, "\(entry.spec) to \(entry.device) at \(pointer): expected \(value.serialized()), found "
+                                            + (found?.serialized() ?? "nothing"), source: entry.source ?? source))
+                }
+            }
+        }
+        // No push to a token already answered gone or bad.
+        for push in pushes {
+            guard let token = push.token.map(DeliveryTally.normalized), let death = cleanup.dead[token] else { continue }
+            problems.append(Problem(.deadTokenPush, "a push to a dead token: \(deviceName(token)) (request #\(push.sequence)), answered "
+                                    + "\(death.answer.rawValue) at event \(death.event)"))
+        }
+        let delivered = pushes.filter(\.accepted).map { (device: $0.token.map(deviceName) ?? "?", spec: $0.specID, sequence: $0.sequence) }
+        return EventVerdict(index: index, type: type, oracle: oracle, source: source, expected: expected, delivered: delivered,
+                            problems: problems)
+    }
+
+    /// Device names are `<person>/<device>`: same person, same prefix.
+    static func sameOwner(_ a: String, _ b: String) -> Bool {
+        guard let slashA = a.firstIndex(of: "/"), let slashB = b.firstIndex(of: "/") else { return false }
+        return a[..<slashA] == b[..<slashB]
+    }
+
+    /// The sender's store against what it should hold: every live device, no dead one.
+    public static func compareStore(listed: [ListedDevice], live: Set<String>, dead: Set<String>,
+                                    deviceName: (String) -> String) -> [Problem] {
+        let held = Set(listed.map { DeliveryTally.normalized($0.token) })
+        var problems: [Problem] = []
+        for token in dead.sorted() where held.contains(token) {
+            problems.append(Problem(.storeMismatch, "the sender's store still holds \(deviceName(token)), whose token was answered gone or bad"))
+        }
+        for token in live.sorted() where !held.contains(token) {
+            problems.append(Problem(.storeMismatch, "the sender's store lost \(deviceName(token)), whose token is live"))
+        }
+        return problems
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import MockGateway
+import Scenario
+import ScenarioRunner
+import Testing
+
+private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+private let specs = repository.appendingPathComponent("Specs").path
+private let scenarioDirectory = repository.appendingPathComponent("Specs/scenarios").path
+
+private let goldenFiles: [String] = ((try? FileManager.default.contentsOfDirectory(atPath: scenarioDirectory)) ?? [])
+    .filter { $0.hasSuffix(".json") }.sorted()
+
+/// Every golden scenario (expectations derived by hand from the seeds) played through the
+/// reference sender against the embedded gateway: each event must pass.
+@Suite(.serialized) struct GoldenScenarioTests {
+    @Test func thereAreAtLeastThirty() {
+        #expect(goldenFiles.count >= 30)
+    }
+
+    @Test(arguments: goldenFiles)
+    func passesThroughTheReferenceSender(_ file: String) async throws {
+        let path = scenarioDirectory + "/" + file
+        let scenario = try Scenario(json: Array(try Data(contentsOf: URL(fileURLWithPath: path))), name: file)
+        #expect(scenario.expectations != nil, "a golden scenario states its own expectations")
+        let judge = try SpecJudge(directory: specs)
+        let report = try await ScenarioRunner.run(scenario, judge: judge, sender: ReferenceSender())
+        #expect(report.aborted == nil)
+        #expect(report.events.count == scenario.events.count)
+        for event in report.events {
+            #expect(event.passed, "\(file) event \(event.index) \(event.type): \(event.problems.map(\.message))")
+        }
+    }
+
+    /// Without `expect`, the reference rules are the oracle, and the reference sender agrees
+    /// with itself; a gone token is still judged from outside.
+    @Test func withoutExpectTheReferenceRulesAreTheOracle() async throws {
+        var scenario = try Scenario(json: Array(try Data(contentsOf: URL(fileURLWithPath: scenarioDirectory + "/poolse-25-gone-token.json"))),
+                                    name: "oracle")
+        scenario.expectations = nil
+        let report = try await ScenarioRunner.run(scenario, judge: try SpecJudge(directory: specs), sender: ReferenceSender())
+        #expect(report.oracle == "reference rules")
+        #expect(report.passed, "\(report.events.flatMap(\.problems).map(\.message))")
+        #expect(report.events[1].expected.count == 6)
+    }
+}

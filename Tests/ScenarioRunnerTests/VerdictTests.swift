@@ -1,0 +1,90 @@
+import JSON
+import Scenario
+import ScenarioRunner
+import Testing
+
+private func push(_ sequence: Int, token: String, status: Int, reason: String? = nil, spec: String = "poolse.ring.fcm",
+                  ok: Bool = true) -> ObservedExchange {
+    ObservedExchange(sequence: sequence, route: "fcm", path: "/v1/projects/p/messages:send",
+                     body: Array(#"{"message":{"token":"\#(token)","data":{"reason":"declined"}}}"#.utf8), status: status, reason: reason,
+                     verdict: ["spec": .string(spec), "ok": .bool(ok), "violations": []])
+}
+
+private let names = ["tok-a": "alice/a-android", "tok-b": "bob/b-android", "tok-c": "bob/b-ios"]
+private func name(_ token: String) -> String { names[token] ?? token }
+
+@Suite struct VerdictTests {
+    @Test func exactlyTheExpectedDeliveriesPass() {
+        let verdict = EventJudge.judge(index: 0, type: "call.placed", oracle: "expect", source: nil,
+                                       expected: [ExpectedPush(device: "a-android", token: "tok-a", spec: "poolse.ring.fcm")],
+                                       exchanges: [push(1, token: "tok-a", status: 503, reason: "UNAVAILABLE"), push(2, token: "tok-a", status: 200)],
+                                       cleanup: CleanupState(), deviceName: name)
+        #expect(verdict.passed, "\(verdict.problems)")
+        #expect(verdict.delivered.count == 1)
+    }
+
+    @Test func missingUnexpectedAndDuplicateAreEachReported() {
+        let verdict = EventJudge.judge(index: 0, type: "call.placed", oracle: "expect", source: "Sent to every registered device",
+                                       expected: [ExpectedPush(device: "a-android", token: "tok-a", spec: "poolse.ring.fcm"),
+                                                  ExpectedPush(device: "b-ios", token: "tok-c", spec: "poolse.ring.fcm")],
+                                       exchanges: [push(1, token: "tok-a", status: 200), push(2, token: "tok-a", status: 200),
+                                                   push(3, token: "tok-b", status: 200)],
+                                       cleanup: CleanupState(), deviceName: name)
+        let kinds = verdict.problems.map(\.kind)
+        #expect(kinds.contains(.duplicate))
+        #expect(kinds.contains(.wrongToken), "tok-b is bob's other token: \(verdict.problems)")
+        #expect(verdict.problems.first { $0.kind == .missing }?.source == "Sent to every registered device")
+    }
+
+    @Test func pinnedFieldsAreChecked() throws {
+        let expected = ExpectedPush(device: "a-android", token: "tok-a", spec: "poolse.ring.fcm",
+                                    fields: [(try #require(JSONPointer("/message/data/reason")), "answered_elsewhere")])
+        let verdict = EventJudge.judge(index: 1, type: "call.answered", oracle: "expect", source: nil, expected: [expected],
+                                       exchanges: [push(1, token: "tok-a", status: 200)], cleanup: CleanupState(), deviceName: name)
+        #expect(verdict.problems.map(\.kind) == [.field])
+        #expect(verdict.problems[0].message.contains("expected \"answered_elsewhere\", found \"declined\""))
+    }
+
+    @Test func aGoneTokenMustGetNoLaterPush() {
+        var cleanup = CleanupState()
+        cleanup.absorb([push(1, token: "tok-a", status: 404, reason: "UNREGISTERED")], event: 0, badTokens: [])
+        #expect(cleanup.dead["tok-a"]?.answer == .gone)
+        let later = EventJudge.judge(index: 1, type: "call.placed", oracle: "expect", source: nil, expected: [],
+                                     exchanges: [push(2, token: "tok-a", status: 404, reason: "UNREGISTERED")], cleanup: cleanup, deviceName: name)
+        #expect(later.problems.map(\.kind) == [.deadTokenPush])
+        #expect(later.problems[0].cleanupRule == "no push to a dead token")
+        cleanup.registered("tok-a")
+        #expect(cleanup.dead["tok-a"] == nil && cleanup.reRegistered.contains("tok-a"))
+        let skipped = EventJudge.judge(index: 2, type: "call.placed", oracle: "expect", source: nil,
+                                       expected: [ExpectedPush(device: "a-android", token: "tok-a", spec: "poolse.ring.fcm")],
+                                       exchanges: [], cleanup: cleanup, deviceName: name)
+        #expect(skipped.problems.map(\.kind) == [.notPushedAfterRegistering, .missing])
+    }
+
+    @Test func aTokenDroppedOnATransientErrorIsNamed() {
+        var cleanup = CleanupState()
+        cleanup.absorb([push(1, token: "tok-b", status: 503, reason: "UNAVAILABLE")], event: 0, badTokens: [])
+        let verdict = EventJudge.judge(index: 1, type: "message.sent", oracle: "expect", source: nil,
+                                       expected: [ExpectedPush(device: "b-android", token: "tok-b", spec: "poolse.ring.fcm")],
+                                       exchanges: [], cleanup: cleanup, deviceName: name)
+        #expect(verdict.problems.first?.kind == .droppedOnTransient)
+        #expect(verdict.problems.first?.message.contains("token dropped on a transient error") == true)
+    }
+
+    @Test func answersAreClassifiedAsTheProvidersMeanThem() {
+        #expect(AnswerClass.of(status: 410, reason: "Unregistered", tokenIsBad: false) == .gone)
+        #expect(AnswerClass.of(status: 400, reason: "BadDeviceToken", tokenIsBad: false) == .bad)
+        #expect(AnswerClass.of(status: 400, reason: "INVALID_ARGUMENT", tokenIsBad: true) == .bad)
+        #expect(AnswerClass.of(status: 400, reason: "INVALID_ARGUMENT", tokenIsBad: false) == .payloadError)
+        #expect(AnswerClass.of(status: 0, reason: nil, tokenIsBad: false) == .transient)
+        #expect(AnswerClass.of(status: 429, reason: "TooManyRequests", tokenIsBad: false) == .transient)
+        #expect(AnswerClass.of(status: 403, reason: "SENDER_ID_MISMATCH", tokenIsBad: false) == .otherSender)
+    }
+
+    @Test func theStoreIsComparedWithTheGatewaysAnswers() {
+        let problems = EventJudge.compareStore(listed: [ListedDevice(person: "alice", token: "tok-a")], live: ["tok-b"], dead: ["tok-a"],
+                                               deviceName: name)
+        #expect(problems.count == 2)
+        #expect(problems.allSatisfy { $0.kind == .storeMismatch })
+    }
+}
