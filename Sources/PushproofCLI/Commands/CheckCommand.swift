@@ -1,6 +1,7 @@
 import Driver
 import Foundation
 import JSON
+import PushModel
 import SpecValidator
 
 /// `pushproof check RECORDING`: judges every recorded request against the push specs, offline.
@@ -219,19 +220,7 @@ struct RecordedRequest {
     var status: Int?
 
     /// The device a push addressed: APNs `/3/device/<token>`, FCM `message.token`.
-    var deviceToken: String? {
-        switch route {
-        case "apns":
-            let prefix = "/3/device/"
-            guard path.hasPrefix(prefix) else { return nil }
-            let token = path.dropFirst(prefix.count).prefix { $0 != "?" }
-            return token.isEmpty ? nil : String(token)
-        case "fcm":
-            return (try? JSONParser.parse(body))?["message"]?["token"]?.stringValue
-        default:
-            return nil
-        }
-    }
+    var deviceToken: String? { AddressedDevice.token(route: route, path: path, body: body) }
 
     struct Unreadable: Error, CustomStringConvertible {
         var description: String

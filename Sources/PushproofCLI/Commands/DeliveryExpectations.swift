@@ -1,6 +1,7 @@
 import Driver
 import Foundation
 import JSON
+import PushModel
 
 /// `pushproof check --expect FILE`: did the pushes reach exactly the right devices? The file
 /// lists the deliveries a scenario must produce; the recording is compared with it:
@@ -64,7 +65,7 @@ struct DeliveryExpectations {
                 }
                 count = number
             }
-            let key = Self.normalized(token) + "\u{0}" + (spec ?? "")
+            let key = AddressedDevice.comparable(token) + "\u{0}" + (spec ?? "")
             guard seen.insert(key).inserted else {
                 throw FileError(path: path, reason: "\(at): \(token) \(spec ?? "(any spec)") is listed twice; use count")
             }
@@ -73,10 +74,6 @@ struct DeliveryExpectations {
         self.expected = expected
     }
 
-    /// APNs tokens are hex, and Apple treats them case-insensitively; FCM tokens are not.
-    static func normalized(_ token: String) -> String {
-        token.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) } ? token.lowercased() : token
-    }
 }
 
 /// The accepted pushes of a recording, per device token and spec.
@@ -91,7 +88,7 @@ struct DeliveryTally {
     /// Notes one recorded request: counted only if it was a push the gateway accepted.
     mutating func add(_ request: RecordedRequest, spec: String?, sequence: Int) {
         guard let status = request.status, (200..<300).contains(status), let token = request.deviceToken else { return }
-        byToken[DeliveryExpectations.normalized(token), default: []].append(Delivery(spec: spec, sequence: sequence))
+        byToken[AddressedDevice.comparable(token), default: []].append(Delivery(spec: spec, sequence: sequence))
     }
 
     /// The comparison: listed deliveries that did not happen as often as listed, and pushes to
@@ -102,7 +99,7 @@ struct DeliveryTally {
         // Entries naming a spec first, so a "(any spec)" entry only takes what they leave.
         let ordered = expectations.expected.filter { $0.spec != nil } + expectations.expected.filter { $0.spec == nil }
         for entry in ordered {
-            let key = DeliveryExpectations.normalized(entry.token)
+            let key = AddressedDevice.comparable(entry.token)
             var deliveries = remaining[key] ?? []
             let matching = deliveries.indices.filter { entry.spec == nil || deliveries[$0].spec == entry.spec }
             let taken = Array(matching.prefix(entry.count))
