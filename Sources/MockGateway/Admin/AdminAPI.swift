@@ -124,7 +124,7 @@ public final class AdminAPI: HTTPHandler {
             gauges.append(.init(name: "pushproof_journal_requests", help: "Requests the journal (GET /requests) holds.",
                                 value: Double(counts.held)))
             gauges.append(.init(name: "pushproof_journal_dropped_total",
-                                help: "Requests the journal dropped, oldest first, to stay within --journal-size.",
+                                help: "Requests the journal dropped, oldest first, to stay within --journal-size and --journal-mib.",
                                 value: Double(counts.dropped), isCounter: true))
         }
         return HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")],
@@ -238,7 +238,8 @@ public final class AdminAPI: HTTPHandler {
     private func journalStatus() -> JSONValue {
         guard let journal = recorder?.journal else { return ["enabled": false] }
         let counts = journal.counts
-        return ["enabled": true, "size": .number(Double(journal.capacity)), "requests": .number(Double(counts.held)),
+        return ["enabled": true, "size": .number(Double(journal.capacity)), "max_bytes": .number(Double(journal.maxBytes)),
+                "requests": .number(Double(counts.held)), "bytes": .number(Double(counts.bytes)),
                 "dropped": .number(Double(counts.dropped)), "last_seq": .number(Double(counts.lastSequence)),
                 "waiting": .number(Double(counts.waiting))]
     }
@@ -268,14 +269,14 @@ public final class AdminAPI: HTTPHandler {
     }
 
     /// `timedOut` nil: the plain form (an array, or `{"count": N}`); else the waiting form.
-    private static func journalAnswer(_ kept: [RequestJournal.Entry], count: Int, counting: Bool, timedOut: Bool?) -> HTTPResponse {
+    private static func journalAnswer(_ kept: [RequestJournal.Line], count: Int, counting: Bool, timedOut: Bool?) -> HTTPResponse {
         var body: [UInt8] = []
         switch (counting, timedOut) {
         case (false, nil):
-            body.reserveCapacity(kept.reduce(2) { $0 + $1.lineTail.count + 32 })
+            body.reserveCapacity(kept.reduce(2) { $0 + $1.tail.count + 32 })
             RequestJournal.jsonArray(kept, into: &body)
         case (false, let timedOut?):
-            body.reserveCapacity(kept.reduce(64) { $0 + $1.lineTail.count + 32 })
+            body.reserveCapacity(kept.reduce(64) { $0 + $1.tail.count + 32 })
             body.append(contentsOf: #"{"requests":"#.utf8)
             RequestJournal.jsonArray(kept, into: &body)
             body.append(contentsOf: #","count":\#(count),"timed_out":\#(timedOut)}"#.utf8)

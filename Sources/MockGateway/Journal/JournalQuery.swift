@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import PushModel
 
 /// A bad parameter of `GET /requests` or `/requests/count`: answered 400 `{"error": …}`.
@@ -83,21 +84,29 @@ public struct JournalQuery: Sendable, Equatable {
         }
     }
 
-    /// The filters that need nothing but the fields kept beside each line: checked under the
-    /// journal's lock.
-    func matchesRecordedFields(_ entry: RequestJournal.Entry) -> Bool {
-        if let route, entry.route != route { return false }
-        if let status, entry.status != status { return false }
-        if let reason, entry.reason != reason { return false }
-        if let spec, entry.spec != spec { return false }
-        return true
-    }
-
-    /// `token=`: needs the token found in the path or the body, so it is checked outside the lock.
-    func matchesToken(_ entry: RequestJournal.Entry) -> Bool {
+    /// For a candidate the journal could not decide from its slot: `token=` (the device token is
+    /// in the line's path or body) and, once the journal has more distinct reasons or spec ids
+    /// than it lists (`JournalStrings`), `reason=` and `spec=`. Runs outside the journal's lock.
+    func matchesLine(_ line: RequestJournal.Line) -> Bool {
+        let bytes = line.bytes
+        if reason != nil || spec != nil {
+            guard let value = try? JSONParser.parse(bytes) else { return false }
+            if let reason, value["response"]?["reason"]?.stringValue != reason { return false }
+            if let spec, value["verdict"]?["spec"]?.stringValue != spec { return false }
+        }
         guard let token else { return true }
-        guard let addressed = AddressedDevice.token(route: entry.route.rawValue, path: entry.path, body: entry.body) else { return false }
-        return AddressedDevice.comparable(addressed) == token
+        // Only the member needed is built (the rest of the line is only validated).
+        func member(_ key: String) -> String? {
+            guard case .found(let value)? = try? JSONParser.member(key, ofTopLevelObjectIn: bytes) else { return nil }
+            return value.stringValue
+        }
+        let addressed: String?
+        switch line.route {
+        case .apns: addressed = member("path").flatMap { AddressedDevice.token(route: "apns", path: $0, body: []) }
+        case .fcm: addressed = member("body").flatMap { AddressedDevice.token(route: "fcm", path: "", body: Array($0.utf8)) }
+        case .oauth, .unknown: addressed = nil
+        }
+        return addressed.map(AddressedDevice.comparable) == token
     }
 
     private static func integer(_ text: String, _ name: String, in range: ClosedRange<Int>) throws(JournalQueryError) -> Int {

@@ -12,12 +12,12 @@ import Synchronization
 final class JournalWaiter: Sendable {
     /// What the answer carries: the matches kept (up to the query's limit), how many matched,
     /// and whether the time ran out first.
-    typealias Render = @Sendable (_ kept: [RequestJournal.Entry], _ count: Int, _ timedOut: Bool) -> HTTPResponse
+    typealias Render = @Sendable (_ kept: [RequestJournal.Line], _ count: Int, _ timedOut: Bool) -> HTTPResponse
 
     private struct State {
         /// Lines up to this sequence number have been looked at.
         var evaluatedThrough: UInt64
-        var kept: [RequestJournal.Entry] = []
+        var kept: [RequestJournal.Line] = []
         var count = 0
         var finished = false
     }

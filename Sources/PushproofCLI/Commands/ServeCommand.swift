@@ -26,6 +26,8 @@ struct ServeCommand: Subcommand {
             .flag("record-append", "Keep the record file's existing lines (default: start it afresh)."),
             .value("journal-size", "N", "Requests the control API's journal keeps for GET /requests (the newest; "
                    + "0 turns it off; off too with --admin off).", default: "100000"),
+            .value("journal-mib", "MIB", "At most this many MiB of record lines in the journal, whichever of this and "
+                   + "--journal-size comes first (~15000 requests of 1.1 KB lines at the default).", default: "16"),
             .value("specs", "DIR", "Judge every request against the push specs in DIR and record the verdict."),
             .flag("reject-violations", "With --specs: answer spec violations 400 instead of as the real gateway would."),
             .value("spec-config", "FILE", "With --specs: JSON that replaces values of specset.json's config "
@@ -57,6 +59,7 @@ struct ServeCommand: Subcommand {
     let recordPath: String?
     let recordAppend: Bool
     let journalSize: Int
+    let journalMiB: Int
     let specsDirectory: String?
     let rejectViolations: Bool
     let specConfigPath: String?
@@ -84,6 +87,7 @@ struct ServeCommand: Subcommand {
         recordAppend = arguments.has("record-append")
         if recordAppend, recordPath == nil { throw UsageError(message: "--record-append needs --record") }
         journalSize = try arguments.int("journal-size", default: 100_000, range: 0...10_000_000)
+        journalMiB = try arguments.int("journal-mib", default: RequestJournal.defaultMaxBytes >> 20, range: 1...4095)
         specsDirectory = arguments.value("specs")
         rejectViolations = arguments.has("reject-violations")
         if rejectViolations, specsDirectory == nil { throw UsageError(message: "--reject-violations needs --specs") }
@@ -154,7 +158,7 @@ struct ServeCommand: Subcommand {
             }
         }
         // Nobody could read a journal without the control API.
-        let journal = admin != nil && journalSize > 0 ? RequestJournal(capacity: journalSize) : nil
+        let journal = admin != nil && journalSize > 0 ? RequestJournal(capacity: journalSize, maxBytes: journalMiB << 20) : nil
         let recorder = recordFile != nil || journal != nil ? Recorder(file: recordFile, journal: journal) : nil
         let metrics = GatewayMetrics()
         let gateway: MockGateway
