@@ -38,7 +38,8 @@ import Testing
         let recorder = Recorder(file: nil, journal: journal)
         for _ in 0..<5 { recorder.observe(RecorderTests.exchange()) }
         #expect(try Self.journalLines(journal).compactMap { $0["seq"]?.intValue } == [3, 4, 5])
-        #expect(journal.counts == .init(held: 3, dropped: 2, lastSequence: 5, waiting: 0))
+        let counts = journal.counts
+        #expect(counts.held == 3 && counts.dropped == 2 && counts.lastSequence == 5 && counts.waiting == 0)
         journal.clear()
         recorder.observe(RecorderTests.exchange())
         #expect(try Self.journalLines(journal).compactMap { $0["seq"]?.intValue } == [6])
@@ -65,6 +66,60 @@ import Testing
         #expect(try sequences("since=1") == [2])
         #expect(try sequences("limit=1") == [1])
         #expect(throws: JournalQueryError.self) { try JournalQuery(queryString: "status=abc", counting: false) }
+    }
+
+    @Test func theByteBudgetDropsTheOldestAndCountsThem() throws {
+        let lineBytes = Recorder.encode(RecorderTests.exchange()).suffix.count
+        // Room for three lines and a half: the fourth drops the first.
+        let journal = RequestJournal(capacity: 100, maxBytes: lineBytes * 7 / 2)
+        let recorder = Recorder(file: nil, journal: journal)
+        for _ in 0..<5 { recorder.observe(RecorderTests.exchange()) }
+        #expect(try Self.journalLines(journal).compactMap { $0["seq"]?.intValue } == [3, 4, 5])
+        let counts = journal.counts
+        #expect(counts.held == 3 && counts.dropped == 2 && counts.bytes == 3 * lineBytes)
+    }
+
+    @Test func aLineLongerThanTheBudgetIsNotKeptButCountedAndNumbered() throws {
+        let path = RecorderTests.temporaryPath("journal-long.jsonl")
+        defer { unlink(path) }
+        let journal = RequestJournal(capacity: 100, maxBytes: 4096)
+        let recorder = Recorder(file: try RecordFile(path: path), journal: journal)
+        recorder.observe(RecorderTests.exchange())
+        recorder.observe(RecorderTests.exchange(body: String(repeating: "x", count: 5000)))
+        recorder.observe(RecorderTests.exchange())
+        recorder.file?.close()
+        #expect(try Self.journalLines(journal).compactMap { $0["seq"]?.intValue } == [1, 3])
+        #expect(journal.counts.dropped == 1)
+        #expect(try RecorderTests.lines(of: path).count == 3, "the record file has every line")
+    }
+
+    /// Answers larger than one hold of the lock's copying, and the filters that read the line
+    /// (token; reason and spec once the journal lists no more strings), give what one pass would.
+    @Test func answersCopiedInBatchesAndFiltersReadingTheLineAgree() throws {
+        let journal = RequestJournal(capacity: 100, maxBytes: 1 << 20, listedStrings: 1, copyBatchBytes: 1)
+        let recorder = Recorder(file: nil, journal: journal)
+        for index in 0..<12 {
+            var exchange = RecorderTests.exchange()
+            exchange.request.path = "/3/device/" + (index % 3 == 0 ? "ABCD" : "beef")
+            exchange.reason = index % 2 == 0 ? "BadDeviceToken" : "Unregistered"  // the second is unlisted
+            recorder.observe(exchange)
+        }
+        func sequences(_ query: String) throws -> [Int] {
+            try Self.journalLines(journal, JournalQuery(queryString: Substring(query), counting: false)).compactMap { $0["seq"]?.intValue }
+        }
+        func count(_ query: String) throws -> Int {
+            journal.matches(try JournalQuery(queryString: Substring(query), counting: true), keep: 0).count
+        }
+        #expect(try sequences("") == Array(1...12))
+        #expect(try sequences("limit=5") == Array(1...5))
+        #expect(try sequences("since=4&limit=3") == [5, 6, 7])
+        #expect(try sequences("token=abcd") == [1, 4, 7, 10])
+        #expect(try sequences("token=abcd&limit=2") == [1, 4])
+        #expect(try count("token=abcd") == 4)
+        #expect(try sequences("reason=Unregistered") == [2, 4, 6, 8, 10, 12])
+        #expect(try sequences("reason=BadDeviceToken&token=abcd") == [1, 7])
+        #expect(try count("reason=Unregistered") == 6)
+        #expect(try count("reason=Nothing") == 0)
     }
 
     @Test func aWaitingPollIsCompletedByTheRequestThatMeetsItsMinimum() throws {
