@@ -131,7 +131,7 @@ private func sequences(_ value: JSONValue?) -> [Int] {
 
     @Test func journalKeepsOnlyTheNewestAndCountsWhatItDropped() throws {
         let directory = try TemporaryDirectory("journal-size")
-        let serve = try ServeProcess(["--h2c", "--journal-size", "5"], directory: directory.path)
+        let serve = try ServeProcess(["--h2c", "--journal-size", "5", "--journal-mib", "1"], directory: directory.path)
         defer { serve.stop() }
         try sendAPNs(serve, count: 8)
         #expect(sequences(try admin(serve, "/requests").body) == [4, 5, 6, 7, 8])
@@ -139,6 +139,8 @@ private func sequences(_ value: JSONValue?) -> [Int] {
         #expect(journal?["requests"] == 5)
         #expect(journal?["dropped"] == 3)
         #expect(journal?["size"] == 5)
+        #expect(journal?["max_bytes"] == 1_048_576)
+        #expect((journal?["bytes"]?.intValue ?? 0) > 5 * 200, "five lines held, each well over 200 bytes")
         let metrics = try curl(["\(serve.adminURL)/metrics"]).output
         #expect(metrics.contains("\npushproof_journal_requests 5.0\n"))
         #expect(metrics.contains("\npushproof_journal_dropped_total 3.0\n"))
