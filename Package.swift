@@ -43,7 +43,7 @@ let package = Package(
 
         // Scenarios: the file model (people, devices, events, expected deliveries), its decoder
         // and generator, and the delivery comparison `check --expect` and `run` share.
-        .target(name: "Scenario", dependencies: ["JSON"]),
+        .target(name: "Scenario", dependencies: ["JSON", "PushModel"]),
 
         // `pushproof run`: the sender seam, the reference sender behind it, an embedded
         // gateway, and the verdicts per event and per token-cleanup rule.

@@ -8,7 +8,9 @@
 #
 # Environment: THREADS (serve's --threads, default 1 so both servers get one core and h2load
 # the other), CONNECTIONS (4), STREAMS (100), SPECS (set to 1 to add --specs Specs, with poolse's
-# bundle id set to the benchmark's topic).
+# bundle id set to the benchmark's topic), ADMIN (serve's --admin, default off; the request
+# journal exists only with the control API on, so ADMIN=127.0.0.1:0 measures it), SERVE_EXTRA
+# (more serve flags, split on spaces, e.g. SERVE_EXTRA="--journal-size 0").
 source "$(dirname "$0")/lib.sh"
 ROUNDS="${1:-5}"
 REQUESTS="${2:-200000}"
@@ -26,13 +28,15 @@ nghttpd --no-tls -d "$WORK/htdocs" "$NGHTTPD_PORT" >/dev/null 2>&1 & NGHTTPD_PID
 wait_for_port "$NGHTTPD_PORT"
 
 SERVE_PORT=$(free_port)
-SERVE_ARGS=(serve --h2c --listen "127.0.0.1:$SERVE_PORT" --admin off --threads "$THREADS" --record "$WORK/record.jsonl")
+SERVE_ARGS=(serve --h2c --listen "127.0.0.1:$SERVE_PORT" --admin "${ADMIN:-off}" --threads "$THREADS" --record "$WORK/record.jsonl")
 if [ "${SPECS:-0}" = 1 ]; then
   # The benchmark's topic is com.poolse.app.voip: tell the specs that is poolse's bundle id, so
   # the requests judged are conforming ones (the case to measure), not one violation each.
   echo '{"poolse":{"bundle_ids":["com.poolse.app"]}}' > "$WORK/spec-config.json"
   SERVE_ARGS+=(--specs "$ROOT/Specs" --spec-config "$WORK/spec-config.json")
 fi
+# shellcheck disable=SC2206  # split on purpose: several flags in one variable
+SERVE_ARGS+=(${SERVE_EXTRA:-})
 "$PUSHPROOF" "${SERVE_ARGS[@]}" > "$WORK/serve.log" 2>&1 & SERVE_PID=$!; PIDS+=($SERVE_PID)
 wait_for_port "$SERVE_PORT"
 

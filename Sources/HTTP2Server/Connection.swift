@@ -41,6 +41,9 @@ final class Connection {
     private static let outputHighWater = 1 << 20
     private var readPaused = false
     private(set) var shuttingDown = false
+    /// Requests on this connection waiting for a deferred answer (`DeferredAnswers`): the
+    /// connection is not idle while it owes one.
+    var awaitedAnswers = 0
 
     init?(fd: Int32, loop: EventLoop, listener: ListenerRuntime, id: UInt64, peer: String) {
         self.fd = fd
@@ -357,7 +360,7 @@ final class Connection {
         default: break
         }
         let idle = loop.settings.idleTimeoutNanos
-        if loop.now &- lastActivity >= idle {
+        if awaitedAnswers == 0, loop.now &- lastActivity >= idle {
             // HTTP/2 peers are told why (GOAWAY NO_ERROR, RFC 9113 §6.8) before the close.
             if case let .http2(session) = phase {
                 session.submitShutdownGoAway()
@@ -377,6 +380,21 @@ final class Connection {
         guard case let .http1(session) = phase else { return }
         session.fireDelayedResponse(sequence: sequence)
         if session.abortRequested { close() } else { flush() }
+    }
+
+    /// A deferred answer has come (`DeferredAnswers`): sent like a delayed response whose
+    /// time is up.
+    func answerDeferred(_ target: DeferredTarget, with response: HTTPResponse) {
+        switch (phase, target) {
+        case let (.http2(session), .http2(_, streamID)):
+            session.answerDeferred(streamID: streamID, with: response)
+            if session.abortRequested { close() } else { flush() }
+        case let (.http1(session), .http1(_, sequence)):
+            session.answerDeferred(sequence: sequence, with: response)
+            if session.abortRequested { close() } else { flush() }
+        default:
+            break
+        }
     }
 
     // MARK: Closing

@@ -53,6 +53,8 @@ enum TimerKind {
     case delayedHTTP1(Connection, sequence: Int)
     case lingerExpired(Connection)
     case shutdownGrace
+    /// A deferred answer's `timeoutNanos` is up (see `DeferredAnswers`).
+    case deferredDeadline(DeferredResponse)
 }
 
 struct TimerEntry {
@@ -135,6 +137,9 @@ final class EventLoop {
     /// of this loop's connections.
     let readBuffer: UnsafeMutableRawBufferPointer
     let headerBlock = HeaderBlockBuilder()
+    /// Requests whose handler deferred its answer; completions from other threads arrive
+    /// through its mailbox and this loop's eventfd.
+    let deferredAnswers: DeferredAnswers
     let http2Callbacks: OpaquePointer
     let http2Options: OpaquePointer
     let http1Settings: UnsafeMutablePointer<http_parser_settings>
@@ -170,6 +175,7 @@ final class EventLoop {
         self.http2Options = options
         self.http1Settings = makeHTTP1Settings()
         self.readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        self.deferredAnswers = DeferredAnswers(wakeFD: wakeFD)
         self.events = .allocate(capacity: Int(eventCapacity))
         guard register(wakeFD, events: EPOLLIN.rawValue) else { throw systemError("epoll_ctl(eventfd)") }
         for listener in listeners {
@@ -243,6 +249,7 @@ final class EventLoop {
             if draining && connections.isEmpty { break }
         }
         for connection in Array(connections.values) { connection.close() }
+        deferredAnswers.close()
         timers.removeAll()
     }
 
@@ -265,6 +272,7 @@ final class EventLoop {
             case let .lingerExpired(connection): connection.close()
             case .shutdownGrace:
                 for connection in Array(connections.values) { connection.close() }
+            case let .deferredDeadline(responder): deferredAnswers.expire(responder)
             }
         }
     }
@@ -272,6 +280,7 @@ final class EventLoop {
     private func handleWake() {
         var counter: UInt64 = 0
         _ = read(wakeFD, &counter, MemoryLayout<UInt64>.size)
+        deferredAnswers.deliverPosted()
         if state.stopping.load(ordering: .acquiring) && !draining { beginDraining() }
     }
 
@@ -284,6 +293,8 @@ final class EventLoop {
             listener.isOpen = false
         }
         timers.schedule(.shutdownGrace, at: state.graceDeadline.load(ordering: .relaxed))
+        // Long polls answer now, with what they have, instead of holding up the drain.
+        deferredAnswers.expireAll()
         for connection in Array(connections.values) { connection.beginShutdown() }
     }
 

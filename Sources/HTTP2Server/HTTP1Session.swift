@@ -8,6 +8,8 @@ final class HTTP1Session {
     /// A response slot, in request order.
     private enum Slot {
         case waiting(HTTPResponse, isHead: Bool, closeAfter: Bool)
+        /// The handler deferred its answer (`DeferredAnswers`).
+        case deferred(DeferredResponse, isHead: Bool, closeAfter: Bool)
         case ready([UInt8], closeAfter: Bool)
         case abort
     }
@@ -51,6 +53,12 @@ final class HTTP1Session {
     func destroy() {
         destroyed = true
         stopped = true
+        dropSlots()
+    }
+
+    /// Forgets every queued response; deferred ones are cancelled (nobody will read them).
+    private func dropSlots() {
+        for case let .deferred(responder, _, _) in slots { connection.loop.deferredAnswers.cancel(responder) }
         slots.removeAll()
     }
 
@@ -80,6 +88,14 @@ final class HTTP1Session {
             stopped = true
             closeWhenDrained = true
         }
+    }
+
+    func answerDeferred(sequence: Int, with response: HTTPResponse) {
+        let index = sequence - firstSlotSequence
+        guard !destroyed, index >= 0, index < slots.count,
+              case let .deferred(_, isHead, closeAfter) = slots[index] else { return }
+        slots[index] = resolve(response, isHead: isHead, closeAfter: closeAfter)
+        drainSlots()
     }
 
     func fireDelayedResponse(sequence: Int) {
@@ -178,6 +194,17 @@ final class HTTP1Session {
     // MARK: Responses
 
     private func enqueue(_ response: HTTPResponse, isHead: Bool, closeAfter: Bool) {
+        var response = response
+        if let responder = response.deferred {
+            let sequence = firstSlotSequence + slots.count
+            guard let ready = connection.loop.deferredAnswers.register(responder, target: .http1(connection, sequence: sequence),
+                                                                       loop: connection.loop) else {
+                if closeAfter { stopped = true }
+                slots.append(.deferred(responder, isHead: isHead, closeAfter: closeAfter))
+                return
+            }
+            response = ready
+        }
         let closes = closeAfter || response.actions.contains { action in
             switch action {
             case .goAway, .resetStream, .closeConnection: return true
@@ -224,12 +251,12 @@ final class HTTP1Session {
     private func drainSlots() {
         while let first = slots.first {
             switch first {
-            case .waiting:
+            case .waiting, .deferred:
                 return
             case .abort:
                 abortRequested = true
                 stopped = true
-                slots.removeAll()
+                dropSlots()
                 return
             case let .ready(bytes, closeAfter):
                 connection.output.append(contentsOf: bytes)
@@ -238,7 +265,7 @@ final class HTTP1Session {
                 if closeAfter {
                     stopped = true
                     closeWhenDrained = true
-                    slots.removeAll()
+                    dropSlots()
                     return
                 }
             }

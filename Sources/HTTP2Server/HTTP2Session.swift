@@ -23,6 +23,8 @@ final class HTTP2Stream {
     /// client is still sending.
     var resetAfterResponse = false
     var pendingResponse: HTTPResponse?
+    /// The handler deferred its answer; the stream waits for it (`DeferredAnswers`).
+    var deferred: DeferredResponse?
     var responseBody: [UInt8] = []
     var responseOffset = 0
 
@@ -80,6 +82,7 @@ final class HTTP2Session {
     func destroy() {
         if let session { nghttp2_session_del(session) }
         session = nil
+        for stream in streams.values { cancelDeferred(stream) }
         streams.removeAll()
     }
 
@@ -114,6 +117,19 @@ final class HTTP2Session {
         goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
         _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID,
                                   HTTP2ErrorCode.noError, nil, 0)
+    }
+
+    func answerDeferred(streamID: Int32, with response: HTTPResponse) {
+        guard let stream = streams[streamID], stream.deferred != nil else { return }
+        stream.deferred = nil
+        submit(response, streamID: streamID, stream: stream)
+    }
+
+    /// The stream ends before its deferred answer came (client reset, connection closed).
+    private func cancelDeferred(_ stream: HTTP2Stream) {
+        guard let responder = stream.deferred else { return }
+        stream.deferred = nil
+        connection.loop.deferredAnswers.cancel(responder)
     }
 
     func fireDelayedResponse(streamID: Int32) {
@@ -240,7 +256,7 @@ final class HTTP2Session {
     }
 
     fileprivate func streamClosed(_ streamID: Int32) {
-        streams.removeValue(forKey: streamID)
+        if let stream = streams.removeValue(forKey: streamID) { cancelDeferred(stream) }
     }
 
     fileprivate func readResponseBody(_ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
@@ -302,7 +318,15 @@ final class HTTP2Session {
                                   streamID: streamID, arrivalNanos: stream.arrivalNanos)
         stream.headers = []
         stream.body = []
-        let response = handler.handle(request, on: context)
+        var response = handler.handle(request, on: context)
+        if let responder = response.deferred {
+            guard let ready = connection.loop.deferredAnswers.register(responder, target: .http2(connection, streamID: streamID),
+                                                                       loop: connection.loop) else {
+                stream.deferred = responder
+                return
+            }
+            response = ready
+        }
         if response.delayNanos > 0 {
             stream.pendingResponse = response
             connection.loop.schedule(.delayedHTTP2(connection, streamID: streamID), after: response.delayNanos)

@@ -94,6 +94,9 @@ public struct HTTPResponse: Sendable {
     /// Applied in order once the response is queued. `.resetStream` and `.closeConnection`
     /// replace the response.
     public var actions: [ConnectionAction]
+    /// Set: this is no answer yet; the transport sends what `deferred` is completed with (see
+    /// `DeferredResponse`) and ignores every other field here.
+    public var deferred: DeferredResponse?
 
     public init(status: Int, headers: [HTTPHeader] = [], body: [UInt8] = [],
                 delayNanos: UInt64 = 0, actions: [ConnectionAction] = []) {
@@ -102,6 +105,13 @@ public struct HTTPResponse: Sendable {
         self.body = body
         self.delayNanos = delayNanos
         self.actions = actions
+    }
+
+    /// The answer comes later, through `responder` (a long poll).
+    public static func deferred(_ responder: DeferredResponse) -> HTTPResponse {
+        var response = HTTPResponse(status: 0)
+        response.deferred = responder
+        return response
     }
 }
 
@@ -134,7 +144,8 @@ public final class ConnectionContext {
 }
 
 /// An application served by the transport. `handle` runs on the connection's event-loop
-/// thread and must not block: slow answers use `HTTPResponse.delayNanos`.
+/// thread and must not block: slow answers use `HTTPResponse.delayNanos`, answers that wait
+/// for something else `HTTPResponse.deferred(_:)`.
 public protocol HTTPHandler: Sendable {
     /// The SETTINGS_MAX_CONCURRENT_STREAMS a new HTTP/2 connection advertises.
     func initialMaxConcurrentStreams() -> UInt32

@@ -1,6 +1,7 @@
 // Did the pushes reach exactly the right devices? The comparison `check --expect` and
 // `run` share.
 import JSON
+import PushModel
 
 /// The accepted pushes of a recording (or of one event), per device token and spec.
 ///
@@ -34,28 +35,7 @@ public struct DeliveryTally: Sendable {
     /// gateway accepted.
     public mutating func add(token: String?, status: Int?, spec: String?, sequence: Int) {
         guard let status, (200..<300).contains(status), let token else { return }
-        byToken[Self.normalized(token), default: []].append(Delivery(spec: spec, sequence: sequence))
-    }
-
-    /// APNs tokens are hex, and Apple treats them case-insensitively; FCM tokens are not.
-    public static func normalized(_ token: String) -> String {
-        token.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) } ? token.lowercased() : token
-    }
-
-    /// The device a push addressed: APNs `/3/device/<token>`, FCM `message.token`; nil for
-    /// anything else.
-    public static func deviceToken(route: String, path: String, body: [UInt8]) -> String? {
-        switch route {
-        case "apns":
-            let prefix = "/3/device/"
-            guard path.hasPrefix(prefix) else { return nil }
-            let token = path.dropFirst(prefix.count).prefix { $0 != "?" }
-            return token.isEmpty ? nil : String(token)
-        case "fcm":
-            return (try? JSONParser.parse(body))?["message"]?["token"]?.stringValue
-        default:
-            return nil
-        }
+        byToken[AddressedDevice.comparable(token), default: []].append(Delivery(spec: spec, sequence: sequence))
     }
 
     /// The comparison: listed deliveries that did not happen as often as listed, and pushes to
@@ -66,7 +46,7 @@ public struct DeliveryTally: Sendable {
         // Entries naming a spec first, so a "(any spec)" entry only takes what they leave.
         let ordered = expected.filter { $0.spec != nil } + expected.filter { $0.spec == nil }
         for entry in ordered {
-            let key = Self.normalized(entry.token)
+            let key = AddressedDevice.comparable(entry.token)
             var deliveries = remaining[key] ?? []
             let matching = deliveries.indices.filter { entry.spec == nil || deliveries[$0].spec == entry.spec }
             let taken = Array(matching.prefix(entry.count))

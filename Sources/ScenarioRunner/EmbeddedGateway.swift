@@ -10,6 +10,7 @@ import MockGateway
 import Scenario
 import SpecValidator
 import Synchronization
+import PushModel
 
 /// One exchange as the runner needs it, copied off the event loop.
 public struct ObservedExchange: Sendable {
@@ -40,7 +41,7 @@ public struct ObservedExchange: Sendable {
     }
 
     public var isPush: Bool { route == "apns" || route == "fcm" }
-    public var token: String? { DeliveryTally.deviceToken(route: route, path: path, body: body) }
+    public var token: String? { AddressedDevice.token(route: route, path: path, body: body) }
     public var accepted: Bool { (200..<300).contains(status) }
     public var specID: String? { verdict?["spec"]?.stringValue }
 }

@@ -51,7 +51,7 @@ public enum ScenarioRunner {
         var tokens = TokenConfiguration()
         for (deviceID, state) in scenario.tokenStates {
             guard let token = scenario.device(deviceID)?.token else { continue }
-            states[DeliveryTally.normalized(token)] = state
+            states[AddressedDevice.comparable(token)] = state
             switch state {
             case .valid: tokens.valid.append(token)
             case .gone(let since): tokens.gone.append((token, UInt64(since ?? scenario.startMs)))
@@ -67,10 +67,10 @@ public enum ScenarioRunner {
         var names: [String: String] = [:]
         var owner: [String: String] = [:]
         for (person, device) in scenario.devices {
-            names[DeliveryTally.normalized(device.token)] = "\(person.id)/\(device.id)"
+            names[AddressedDevice.comparable(device.token)] = "\(person.id)/\(device.id)"
             owner[device.id] = person.id
         }
-        let deviceName = { (token: String) -> String in names[DeliveryTally.normalized(token)] ?? token }
+        let deviceName = { (token: String) -> String in names[AddressedDevice.comparable(token)] ?? token }
 
         let oracleName = scenario.expectations == nil ? "reference rules" : "expect"
         var report = ScenarioReport(name: scenario.name, description: scenario.description, sender: sender.name, oracle: oracleName,
@@ -85,7 +85,7 @@ public enum ScenarioRunner {
         let oracle = ReferenceWorld(scenario: scenario, bundleID: bundleID, fcmProject: fcmProject)
         var cleanup = CleanupState()
         // Devices the sender should hold: registered, not unregistered, not answered dead.
-        var live = Set(scenario.people.flatMap { $0.devices.map { DeliveryTally.normalized($0.token) } })
+        var live = Set(scenario.people.flatMap { $0.devices.map { AddressedDevice.comparable($0.token) } })
         var nowMs = scenario.startMs
 
         for (index, event) in scenario.events.enumerated() {
@@ -94,12 +94,12 @@ public enum ScenarioRunner {
             case .gatewayToken(let deviceID, let state):
                 let token = scenario.device(deviceID)!.token
                 gateway.setToken(token, state, nowMs: nowMs)
-                states[DeliveryTally.normalized(token)] = state
+                states[AddressedDevice.comparable(token)] = state
             case .deviceRegistered(_, let device, _):
                 cleanup.registered(device.token)
-                live.insert(DeliveryTally.normalized(device.token))
+                live.insert(AddressedDevice.comparable(device.token))
             case .deviceUnregistered(let deviceID):
-                live.remove(DeliveryTally.normalized(scenario.device(deviceID)!.token))
+                live.remove(AddressedDevice.comparable(scenario.device(deviceID)!.token))
             default:
                 break
             }
@@ -117,7 +117,7 @@ public enum ScenarioRunner {
                 }
             } else {
                 expected = decided.compactMap { push in
-                    let token = DeliveryTally.normalized(push.device.token)
+                    let token = AddressedDevice.comparable(push.device.token)
                     if let state = states[token], state != .valid { return nil }
                     let name = names[token] ?? push.device.token
                     return ExpectedPush(device: String(name.split(separator: "/").last ?? ""), token: push.device.token,
@@ -141,7 +141,7 @@ public enum ScenarioRunner {
             cleanup.absorb(exchanges, event: index, badTokens: badTokens)
             // The oracle forgets dead devices as a sender should; the store comparison too.
             for token in cleanup.dead.keys {
-                if let device = oracle.store.allDevices().first(where: { DeliveryTally.normalized($0.token) == token }) {
+                if let device = oracle.store.allDevices().first(where: { AddressedDevice.comparable($0.token) == token }) {
                     oracle.store.remove(token: device.token)
                 }
                 live.remove(token)

@@ -2,6 +2,7 @@
 // against what it had to, and the token-cleanup rules judged from outside the sender.
 import JSON
 import Scenario
+import PushModel
 
 /// A delivery one event must cause, with the device resolved to its token.
 public struct ExpectedPush: Sendable {
@@ -99,7 +100,7 @@ public struct CleanupState: Sendable {
     /// Notes what the event's exchanges said about tokens.
     public mutating func absorb(_ exchanges: [ObservedExchange], event: Int, badTokens: Set<String>) {
         for exchange in exchanges where exchange.isPush {
-            guard let token = exchange.token.map(DeliveryTally.normalized) else { continue }
+            guard let token = exchange.token.map(AddressedDevice.comparable) else { continue }
             let answer = AnswerClass.of(status: exchange.status, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
             switch answer {
             case .gone, .bad:
@@ -118,7 +119,7 @@ public struct CleanupState: Sendable {
 
     /// A device registered again: it is live and must be pushed again.
     public mutating func registered(_ token: String) {
-        let key = DeliveryTally.normalized(token)
+        let key = AddressedDevice.comparable(token)
         if dead.removeValue(forKey: key) != nil { reRegistered.insert(key) }
     }
 }
@@ -152,10 +153,10 @@ public enum EventJudge {
         for push in pushes { tally.add(token: push.token, status: push.status, spec: push.specID, sequence: push.sequence) }
         let comparison = tally.compare(with: expected.map { DeliveryTally.Expected(token: $0.token, spec: $0.spec) })
         func sourceOf(_ token: String, _ spec: String?) -> String? {
-            expected.first { DeliveryTally.normalized($0.token) == DeliveryTally.normalized(token) && $0.spec == spec }?.source ?? source
+            expected.first { AddressedDevice.comparable($0.token) == AddressedDevice.comparable(token) && $0.spec == spec }?.source ?? source
         }
         for (entry, got) in comparison.missing {
-            let token = DeliveryTally.normalized(entry.token)
+            let token = AddressedDevice.comparable(entry.token)
             let name = deviceName(entry.token)
             let spec = entry.spec ?? "a push"
             if cleanup.reRegistered.contains(token) {
@@ -203,7 +204,7 @@ public enum EventJudge {
         // Pinned fields hold on the accepted push.
         for entry in expected where !entry.fields.isEmpty {
             guard let push = pushes.first(where: {
-                $0.accepted && $0.specID == entry.spec && $0.token.map(DeliveryTally.normalized) == DeliveryTally.normalized(entry.token)
+                $0.accepted && $0.specID == entry.spec && $0.token.map(AddressedDevice.comparable) == AddressedDevice.comparable(entry.token)
             }) else { continue }
             let body = (try? JSONParser.parse(push.body)) ?? .null
             for (pointer, value) in entry.fields {
@@ -216,7 +217,7 @@ public enum EventJudge {
         }
         // No push to a token already answered gone or bad.
         for push in pushes {
-            guard let token = push.token.map(DeliveryTally.normalized), let death = cleanup.dead[token] else { continue }
+            guard let token = push.token.map(AddressedDevice.comparable), let death = cleanup.dead[token] else { continue }
             problems.append(Problem(.deadTokenPush, "a push to a dead token: \(deviceName(token)) (request #\(push.sequence)), answered "
                                     + "\(death.answer.rawValue) at event \(death.event)"))
         }
@@ -234,7 +235,7 @@ public enum EventJudge {
     /// The sender's store against what it should hold: every live device, no dead one.
     public static func compareStore(listed: [ListedDevice], live: Set<String>, dead: Set<String>,
                                     deviceName: (String) -> String) -> [Problem] {
-        let held = Set(listed.map { DeliveryTally.normalized($0.token) })
+        let held = Set(listed.map { AddressedDevice.comparable($0.token) })
         var problems: [Problem] = []
         for token in dead.sorted() where held.contains(token) {
             problems.append(Problem(.storeMismatch, "the sender's store still holds \(deviceName(token)), whose token was answered gone or bad"))

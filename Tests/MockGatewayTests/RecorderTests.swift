@@ -32,7 +32,7 @@ import Testing
         defer { unlink(path) }
         let recorder = Recorder(file: try RecordFile(path: path))
         recorder.observe(Self.exchange())
-        recorder.file.close()
+        recorder.file?.close()
         let line = try #require(try Self.lines(of: path).first)
         #expect(line["v"] == 1)
         #expect(line["seq"] == 1)
@@ -80,7 +80,7 @@ import Testing
         var exchange = Self.exchange()
         exchange.request.body = [0xFF, 0x00, 0x41]
         recorder.observe(exchange)
-        recorder.file.close()
+        recorder.file?.close()
         let line = try #require(try Self.lines(of: path).first)
         #expect(line["body"] == nil)
         #expect(line["body_base64"] == "/wBB")
@@ -97,7 +97,7 @@ import Testing
                 group.addTask { for _ in 0..<perWriter { recorder.observe(Self.exchange()) } }
             }
         }
-        recorder.file.close()
+        recorder.file?.close()
         let lines = try Self.lines(of: path)
         #expect(lines.count == writers * perWriter)
         let sequences = lines.compactMap { $0["seq"]?.intValue }

@@ -2,7 +2,7 @@ import HTTPCore
 import JSON
 
 /// The control API on the admin listener (loopback by default): status, reset, device token
-/// states, faults, recording counters and `/metrics`. JSON in, JSON out; every error is
+/// states, faults, recording counters, the request journal (`/requests`) and `/metrics`. JSON in, JSON out; every error is
 /// `{"error": "..."}` with a 4xx status. The endpoints are listed in the README ("Control API").
 public final class AdminAPI: HTTPHandler {
     public struct Statistics: Sendable {
@@ -64,9 +64,18 @@ public final class AdminAPI: HTTPHandler {
             return routeFaults(request.method, parts[1], body: request.body)
         case ("GET", "recording", 1): return json(200, recording())
         case ("POST", "recording", 2) where parts[1] == "flush":
-            recorder?.file.flush()
+            recorder?.file?.flush()
             return json(200, recording())
-        case (_, "status", 1), (_, "metrics", 1), (_, "reset", 1), (_, "tokens", _), (_, "faults", _), (_, "recording", _):
+        case ("GET", "requests", 1): return requests(request.path, counting: false)
+        case ("GET", "requests", 2) where parts[1] == "count": return requests(request.path, counting: true)
+        case ("DELETE", "requests", 1):
+            guard let journal = recorder?.journal else { return journalOff() }
+            journal.clear()
+            return json(200, journalStatus())
+        case (_, "requests", 2) where parts[1] == "count":
+            return error(405, "method \(request.method) not allowed on \(path)")
+        case (_, "status", 1), (_, "metrics", 1), (_, "reset", 1), (_, "tokens", _), (_, "faults", _), (_, "recording", _),
+             (_, "requests", 1):
             return error(405, "method \(request.method) not allowed on \(path)")
         default:
             return error(404, "no such endpoint \(path); see GET /status and the README's Control API")
@@ -88,6 +97,7 @@ public final class AdminAPI: HTTPHandler {
         object["max_concurrent_streams"] = .number(Double(gateway.configuredMaxConcurrentStreams))
         object["tokens"] = tokenCounts()
         object["recording"] = recording()
+        object["journal"] = journalStatus()
         return .object(object)
     }
 
@@ -103,11 +113,19 @@ public final class AdminAPI: HTTPHandler {
                                 help: "Connections closed with GOAWAY(ENHANCE_YOUR_CALM) for resetting too many streams before their answer.",
                                 value: Double(closes), isCounter: true))
         }
-        if let recorder {
+        if let file = recorder?.file {
             gauges.append(.init(name: "pushproof_record_lines", help: "Lines appended to the record file.",
-                                value: Double(recorder.file.lineCount)))
+                                value: Double(file.lineCount)))
             gauges.append(.init(name: "pushproof_record_failed_writes", help: "Writes to the record file that failed.",
-                                value: Double(recorder.file.failedWrites)))
+                                value: Double(file.failedWrites)))
+        }
+        if let journal = recorder?.journal {
+            let counts = journal.counts
+            gauges.append(.init(name: "pushproof_journal_requests", help: "Requests the journal (GET /requests) holds.",
+                                value: Double(counts.held)))
+            gauges.append(.init(name: "pushproof_journal_dropped_total",
+                                help: "Requests the journal dropped, oldest first, to stay within --journal-size and --journal-mib.",
+                                value: Double(counts.dropped), isCounter: true))
         }
         return HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")],
                             body: Array(metrics.render(gauges: gauges).utf8))
@@ -210,9 +228,65 @@ public final class AdminAPI: HTTPHandler {
     }
 
     private func recording() -> JSONValue {
-        guard let recorder else { return ["enabled": false] }
-        return ["enabled": true, "path": .string(recorder.file.path), "lines": .number(Double(recorder.file.lineCount)),
-                "failed_writes": .number(Double(recorder.file.failedWrites))]
+        guard let file = recorder?.file else { return ["enabled": false] }
+        return ["enabled": true, "path": .string(file.path), "lines": .number(Double(file.lineCount)),
+                "failed_writes": .number(Double(file.failedWrites))]
+    }
+
+    // MARK: Request journal
+
+    private func journalStatus() -> JSONValue {
+        guard let journal = recorder?.journal else { return ["enabled": false] }
+        let counts = journal.counts
+        return ["enabled": true, "size": .number(Double(journal.capacity)), "max_bytes": .number(Double(journal.maxBytes)),
+                "requests": .number(Double(counts.held)), "bytes": .number(Double(counts.bytes)),
+                "dropped": .number(Double(counts.dropped)), "last_seq": .number(Double(counts.lastSequence)),
+                "waiting": .number(Double(counts.waiting))]
+    }
+
+    private func journalOff() -> HTTPResponse {
+        error(404, "the request journal is off (serve --journal-size 0)")
+    }
+
+    /// `GET /requests?…` (the matching record lines, a JSON array) and `GET /requests/count?…`
+    /// (`{"count": N}`). With `wait_ms`: a long poll, answered once `min` requests match or
+    /// when the time is up, as `{"requests": […], "count": N, "timed_out": bool}` (or
+    /// `{"count": N, "timed_out": bool}`), without holding up the loop meanwhile.
+    private func requests(_ path: String, counting: Bool) -> HTTPResponse {
+        guard let journal = recorder?.journal else { return journalOff() }
+        let queryString = path.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+        let query: JournalQuery
+        do { query = try JournalQuery(queryString: queryString, counting: counting) } catch { return self.error(400, error.description) }
+        guard query.waitMillis != nil else {
+            let found = journal.matches(query, keep: counting ? 0 : query.limit)
+            return Self.journalAnswer(found.kept, count: found.count, counting: counting, timedOut: nil)
+        }
+        let waiter = JournalWaiter(query: query, keepsLines: !counting, journal: journal) { kept, count, timedOut in
+            Self.journalAnswer(kept, count: count, counting: counting, timedOut: timedOut)
+        }
+        waiter.start()
+        return .deferred(waiter.responder)
+    }
+
+    /// `timedOut` nil: the plain form (an array, or `{"count": N}`); else the waiting form.
+    private static func journalAnswer(_ kept: [RequestJournal.Line], count: Int, counting: Bool, timedOut: Bool?) -> HTTPResponse {
+        var body: [UInt8] = []
+        switch (counting, timedOut) {
+        case (false, nil):
+            body.reserveCapacity(kept.reduce(2) { $0 + $1.tail.count + 32 })
+            RequestJournal.jsonArray(kept, into: &body)
+        case (false, let timedOut?):
+            body.reserveCapacity(kept.reduce(64) { $0 + $1.tail.count + 32 })
+            body.append(contentsOf: #"{"requests":"#.utf8)
+            RequestJournal.jsonArray(kept, into: &body)
+            body.append(contentsOf: #","count":\#(count),"timed_out":\#(timedOut)}"#.utf8)
+        case (true, nil):
+            body.append(contentsOf: #"{"count":\#(count)}"#.utf8)
+        case (true, let timedOut?):
+            body.append(contentsOf: #"{"count":\#(count),"timed_out":\#(timedOut)}"#.utf8)
+        }
+        body.append(0x0A)
+        return HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "application/json")], body: body)
     }
 
     // MARK: Responses

@@ -1,7 +1,10 @@
 import HTTPCore
 import JSON
 
-/// Writes every exchange as one JSON object a line (JSON Lines) to a `RecordFile`.
+/// Writes every exchange as one JSON object a line (JSON Lines) to a `RecordFile`, and hands
+/// the same encoded line to the `RequestJournal` of the control API: one encoding, one
+/// sequence number for both (the file's, assigned under the journal's lock so the journal's
+/// lines stay in order; the journal's own count when there is no file).
 /// The line format is the contract `pushproof check` and other tools read; it is documented
 /// in the README ("Recording format") and its version is the `v` field.
 ///
@@ -10,19 +13,30 @@ import JSON
 /// signature; an OAuth assertion in a `/token` body loses its signature the same way.
 public final class Recorder: GatewayObserver {
     public static let formatVersion = 1
-    public let file: RecordFile
+    /// `--record FILE`, if given.
+    public let file: RecordFile?
+    /// The control API's journal, if on (`--journal-size`, not 0).
+    public let journal: RequestJournal?
 
-    public init(file: RecordFile) {
+    /// At least one of `file` and `journal`.
+    public init(file: RecordFile?, journal: RequestJournal? = nil) {
         self.file = file
+        self.journal = journal
     }
 
     public func observe(_ exchange: GatewayExchange) {
         let (prefix, suffix) = Self.encode(exchange)
-        file.appendLine(prefix: prefix, suffix: suffix)
+        guard let journal else {
+            file?.appendLine(prefix: prefix, suffix: suffix)
+            return
+        }
+        journal.append(lineTail: suffix, of: exchange) { next in
+            file?.appendLine(prefix: prefix, suffix: suffix) ?? next
+        }
     }
 
-    /// The line split around the sequence number, which the file assigns.
-    private static let linePrefix = Array(#"{"v":1,"seq":"#.utf8)
+    /// The line split around the sequence number, which the file (or the journal) assigns.
+    static let linePrefix = Array(#"{"v":1,"seq":"#.utf8)
 
     static func encode(_ exchange: GatewayExchange) -> (prefix: [UInt8], suffix: [UInt8]) {
         let prefix = linePrefix

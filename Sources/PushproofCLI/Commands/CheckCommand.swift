@@ -1,6 +1,7 @@
 import Driver
 import Foundation
 import JSON
+import PushModel
 import Scenario
 import SpecValidator
 
@@ -235,7 +236,7 @@ struct RecordedRequest {
     var gatewayWarnings: [String] = []
 
     /// The device a push addressed: APNs `/3/device/<token>`, FCM `message.token`.
-    var deviceToken: String? { DeliveryTally.deviceToken(route: route, path: path, body: body) }
+    var deviceToken: String? { AddressedDevice.token(route: route, path: path, body: body) }
 
     struct Unreadable: Error, CustomStringConvertible {
         var description: String

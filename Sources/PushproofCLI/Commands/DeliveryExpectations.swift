@@ -1,6 +1,7 @@
 import Driver
 import Foundation
 import JSON
+import PushModel
 import Scenario
 
 /// `pushproof check --expect FILE`: did the pushes reach exactly the right devices? The file
@@ -69,7 +70,7 @@ struct DeliveryExpectations {
         self.expected = expected
     }
 
-    static func normalized(_ token: String) -> String { DeliveryTally.normalized(token) }
+    static func normalized(_ token: String) -> String { AddressedDevice.comparable(token) }
 }
 
 extension DeliveryTally {

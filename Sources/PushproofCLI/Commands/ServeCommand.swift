@@ -24,6 +24,10 @@ struct ServeCommand: Subcommand {
                    + "Without it auth is off and every well-formed token is valid."),
             .value("record", "FILE", "Append every request and its answer to FILE, one JSON object a line."),
             .flag("record-append", "Keep the record file's existing lines (default: start it afresh)."),
+            .value("journal-size", "N", "Requests the control API's journal keeps for GET /requests (the newest; "
+                   + "0 turns it off; off too with --admin off).", default: "100000"),
+            .value("journal-mib", "MIB", "At most this many MiB of record lines in the journal, whichever of this and "
+                   + "--journal-size comes first (~15000 requests of 1.1 KB lines at the default).", default: "16"),
             .value("specs", "DIR|shipped", "Judge every request against the push specs in DIR and record the verdict; "
                    + "'shipped': the specs pushproof ships (\(ShippedSpecs.searchOrder))."),
             .flag("reject-violations", "With --specs: answer spec violations 400 instead of as the real gateway would."),
@@ -57,6 +61,8 @@ struct ServeCommand: Subcommand {
     let configPath: String?
     let recordPath: String?
     let recordAppend: Bool
+    let journalSize: Int
+    let journalMiB: Int
     let specsDirectory: String?
     let rejectViolations: Bool
     let specConfigPath: String?
@@ -83,6 +89,8 @@ struct ServeCommand: Subcommand {
         recordPath = arguments.value("record")
         recordAppend = arguments.has("record-append")
         if recordAppend, recordPath == nil { throw UsageError(message: "--record-append needs --record") }
+        journalSize = try arguments.int("journal-size", default: 100_000, range: 0...10_000_000)
+        journalMiB = try arguments.int("journal-mib", default: RequestJournal.defaultMaxBytes >> 20, range: 1...4095)
         specsDirectory = arguments.value("specs")
         rejectViolations = arguments.has("reject-violations")
         if rejectViolations, specsDirectory == nil { throw UsageError(message: "--reject-violations needs --specs") }
@@ -143,16 +151,19 @@ struct ServeCommand: Subcommand {
         if configuration.apns.certificateAuthEnabled, h2c {
             printError("pushproof serve: note: apns.certificate_authorities needs TLS; with --h2c no client has a certificate")
         }
-        var recorder: Recorder?
+        var recordFile: RecordFile?
         if let recordPath {
             do {
                 try createParentDirectory(of: recordPath)
-                recorder = Recorder(file: try RecordFile(path: recordPath, append: recordAppend))
+                recordFile = try RecordFile(path: recordPath, append: recordAppend)
             } catch {
                 printError("pushproof serve: \(error)")
                 return ExitCode.ioError
             }
         }
+        // Nobody could read a journal without the control API.
+        let journal = admin != nil && journalSize > 0 ? RequestJournal(capacity: journalSize, maxBytes: journalMiB << 20) : nil
+        let recorder = recordFile != nil || journal != nil ? Recorder(file: recordFile, journal: journal) : nil
         let metrics = GatewayMetrics()
         let gateway: MockGateway
         do {
@@ -160,7 +171,7 @@ struct ServeCommand: Subcommand {
                                   judge: judge)
         } catch {
             printError("pushproof serve: \(configPath ?? "configuration"): \(error)")
-            recorder?.file.close()
+            recordFile?.close()
             return ExitCode.ioError
         }
 
@@ -188,7 +199,7 @@ struct ServeCommand: Subcommand {
             bound = try http.start()
         } catch {
             printError("pushproof serve: \(error)")
-            recorder?.file.close()
+            recordFile?.close()
             return ExitCode.ioError
         }
         server.set(http)
@@ -237,14 +248,14 @@ struct ServeCommand: Subcommand {
             printError("pushproof serve: \(cause), stopping")
         }
         http.shutdown(gracePeriod: .seconds(5))
-        recorder?.file.close()
+        recordFile?.close()
         if !quiet {
             var summary = "pushproof serve: stopped after \(gateway.answeredCount) requests"
-            if let recorder { summary += "; \(recorder.file.lineCount) lines in \(recorder.file.path)" }
-            if let recorder, recorder.file.failedWrites > 0 { summary += " (\(recorder.file.failedWrites) writes FAILED)" }
+            if let recordFile { summary += "; \(recordFile.lineCount) lines in \(recordFile.path)" }
+            if let recordFile, recordFile.failedWrites > 0 { summary += " (\(recordFile.failedWrites) writes FAILED)" }
             printError(summary)
         }
-        return recorder.map { $0.file.failedWrites > 0 ? ExitCode.ioError : ExitCode.success } ?? ExitCode.success
+        return recordFile.map { $0.failedWrites > 0 ? ExitCode.ioError : ExitCode.success } ?? ExitCode.success
     }
 }
 

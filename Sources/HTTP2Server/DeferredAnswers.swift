@@ -1,0 +1,124 @@
+// Deferred answers (`HTTPResponse.deferred`, long polls): the loop's table of requests
+// waiting for one, the mailbox through which other threads hand answers back (and wake the
+// loop through its eventfd), and the deadline timer after which `onTimeout` answers.
+import Glibc
+import HTTPCore
+import Synchronization
+
+/// Where a deferred answer goes: the request's HTTP/2 stream, or its place in an HTTP/1.1
+/// connection's response order.
+enum DeferredTarget {
+    case http2(Connection, streamID: Int32)
+    case http1(Connection, sequence: Int)
+
+    var connection: Connection {
+        switch self {
+        case let .http2(connection, _), let .http1(connection, _): connection
+        }
+    }
+}
+
+/// Completed deferred answers on their way from any thread to the loop that owns them.
+/// Posting writes the loop's eventfd; after `close()` (the loop has ended, its eventfd is
+/// about to be closed) posts are dropped, under the same lock, so no late completion can
+/// write into a descriptor number that has been reused.
+final class DeferredMailbox: Sendable {
+    private struct State {
+        var ready: [DeferredResponse] = []
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let wakeFD: Int32
+
+    init(wakeFD: Int32) { self.wakeFD = wakeFD }
+
+    func post(_ responder: DeferredResponse) {
+        state.withLock { state in
+            guard !state.closed else { return }
+            let wasEmpty = state.ready.isEmpty
+            state.ready.append(responder)
+            // One wake-up per batch: the loop takes everything posted when it wakes.
+            if wasEmpty {
+                var one: UInt64 = 1
+                _ = write(wakeFD, &one, MemoryLayout<UInt64>.size)
+            }
+        }
+    }
+
+    func takeAll() -> [DeferredResponse] {
+        state.withLock { state in
+            var taken: [DeferredResponse] = []
+            swap(&taken, &state.ready)
+            return taken
+        }
+    }
+
+    func close() {
+        state.withLock { state in
+            state.closed = true
+            state.ready = []
+        }
+    }
+}
+
+/// The requests of one loop waiting for a deferred answer. Loop thread only.
+final class DeferredAnswers {
+    let mailbox: DeferredMailbox
+    private var waiting: [ObjectIdentifier: (responder: DeferredResponse, target: DeferredTarget)] = [:]
+
+    init(wakeFD: Int32) {
+        mailbox = DeferredMailbox(wakeFD: wakeFD)
+    }
+
+    var isEmpty: Bool { waiting.isEmpty }
+
+    /// A handler deferred its answer. Returns the answer if it has already come (the caller
+    /// sends it as if the handler had returned it); otherwise the request waits, with a
+    /// deadline timer on `loop`.
+    func register(_ responder: DeferredResponse, target: DeferredTarget, loop: EventLoop) -> HTTPResponse? {
+        let mailbox = mailbox
+        if let ready = responder.bind(waker: { mailbox.post($0) }) { return ready }
+        waiting[ObjectIdentifier(responder)] = (responder, target)
+        target.connection.awaitedAnswers += 1
+        loop.schedule(.deferredDeadline(responder), after: max(1, responder.timeoutNanos))
+        return nil
+    }
+
+    /// Sends the answers other threads have completed (after an eventfd wake-up).
+    func deliverPosted() {
+        for responder in mailbox.takeAll() {
+            guard let target = remove(responder), let response = responder.take() else { continue }
+            target.connection.answerDeferred(target, with: response)
+        }
+    }
+
+    /// The deadline timer fired: the answer if one came meanwhile, else the timeout answer.
+    func expire(_ responder: DeferredResponse) {
+        guard let target = remove(responder), let response = responder.expire() else { return }
+        target.connection.answerDeferred(target, with: response)
+    }
+
+    /// The request's stream or connection is gone: nobody to answer.
+    func cancel(_ responder: DeferredResponse) {
+        _ = remove(responder)
+        responder.cancel()
+    }
+
+    /// Server shutdown: answer every waiting request now, with what it has.
+    func expireAll() {
+        for (responder, _) in Array(waiting.values) { expire(responder) }
+    }
+
+    /// The loop ends: nothing can be answered any more.
+    func close() {
+        for (responder, _) in Array(waiting.values) { cancel(responder) }
+        mailbox.close()
+    }
+
+    private func remove(_ responder: DeferredResponse) -> DeferredTarget? {
+        guard let entry = waiting.removeValue(forKey: ObjectIdentifier(responder)) else { return nil }
+        entry.target.connection.awaitedAnswers -= 1
+        return entry.target
+    }
+}

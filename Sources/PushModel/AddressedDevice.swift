@@ -1,0 +1,30 @@
+import JSON
+
+/// The device a recorded push addressed, and the form in which two tokens are compared.
+/// One place for `pushproof check --expect` and the control API's request journal
+/// (`GET /requests?token=`), so both find the same pushes for a token.
+public enum AddressedDevice {
+    /// The device token of a request: APNs `/3/device/<token>` (apns.md: the token is the
+    /// last path segment, a query string is not part of it), FCM `message.token` in the JSON
+    /// body (fcm.md, `messages:send`). Nil for other routes and for requests that name none.
+    /// `route` is the record line's `route` (`apns`, `fcm`, `oauth`, `unknown`).
+    public static func token(route: String, path: String, body: [UInt8]) -> String? {
+        switch route {
+        case "apns":
+            let prefix = "/3/device/"
+            guard path.hasPrefix(prefix) else { return nil }
+            let token = path.dropFirst(prefix.count).prefix { $0 != "?" }
+            return token.isEmpty ? nil : String(token)
+        case "fcm":
+            return (try? JSONParser.parse(body))?["message"]?["token"]?.stringValue
+        default:
+            return nil
+        }
+    }
+
+    /// The token as compared: APNs tokens are hex, and Apple treats them case-insensitively,
+    /// so an all-hex token is lowercased; FCM tokens are case-sensitive and kept as they are.
+    public static func comparable(_ token: String) -> String {
+        token.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) } ? token.lowercased() : token
+    }
+}
