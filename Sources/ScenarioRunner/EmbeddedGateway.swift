@@ -170,7 +170,7 @@ final class EmbeddedGateway: Sendable {
 
     func stop() {
         server.shutdown(gracePeriod: .seconds(2))
-        recorder?.file.flush()
+        recorder?.file?.flush()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

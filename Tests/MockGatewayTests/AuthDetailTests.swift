@@ -290,7 +290,7 @@ import Testing
         defer { unlink(path) }
         let recorder = Recorder(file: try RecordFile(path: path))
         recorder.observe(exchange)
-        recorder.file.close()
+        recorder.file?.close()
         let line = try #require(try RecorderTests.lines(of: path).first)
         #expect(line["response"]?["detail"] == "kid XYZ is not configured (apns.keys)")
         #expect(line["client_certificate"] == ["subject": "UID=com.example.app, CN=x"])
@@ -299,7 +299,7 @@ import Testing
         defer { unlink(plainPath) }
         let plainRecorder = Recorder(file: try RecordFile(path: plainPath))
         plainRecorder.observe(RecorderTests.exchange())
-        plainRecorder.file.close()
+        plainRecorder.file?.close()
         let plain = try #require(try RecorderTests.lines(of: plainPath).first)
         #expect(plain["response"]?["detail"] == nil)
         #expect(plain["client_certificate"] == nil)

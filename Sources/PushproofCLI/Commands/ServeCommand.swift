@@ -214,7 +214,7 @@ struct ServeCommand: Subcommand {
             } catch {
                 printError("pushproof serve: cannot write the self-signed certificate to \(path): \(error)")
                 http.shutdown(gracePeriod: .zero)
-                recorder?.file.close()
+                recordFile?.close()
                 return ExitCode.ioError
             }
         }
