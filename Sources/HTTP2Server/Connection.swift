@@ -35,11 +35,19 @@ final class Connection {
     var output: [UInt8] = []
     private var outputStart = 0
     private var lastActivity: UInt64
+    /// Until a protocol session starts (TLS handshake, preface sniffing), the connection is
+    /// held to the request head deadline from the moment it was accepted.
+    private let acceptedNanos: UInt64
     private var pollingWritable = false
     /// Reading stops while this much output is unsent, so a client that sends requests but
-    /// never reads the answers cannot make us buffer without bound.
-    private static let outputHighWater = 1 << 20
-    private var readPaused = false
+    /// never reads the answers cannot make us buffer without bound (a non-reading client
+    /// cost ~0.8 MB a connection at 1 MB).
+    static let outputHighWater = 128 * 1024
+    /// Reading is off because output is backed up (`outputHighWater`)...
+    private var pausedForOutput = false
+    /// ...or because the HTTP/1.1 session holds answers it may not add to (`PipelineLimit`).
+    private var pausedForSession = false
+    private var readPaused: Bool { pausedForOutput || pausedForSession }
     private(set) var shuttingDown = false
 
     init?(fd: Int32, loop: EventLoop, listener: ListenerRuntime, id: UInt64, peer: String) {
@@ -49,6 +57,7 @@ final class Connection {
         self.id = id
         self.peer = peer
         self.lastActivity = loop.now
+        self.acceptedNanos = loop.now
         if let tlsContext = listener.tls {
             guard let stream = TLSStream(context: tlsContext, fd: fd) else { return nil }
             tls = stream
@@ -69,6 +78,12 @@ final class Connection {
 
     @inline(__always)
     func handle(events: UInt32) {
+        // epoll reports hang-ups and errors even with reading paused (interest 0); level-
+        // triggered, it would report them on every turn. Nothing can be sent any more.
+        if readPaused && events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            close()
+            return
+        }
         if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readable() }
         if events & EPOLLOUT.rawValue != 0 && !isClosed { writable() }
     }
@@ -126,13 +141,17 @@ final class Connection {
     }
 
     private func readAndProcess() {
+        if pausedForSession { return }
         let buffer = loop.readBuffer
         var rounds = 0
-        // A round limit keeps one busy client from starving the others (level-triggered
-        // epoll brings us back); decrypted bytes OpenSSL already holds must be drained now.
-        reading: while rounds < 16 || tls?.hasPendingData == true {
+        let turnStarted = monotonicNanos()
+        // A limit on rounds and on time (LoopTurn) keeps one busy client from starving the
+        // others (level-triggered epoll brings us back); decrypted bytes OpenSSL already holds
+        // must be drained now, since epoll will not report them.
+        reading: while (rounds < LoopTurn.maximumReads && monotonicNanos() &- turnStarted < LoopTurn.budgetNanos)
+                        || tls?.hasPendingData == true {
             if output.count - outputStart >= Connection.outputHighWater {
-                setReadPaused(true)
+                setPausedForOutput(true)
                 break
             }
             rounds += 1
@@ -169,6 +188,9 @@ final class Connection {
             receive(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
             switch phase {
             case .closed, .lingering: return
+            case let .http1(session) where session.holdsInput:
+                setPausedForSession(true)
+                break reading
             default: break
             }
             if tls == nil && count < buffer.count { break }
@@ -260,9 +282,9 @@ final class Connection {
         case let .http2(session):
             guard let handle = session.session else { return }
             while true {
-                if output.count - outputStart >= 256 * 1024 {
+                if output.count - outputStart >= Connection.outputHighWater {
                     guard writeOutput() else { return }
-                    if output.count - outputStart >= 64 * 1024 { break }  // socket is full
+                    if output.count - outputStart >= Connection.outputHighWater / 2 { break }  // socket is full
                 }
                 var data: UnsafePointer<UInt8>?
                 let produced = nghttp2_session_mem_send(handle, &data)
@@ -327,9 +349,7 @@ final class Connection {
         }
         outputStart = 0
         setWritablePolling(false)
-        if readPaused {
-            setReadPaused(false)  // level-triggered: pending input is reported again
-        }
+        setPausedForOutput(false)  // level-triggered: pending input is reported again
         return true
     }
 
@@ -339,9 +359,15 @@ final class Connection {
         updateInterest()
     }
 
-    private func setReadPaused(_ paused: Bool) {
-        guard paused != readPaused, !isClosed else { return }
-        readPaused = paused
+    private func setPausedForOutput(_ paused: Bool) {
+        guard paused != pausedForOutput, !isClosed else { return }
+        pausedForOutput = paused
+        updateInterest()
+    }
+
+    private func setPausedForSession(_ paused: Bool) {
+        guard paused != pausedForSession, !isClosed else { return }
+        pausedForSession = paused
         updateInterest()
     }
 
@@ -351,7 +377,23 @@ final class Connection {
 
     // MARK: Timers
 
-    func checkIdle() {
+    /// The idle timeout, and the request head and body deadlines (`requestHeadTimeout`).
+    func checkTimeouts() {
+        switch phase {
+        case .closed, .lingering: return
+        case .handshaking, .sniffing:
+            if loop.now &- acceptedNanos >= loop.settings.requestHeadTimeoutNanos {
+                close()
+                return
+            }
+        case let .http2(session):
+            // flush() writes what was queued (a GOAWAY) before it honours `abortRequested`.
+            guard session.checkDeadlines() else { break }
+            flush()
+        case let .http1(session):
+            guard session.checkDeadlines() else { break }
+            flush()
+        }
         switch phase {
         case .closed, .lingering: return
         default: break
@@ -376,7 +418,14 @@ final class Connection {
     func fireDelayedHTTP1(sequence: Int) {
         guard case let .http1(session) = phase else { return }
         session.fireDelayedResponse(sequence: sequence)
-        if session.abortRequested { close() } else { flush() }
+        if session.abortRequested {
+            close()
+            return
+        }
+        flush()
+        if !isClosed && pausedForSession && !session.holdsInput {
+            setPausedForSession(false)  // level-triggered: what waits in the socket is reported again
+        }
     }
 
     // MARK: Closing
@@ -411,7 +460,8 @@ final class Connection {
         _ = shutdown(fd, Int32(SHUT_WR))
         phase = .lingering
         setWritablePolling(false)
-        setReadPaused(false)
+        setPausedForOutput(false)
+        setPausedForSession(false)
         loop.schedule(.lingerExpired(self), after: loop.settings.lingerNanos)
     }
 
