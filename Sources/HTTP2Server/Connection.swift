@@ -34,6 +34,7 @@ final class Connection {
     /// Bytes waiting for the socket; `output[outputStart...]` is unsent.
     var output: [UInt8] = []
     private var outputStart = 0
+    var unsentOutputBytes: Int { output.count - outputStart }
     private var lastActivity: UInt64
     /// Until a protocol session starts (TLS handshake, preface sniffing), the connection is
     /// held to the request head deadline from the moment it was accepted.
@@ -110,6 +111,7 @@ final class Connection {
             if advanceHandshake() { readAndProcess() }
         default:
             flush()
+            resumeHeldInput()
             // TLS may have been waiting to write before it could read further.
             if tls != nil && !isClosed { readAndProcess() }
         }
@@ -196,6 +198,7 @@ final class Connection {
             if tls == nil && count < buffer.count { break }
         }
         flush()
+        if pausedForSession && !isClosed { resumeHeldInput() }
     }
 
     private func receive(_ bytes: UnsafeRawBufferPointer) {
@@ -423,6 +426,22 @@ final class Connection {
             return
         }
         flush()
+        resumeHeldInput()
+    }
+
+    /// An HTTP/1.1 session that paused parsing (PipelineLimit, outputHighWater) goes on once
+    /// its answers have gone out, and then so does reading.
+    /// Each round parses at least one held request (or all that is held), so this ends.
+    private func resumeHeldInput() {
+        guard case let .http1(session) = phase else { return }
+        while session.holdsInput && !isClosed {
+            guard session.resumeParsing() else { break }  // still too much pending: wait for timers or writes
+            if session.abortRequested {
+                close()
+                return
+            }
+            flush()
+        }
         if !isClosed && pausedForSession && !session.holdsInput {
             setPausedForSession(false)  // level-triggered: what waits in the socket is reported again
         }

@@ -109,13 +109,27 @@ final class HTTP1Session {
               case let .waiting(response, isHead, closeAfter) = slots[index] else { return }
         slots[index] = resolve(response, isHead: isHead, closeAfter: closeAfter)
         drainSlots()
-        if holdsInput && !stopped && slots.count < PipelineLimit.maximumPendingResponses {
-            holdsInput = false
-            http_parser_pause(parser, 0)
-            let input = heldInput
-            heldInput = []
-            input.withUnsafeBytes { receive($0) }
-        }
+        resumeParsing()
+    }
+
+    /// Parsing pauses (and the connection stops reading) while answers pile up: too many held
+    /// behind a delayed one, or more unsent output than `Connection.outputHighWater` (a client
+    /// that pipelines requests but does not read; one read's worth of small requests could
+    /// otherwise queue thousands of answers).
+    private var mustPause: Bool {
+        slots.count >= PipelineLimit.maximumPendingResponses || connection.unsentOutputBytes >= Connection.outputHighWater
+    }
+
+    /// Parses what was held back, once answers have gone out. False if it is still held.
+    @discardableResult
+    func resumeParsing() -> Bool {
+        guard holdsInput, !stopped, !mustPause else { return false }
+        holdsInput = false
+        http_parser_pause(parser, 0)
+        let input = heldInput
+        heldInput = []
+        input.withUnsafeBytes { receive($0) }
+        return true
     }
 
     /// The request head and body deadlines: 408 and close once one has passed (RFC 9110
@@ -222,7 +236,7 @@ final class HTTP1Session {
         connection.loop.state.requestsServed.wrappingAdd(1, ordering: .relaxed)
         let closeAfter = !keepAlive || connection.shuttingDown
         enqueue(response, isHead: method == "HEAD", closeAfter: closeAfter)
-        if !stopped && slots.count >= PipelineLimit.maximumPendingResponses {
+        if !stopped && mustPause {
             http_parser_pause(parser, 1)  // `receive` keeps the rest; reading stops
         }
         return stopped ? -1 : 0
