@@ -138,7 +138,15 @@ final class HTTP1Session {
         guard !stopped else { return false }
         let now = connection.loop.now
         guard headDeadline.hasExpired(nowNanos: now) || bodyDeadline.hasExpired(nowNanos: now) else { return false }
-        reject(status: 408)
+        if inMessage {
+            reject(status: 408)
+        } else {
+            // No request begun (a TLS connection that never sent one): close without an
+            // answer nobody asked for, as nginx does.
+            stopped = true
+            headDeadline.stop()
+            closeWhenDrained = true
+        }
         return true
     }
 
@@ -328,7 +336,7 @@ final class HTTP1Session {
                                   scheme: connection.isTLS ? "https" : "http", headers: headers,
                                   version: .http1_1, isTLS: connection.isTLS, connectionID: connection.id,
                                   streamID: requestCount &+ 1, arrivalNanos: arrivalNanos)
-        if inMessage || status != 408 { handler.transportRejected(partial, response: response, on: context) }
+        handler.transportRejected(partial, response: response, on: context)
         inMessage = false
         slots.append(.ready(serialized(response, isHead: false, closeAfter: true), closeAfter: true))
         drainSlots()
