@@ -43,7 +43,7 @@ final class Connection {
     /// Reading stops while this much output is unsent, so a client that sends requests but
     /// never reads the answers cannot make us buffer without bound (a non-reading client
     /// cost ~0.8 MB a connection at 1 MB).
-    static let outputHighWater = 128 * 1024
+    static let outputHighWater = 64 * 1024
     /// Reading is off because output is backed up (`outputHighWater`)...
     private var pausedForOutput = false
     /// ...or because the HTTP/1.1 session holds answers it may not add to (`PipelineLimit`).
