@@ -263,10 +263,9 @@ def slowloris(server, count, seconds):
     for s in clients:
         s.setblocking(False)
         try:
-            data = s.recv(4096)
-            open_count += 0 if data is not None else 1
+            s.recv(4096)  # EOF or the 408: closed by the server
         except BlockingIOError:
-            open_count += 1
+            open_count += 1  # nothing to read: still open
         except OSError:
             pass
         s.close()
