@@ -17,3 +17,6 @@ echo "== sender vs h2load; rule evaluation + payload building vs delivery"
 echo
 echo "== the sender process's CPU and context switches"
 ./sender-cpu.sh 3
+echo
+echo "== hostile clients: every attack of the issue-9 probe, one fresh server each"
+./hostile.sh

@@ -81,15 +81,35 @@ public struct ServerConfiguration: Sendable {
     /// A connection that has received nothing for this long is closed (also bounds slow
     /// TLS handshakes and clients that never send a request).
     public var idleTimeout: Duration
+    /// A request head must be complete this long after its first byte (for the first request
+    /// of a connection: after the connection was accepted, TLS handshake included), or the
+    /// connection is answered 408 (HTTP/1.1) or closed. Every byte resets the idle timer, so
+    /// without this a client sending one byte a second ("slowloris") is never closed. An
+    /// HTTP/2 header block (HEADERS + CONTINUATION) that takes longer ends the connection
+    /// with GOAWAY(ENHANCE_YOUR_CALM), since nothing else can be read until it ends.
+    public var requestHeadTimeout: Duration
+    /// A request body must be complete this long after its head: HTTP/1.1 answers 408 and
+    /// closes; HTTP/2 answers the stream 408 and resets it (RST_STREAM NO_ERROR).
+    public var requestBodyTimeout: Duration
+    /// Request-body bytes one HTTP/2 connection may hold for its incomplete streams; a stream
+    /// that would take it over is reset with REFUSED_STREAM. nil: twice
+    /// `maxRequestBodyBytes` (at least one 65,535-byte window).
+    public var maxBufferedBodyBytesPerConnection: Int?
 
     public init(threads: Int = ServerConfiguration.defaultThreadCount,
                 http2: HTTP2Settings = HTTP2Settings(),
                 maxRequestBodyBytes: Int = 1 << 20,
-                idleTimeout: Duration = .seconds(60)) {
+                idleTimeout: Duration = .seconds(60),
+                requestHeadTimeout: Duration = .seconds(10),
+                requestBodyTimeout: Duration = .seconds(30),
+                maxBufferedBodyBytesPerConnection: Int? = nil) {
         self.threads = threads
         self.http2 = http2
         self.maxRequestBodyBytes = maxRequestBodyBytes
         self.idleTimeout = idleTimeout
+        self.requestHeadTimeout = requestHeadTimeout
+        self.requestBodyTimeout = requestBodyTimeout
+        self.maxBufferedBodyBytesPerConnection = maxBufferedBodyBytesPerConnection
     }
 
     /// The number of online cores.

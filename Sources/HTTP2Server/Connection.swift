@@ -34,12 +34,21 @@ final class Connection {
     /// Bytes waiting for the socket; `output[outputStart...]` is unsent.
     var output: [UInt8] = []
     private var outputStart = 0
+    var unsentOutputBytes: Int { output.count - outputStart }
     private var lastActivity: UInt64
+    /// Until a protocol session starts (TLS handshake, preface sniffing), the connection is
+    /// held to the request head deadline from the moment it was accepted.
+    private let acceptedNanos: UInt64
     private var pollingWritable = false
     /// Reading stops while this much output is unsent, so a client that sends requests but
-    /// never reads the answers cannot make us buffer without bound.
-    private static let outputHighWater = 1 << 20
-    private var readPaused = false
+    /// never reads the answers cannot make us buffer without bound (a non-reading client
+    /// cost ~0.8 MB a connection at 1 MB).
+    static let outputHighWater = 64 * 1024
+    /// Reading is off because output is backed up (`outputHighWater`)...
+    private var pausedForOutput = false
+    /// ...or because the HTTP/1.1 session holds answers it may not add to (`PipelineLimit`).
+    private var pausedForSession = false
+    private var readPaused: Bool { pausedForOutput || pausedForSession }
     private(set) var shuttingDown = false
     /// Requests on this connection waiting for a deferred answer (`DeferredAnswers`): the
     /// connection is not idle while it owes one.
@@ -52,6 +61,7 @@ final class Connection {
         self.id = id
         self.peer = peer
         self.lastActivity = loop.now
+        self.acceptedNanos = loop.now
         if let tlsContext = listener.tls {
             guard let stream = TLSStream(context: tlsContext, fd: fd) else { return nil }
             tls = stream
@@ -72,6 +82,12 @@ final class Connection {
 
     @inline(__always)
     func handle(events: UInt32) {
+        // epoll reports hang-ups and errors even with reading paused (interest 0); level-
+        // triggered, it would report them on every turn. Nothing can be sent any more.
+        if readPaused && events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            close()
+            return
+        }
         if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readable() }
         if events & EPOLLOUT.rawValue != 0 && !isClosed { writable() }
     }
@@ -98,6 +114,7 @@ final class Connection {
             if advanceHandshake() { readAndProcess() }
         default:
             flush()
+            resumeHeldInput()
             // TLS may have been waiting to write before it could read further.
             if tls != nil && !isClosed { readAndProcess() }
         }
@@ -129,13 +146,17 @@ final class Connection {
     }
 
     private func readAndProcess() {
+        if pausedForSession { return }
         let buffer = loop.readBuffer
         var rounds = 0
-        // A round limit keeps one busy client from starving the others (level-triggered
-        // epoll brings us back); decrypted bytes OpenSSL already holds must be drained now.
-        reading: while rounds < 16 || tls?.hasPendingData == true {
+        let turnStarted = monotonicNanos()
+        // A limit on rounds and on time (LoopTurn) keeps one busy client from starving the
+        // others (level-triggered epoll brings us back); decrypted bytes OpenSSL already holds
+        // must be drained now, since epoll will not report them.
+        reading: while (rounds < LoopTurn.maximumReads && monotonicNanos() &- turnStarted < LoopTurn.budgetNanos)
+                        || tls?.hasPendingData == true {
             if output.count - outputStart >= Connection.outputHighWater {
-                setReadPaused(true)
+                setPausedForOutput(true)
                 break
             }
             rounds += 1
@@ -172,11 +193,15 @@ final class Connection {
             receive(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
             switch phase {
             case .closed, .lingering: return
+            case let .http1(session) where session.holdsInput:
+                setPausedForSession(true)
+                break reading
             default: break
             }
             if tls == nil && count < buffer.count { break }
         }
         flush()
+        if pausedForSession && !isClosed { resumeHeldInput() }
     }
 
     private func receive(_ bytes: UnsafeRawBufferPointer) {
@@ -263,9 +288,9 @@ final class Connection {
         case let .http2(session):
             guard let handle = session.session else { return }
             while true {
-                if output.count - outputStart >= 256 * 1024 {
+                if output.count - outputStart >= Connection.outputHighWater {
                     guard writeOutput() else { return }
-                    if output.count - outputStart >= 64 * 1024 { break }  // socket is full
+                    if output.count - outputStart >= Connection.outputHighWater / 2 { break }  // socket is full
                 }
                 var data: UnsafePointer<UInt8>?
                 let produced = nghttp2_session_mem_send(handle, &data)
@@ -330,9 +355,7 @@ final class Connection {
         }
         outputStart = 0
         setWritablePolling(false)
-        if readPaused {
-            setReadPaused(false)  // level-triggered: pending input is reported again
-        }
+        setPausedForOutput(false)  // level-triggered: pending input is reported again
         return true
     }
 
@@ -342,9 +365,15 @@ final class Connection {
         updateInterest()
     }
 
-    private func setReadPaused(_ paused: Bool) {
-        guard paused != readPaused, !isClosed else { return }
-        readPaused = paused
+    private func setPausedForOutput(_ paused: Bool) {
+        guard paused != pausedForOutput, !isClosed else { return }
+        pausedForOutput = paused
+        updateInterest()
+    }
+
+    private func setPausedForSession(_ paused: Bool) {
+        guard paused != pausedForSession, !isClosed else { return }
+        pausedForSession = paused
         updateInterest()
     }
 
@@ -354,7 +383,23 @@ final class Connection {
 
     // MARK: Timers
 
-    func checkIdle() {
+    /// The idle timeout, and the request head and body deadlines (`requestHeadTimeout`).
+    func checkTimeouts() {
+        switch phase {
+        case .closed, .lingering: return
+        case .handshaking, .sniffing:
+            if loop.now &- acceptedNanos >= loop.settings.requestHeadTimeoutNanos {
+                close()
+                return
+            }
+        case let .http2(session):
+            // flush() writes what was queued (a GOAWAY) before it honours `abortRequested`.
+            guard session.checkDeadlines() else { break }
+            flush()
+        case let .http1(session):
+            guard session.checkDeadlines() else { break }
+            flush()
+        }
         switch phase {
         case .closed, .lingering: return
         default: break
@@ -379,7 +424,30 @@ final class Connection {
     func fireDelayedHTTP1(sequence: Int) {
         guard case let .http1(session) = phase else { return }
         session.fireDelayedResponse(sequence: sequence)
-        if session.abortRequested { close() } else { flush() }
+        if session.abortRequested {
+            close()
+            return
+        }
+        flush()
+        resumeHeldInput()
+    }
+
+    /// An HTTP/1.1 session that paused parsing (PipelineLimit, outputHighWater) goes on once
+    /// its answers have gone out, and then so does reading.
+    /// Each round parses at least one held request (or all that is held), so this ends.
+    private func resumeHeldInput() {
+        guard case let .http1(session) = phase else { return }
+        while session.holdsInput && !isClosed {
+            guard session.resumeParsing() else { break }  // still too much pending: wait for timers or writes
+            if session.abortRequested {
+                close()
+                return
+            }
+            flush()
+        }
+        if !isClosed && pausedForSession && !session.holdsInput {
+            setPausedForSession(false)  // level-triggered: what waits in the socket is reported again
+        }
     }
 
     /// A deferred answer has come (`DeferredAnswers`): sent like a delayed response whose
@@ -429,7 +497,8 @@ final class Connection {
         _ = shutdown(fd, Int32(SHUT_WR))
         phase = .lingering
         setWritablePolling(false)
-        setReadPaused(false)
+        setPausedForOutput(false)
+        setPausedForSession(false)
         loop.schedule(.lingerExpired(self), after: loop.settings.lingerNanos)
     }
 

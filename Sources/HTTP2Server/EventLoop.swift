@@ -26,6 +26,9 @@ struct LoopSettings {
     var http2: HTTP2Settings
     var maxRequestBodyBytes: Int
     var idleTimeoutNanos: UInt64
+    var requestHeadTimeoutNanos: UInt64
+    var requestBodyTimeoutNanos: UInt64
+    var maxBufferedBodyBytesPerConnection: Int
     /// How long a closing connection keeps reading (and discarding) so that its last
     /// response is not destroyed by a TCP RST caused by unread input.
     var lingerNanos: UInt64 = 2_000_000_000
@@ -49,6 +52,8 @@ enum TimerKind {
     /// Periodic scan for idle connections: one timer per loop rather than one per
     /// connection, so closed connections are not kept alive by pending timers.
     case idleSweep
+    /// The end of an accept pause after descriptors ran out (AcceptBackoff).
+    case resumeAccepting
     case delayedHTTP2(Connection, streamID: Int32)
     case delayedHTTP1(Connection, sequence: Int)
     case lingerExpired(Connection)
@@ -144,6 +149,9 @@ final class EventLoop {
     let http2Options: OpaquePointer
     let http1Settings: UnsafeMutablePointer<http_parser_settings>
     private(set) var draining = false
+    private var acceptBackoff = AcceptBackoff()
+    /// The listeners are out of epoll's interest set until `.resumeAccepting` fires.
+    private var acceptPaused = false
     private let eventCapacity: Int32 = 512
     private let events: UnsafeMutablePointer<epoll_event>
 
@@ -218,9 +226,10 @@ final class EventLoop {
     }
 
     /// A connection is closed between `idleTimeout` and `idleTimeout + idleSweepInterval`
-    /// after its last activity.
+    /// after its last activity (and likewise for the request head and body deadlines).
     private var idleSweepInterval: UInt64 {
-        max(10_000_000, min(1_000_000_000, settings.idleTimeoutNanos / 4))
+        let shortest = min(settings.idleTimeoutNanos, settings.requestHeadTimeoutNanos, settings.requestBodyTimeoutNanos)
+        return max(10_000_000, min(1_000_000_000, shortest / 4))
     }
 
     /// Runs until a shutdown has drained every connection.
@@ -265,11 +274,13 @@ final class EventLoop {
         while let kind = timers.popExpired(now: now) {
             switch kind {
             case .idleSweep:
-                for connection in Array(connections.values) { connection.checkIdle() }
+                for connection in Array(connections.values) { connection.checkTimeouts() }
                 timers.schedule(.idleSweep, at: now &+ idleSweepInterval)
             case let .delayedHTTP2(connection, streamID): connection.fireDelayedHTTP2(streamID: streamID)
             case let .delayedHTTP1(connection, sequence): connection.fireDelayedHTTP1(sequence: sequence)
             case let .lingerExpired(connection): connection.close()
+            case .resumeAccepting:
+                resumeAccepting()
             case .shutdownGrace:
                 for connection in Array(connections.values) { connection.close() }
             case let .deferredDeadline(responder): deferredAnswers.expire(responder)
@@ -298,6 +309,20 @@ final class EventLoop {
         for connection in Array(connections.values) { connection.beginShutdown() }
     }
 
+    /// Out of descriptors: stop watching the listeners for a while (see `AcceptBackoff`).
+    private func pauseAccepting(nanos: UInt64) {
+        guard !acceptPaused, !draining else { return }
+        acceptPaused = true
+        for listener in listeners where listener.isOpen { modify(listener.fd, events: 0) }
+        schedule(.resumeAccepting, after: nanos)
+    }
+
+    private func resumeAccepting() {
+        guard acceptPaused else { return }
+        acceptPaused = false
+        for listener in listeners where listener.isOpen { modify(listener.fd, events: EPOLLIN.rawValue) }
+    }
+
     private func accept(on listener: ListenerRuntime) {
         for _ in 0..<64 {
             var address = sockaddr_storage()
@@ -308,9 +333,15 @@ final class EventLoop {
                 }
             }
             if fd < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return  // EAGAIN, or out of descriptors: level-triggered epoll retries later
+                switch acceptBackoff.failed(errno: errno) {
+                case .retry: continue
+                case .stop: return  // EAGAIN: nothing more waiting
+                case let .pause(nanos):
+                    pauseAccepting(nanos: nanos)
+                    return
+                }
             }
+            acceptBackoff.succeeded()
             // accept4 is hidden behind _GNU_SOURCE in Swift's Glibc module; two fcntls instead.
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)

@@ -37,12 +37,24 @@ final class HTTP1Session {
     private var closeWhenDrained = false
     private(set) var abortRequested = false
     private var destroyed = false
+    /// From a request's first byte until its head ends (`requestHeadTimeout`).
+    private var headDeadline: Deadline
+    /// From the end of a request's head until its body ends (`requestBodyTimeout`).
+    private var bodyDeadline: Deadline
+    /// Parsing is paused with `PipelineLimit.maximumPendingResponses` answers held back;
+    /// what was read but not parsed waits in `heldInput` (at most one read's worth).
+    private(set) var holdsInput = false
+    private var heldInput: [UInt8] = []
 
     init(connection: Connection, context: ConnectionContext) {
         self.connection = connection
         self.context = context
         self.handler = connection.listener.handler
         maxBodyBytes = connection.loop.settings.maxRequestBodyBytes
+        headDeadline = Deadline(durationNanos: connection.loop.settings.requestHeadTimeoutNanos)
+        bodyDeadline = Deadline(durationNanos: connection.loop.settings.requestBodyTimeoutNanos)
+        // The session starts on the first bytes of the first request.
+        headDeadline.startIfIdle(nowNanos: connection.loop.now)
         parser = .allocate(capacity: 1)
         http_parser_init(parser, HTTP_REQUEST)
         parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -60,6 +72,7 @@ final class HTTP1Session {
     private func dropSlots() {
         for case let .deferred(responder, _, _) in slots { connection.loop.deferredAnswers.cancel(responder) }
         slots.removeAll()
+        heldInput = []
     }
 
     /// Every queued response has been handed to the connection and it should now close.
@@ -71,6 +84,14 @@ final class HTTP1Session {
         while offset < bytes.count && !stopped {
             let parsed = http_parser_execute(parser, connection.loop.http1Settings, base + offset, bytes.count - offset)
             if stopped { return }
+            if parser.pointee.http_errno == HPE_PAUSED.rawValue {
+                // Too many answers held back (messageComplete paused the parser): keep the
+                // rest for when they have gone out.
+                offset += parsed
+                heldInput.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                holdsInput = true
+                return
+            }
             if parser.pointee.http_errno != HPE_OK.rawValue {
                 reject(status: 400)
                 return
@@ -104,6 +125,45 @@ final class HTTP1Session {
               case let .waiting(response, isHead, closeAfter) = slots[index] else { return }
         slots[index] = resolve(response, isHead: isHead, closeAfter: closeAfter)
         drainSlots()
+        resumeParsing()
+    }
+
+    /// Parsing pauses (and the connection stops reading) while answers pile up: too many held
+    /// behind a delayed one, or more unsent output than `Connection.outputHighWater` (a client
+    /// that pipelines requests but does not read; one read's worth of small requests could
+    /// otherwise queue thousands of answers).
+    private var mustPause: Bool {
+        slots.count >= PipelineLimit.maximumPendingResponses || connection.unsentOutputBytes >= Connection.outputHighWater
+    }
+
+    /// Parses what was held back, once answers have gone out. False if it is still held.
+    @discardableResult
+    func resumeParsing() -> Bool {
+        guard holdsInput, !stopped, !mustPause else { return false }
+        holdsInput = false
+        http_parser_pause(parser, 0)
+        let input = heldInput
+        heldInput = []
+        input.withUnsafeBytes { receive($0) }
+        return true
+    }
+
+    /// The request head and body deadlines: 408 and close once one has passed (RFC 9110
+    /// §15.5.9). True if an answer was queued.
+    func checkDeadlines() -> Bool {
+        guard !stopped else { return false }
+        let now = connection.loop.now
+        guard headDeadline.hasExpired(nowNanos: now) || bodyDeadline.hasExpired(nowNanos: now) else { return false }
+        if inMessage {
+            reject(status: 408)
+        } else {
+            // No request begun (a TLS connection that never sent one): close without an
+            // answer nobody asked for, as nginx does.
+            stopped = true
+            headDeadline.stop()
+            closeWhenDrained = true
+        }
+        return true
     }
 
     // MARK: Parser callbacks
@@ -117,6 +177,7 @@ final class HTTP1Session {
         headers = []
         body = []
         arrivalNanos = wallClockNanos()
+        headDeadline.startIfIdle(nowNanos: connection.loop.now)
         return 0
     }
 
@@ -128,6 +189,14 @@ final class HTTP1Session {
     fileprivate func headerField(_ data: UnsafeRawBufferPointer) -> Int32 {
         if readingValue { commitHeader() }
         for byte in data {
+            // RFC 9112 §5.1: "No whitespace is allowed between the field name and colon ... A
+            // server MUST reject ... with a response status code of 400". http-parser, as
+            // Debian builds it, lets a space through (and still frames by the field name, so
+            // `Transfer-Encoding : chunked` was a smuggling shape): names must be tokens.
+            guard isTokenCharacter(byte) else {
+                reject(status: 400)
+                return -1
+            }
             fieldName.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte)
         }
         return 0
@@ -148,6 +217,8 @@ final class HTTP1Session {
 
     fileprivate func headersComplete() -> Int32 {
         if readingValue || !fieldName.isEmpty { commitHeader() }
+        headDeadline.stop()
+        bodyDeadline.restart(nowNanos: connection.loop.now)
         let declaredLength = parser.pointee.content_length
         if declaredLength != UInt64.max && declaredLength > UInt64(maxBodyBytes) {
             reject(status: 413)
@@ -173,6 +244,7 @@ final class HTTP1Session {
 
     fileprivate func messageComplete() -> Int32 {
         inMessage = false
+        bodyDeadline.stop()
         requestCount &+= 1
         let method = String(cString: http_method_str(http_method(UInt32(parser.pointee.method))))
         let keepAlive = http_should_keep_alive(parser) != 0
@@ -188,6 +260,9 @@ final class HTTP1Session {
         connection.loop.state.requestsServed.wrappingAdd(1, ordering: .relaxed)
         let closeAfter = !keepAlive || connection.shuttingDown
         enqueue(response, isHead: method == "HEAD", closeAfter: closeAfter)
+        if !stopped && mustPause {
+            http_parser_pause(parser, 1)  // `receive` keeps the rest; reading stops
+        }
         return stopped ? -1 : 0
     }
 
@@ -275,8 +350,21 @@ final class HTTP1Session {
     /// The transport's own answer to a request it will not pass on; closes afterwards.
     private func reject(status: Int) {
         stopped = true
-        inMessage = false
+        holdsInput = false
+        heldInput = []
+        headDeadline.stop()
+        bodyDeadline.stop()
         let response = HTTPResponse(status: status)
+        // What is known of the request (nothing of its body), so the answer is recorded too.
+        let method = url.isEmpty ? "" : String(cString: http_method_str(http_method(UInt32(parser.pointee.method))))
+        if readingValue || !fieldName.isEmpty { commitHeader() }
+        let partial = HTTPRequest(method: method, path: String(decoding: url, as: UTF8.self),
+                                  authority: headers.first(where: { $0.name == "host" })?.value,
+                                  scheme: connection.isTLS ? "https" : "http", headers: headers,
+                                  version: .http1_1, isTLS: connection.isTLS, connectionID: connection.id,
+                                  streamID: requestCount &+ 1, arrivalNanos: arrivalNanos)
+        handler.transportRejected(partial, response: response, on: context)
+        inMessage = false
         slots.append(.ready(serialized(response, isHead: false, closeAfter: true), closeAfter: true))
         drainSlots()
     }
@@ -310,6 +398,22 @@ final class HTTP1Session {
         if closeAfter { out.append(contentsOf: "connection: close\r\n".utf8) }
         out.append(contentsOf: "\r\n".utf8)
         if !isHead { out.append(contentsOf: response.body) }
+    }
+}
+
+/// RFC 9110 §5.6.2 tchar: "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" /
+/// "_" / "`" / "|" / "~" / DIGIT / ALPHA.
+@inline(__always)
+func isTokenCharacter(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        return true
+    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+         UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+         UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        return true
+    default:
+        return false
     }
 }
 

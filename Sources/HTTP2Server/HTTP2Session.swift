@@ -15,6 +15,9 @@ final class HTTP2Stream {
     var body: [UInt8] = []
     var headerListSize = 0
     var arrivalNanos: UInt64
+    /// Monotonic time the request's header block ended without END_STREAM: its body must be
+    /// complete within `requestBodyTimeout` of it. nil while the head is still arriving.
+    var headEndedNanos: UInt64?
     /// Header list over SETTINGS_MAX_HEADER_LIST_SIZE: answered 431, never dispatched.
     var headersTooLarge = false
     /// A response (or reset) has been submitted, or the transport refused the request.
@@ -50,6 +53,12 @@ final class HTTP2Session {
     private var goAwayLastStreamID = Int32.max
     private let maxBodyBytes: Int
     private let maxHeaderListSize: Int
+    /// Body bytes held for incomplete streams, all streams together.
+    private var bodyBudget: BufferedBodyBudget
+    private var headerListGuard: HeaderListGuard
+    /// Runs while a header block (HEADERS + CONTINUATION) is arriving: nothing else can be
+    /// read on the connection until it ends (RFC 9113 §6.10), so a stalled one stalls all.
+    private var headerBlockDeadline: Deadline
 
     init?(connection: Connection, context: ConnectionContext) {
         self.connection = connection
@@ -58,6 +67,9 @@ final class HTTP2Session {
         let loop = connection.loop
         maxBodyBytes = loop.settings.maxRequestBodyBytes
         maxHeaderListSize = Int(loop.settings.http2.maxHeaderListSize)
+        bodyBudget = BufferedBodyBudget(limit: loop.settings.maxBufferedBodyBytesPerConnection)
+        headerListGuard = HeaderListGuard(limit: maxHeaderListSize)
+        headerBlockDeadline = Deadline(durationNanos: loop.settings.requestHeadTimeoutNanos)
         unansweredResetBudget = RapidResetGuard.budget(nowNanos: loop.now)
         var created: OpaquePointer?
         guard nghttp2_session_server_new2(&created, loop.http2Callbacks, Unmanaged.passUnretained(self).toOpaque(),
@@ -97,12 +109,61 @@ final class HTTP2Session {
         let consumed = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
         if consumed < 0 {
             if !ownGoAwaySubmitted {
-                _ = nghttp2_session_terminate_session(session, HTTP2ErrorCode.protocolError)
+                // nghttp2 queues its own GOAWAY for most frame errors (then this is a no-op);
+                // for floods it queues nothing, and flooding is not a protocol error.
+                _ = nghttp2_session_terminate_session(session, Self.goAwayCode(forLibraryError: Int32(consumed)))
             }
             return false
         }
         return true
     }
+
+    /// The GOAWAY error code for a fatal nghttp2 error: ENHANCE_YOUR_CALM (RFC 9113 §7: "the
+    /// endpoint is detecting that its peer is exhibiting a behavior that might be generating
+    /// excessive load") for floods of PING/SETTINGS (answers queued faster than they are read)
+    /// and of CONTINUATION frames; PROTOCOL_ERROR for the rest.
+    static func goAwayCode(forLibraryError error: Int32) -> UInt32 {
+        switch error {
+        case NGHTTP2_ERR_FLOODED.rawValue, NGHTTP2_ERR_TOO_MANY_CONTINUATIONS.rawValue,
+             NGHTTP2_ERR_TOO_MANY_SETTINGS.rawValue, NGHTTP2_ERR_TOO_MANY_INFLIGHT_SETTINGS.rawValue:
+            return HTTP2ErrorCode.enhanceYourCalm
+        default:
+            return HTTP2ErrorCode.protocolError
+        }
+    }
+
+    /// The request head and body deadlines (`ServerConfiguration.requestHeadTimeout`,
+    /// `requestBodyTimeout`). True if anything was done (frames to send, or
+    /// `abortRequested`).
+    func checkDeadlines() -> Bool {
+        guard let session else { return false }
+        let now = connection.loop.now
+        if headerBlockDeadline.hasExpired(nowNanos: now) {
+            headerBlockDeadline.stop()
+            ownGoAwaySubmitted = true
+            goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
+            _ = Self.headerTimeoutDebugData.withUnsafeBufferPointer { debug in
+                nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID,
+                                      HTTP2ErrorCode.enhanceYourCalm, debug.baseAddress, debug.count)
+            }
+            // Nothing more is read: the rest of the stalled block could not be decoded anyway.
+            abortRequested = true
+            return true
+        }
+        let bodyTimeout = connection.loop.settings.requestBodyTimeoutNanos
+        var acted = false
+        for (streamID, stream) in streams where !stream.answered {
+            guard let headEnded = stream.headEndedNanos, now &- headEnded >= bodyTimeout else { continue }
+            bodyBudget.release(stream.body.count)
+            stream.body = []
+            refuse(streamID: streamID, stream: stream, status: 408)
+            acted = true
+        }
+        return acted
+    }
+
+    static let headerTimeoutDebugData: [UInt8] = Array("request header block not complete in time".utf8)
+    static let headerBombDebugData: [UInt8] = Array("header lists far over SETTINGS_MAX_HEADER_LIST_SIZE".utf8)
 
     /// Both directions are done (after a GOAWAY and the last stream): close the connection.
     var isFinished: Bool {
@@ -150,6 +211,7 @@ final class HTTP2Session {
         guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
               frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST, let session else { return 0 }
         let streamID = frame.pointee.hd.stream_id
+        headerBlockDeadline.restart(nowNanos: connection.loop.now)
         let stream = HTTP2Stream(arrivalNanos: wallClockNanos())
         streams[streamID] = stream
         _ = nghttp2_session_set_stream_user_data(session, streamID, Unmanaged.passUnretained(stream).toOpaque())
@@ -160,12 +222,10 @@ final class HTTP2Session {
                             value: UnsafePointer<UInt8>, valueLength: Int) -> Int32 {
         // Trailers (a second HEADERS block) are accepted and ignored.
         guard frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST,
-              let stream = stream(frame.pointee.hd.stream_id), !stream.headersTooLarge else { return 0 }
+              let stream = stream(frame.pointee.hd.stream_id) else { return 0 }
         stream.headerListSize += nameLength + valueLength + 32
         if stream.headerListSize > maxHeaderListSize {
-            stream.headersTooLarge = true
-            stream.headers = []
-            return 0
+            return headerListOverLimit(streamID: frame.pointee.hd.stream_id, stream: stream)
         }
         let nameBytes = UnsafeBufferPointer(start: name, count: nameLength)
         let valueBytes = UnsafeBufferPointer(start: value, count: valueLength)
@@ -188,11 +248,53 @@ final class HTTP2Session {
         return 0
     }
 
+    /// A header list past SETTINGS_MAX_HEADER_LIST_SIZE: 431 once the block ends, or, far
+    /// past it, stop decoding (HeaderListGuard).
+    private func headerListOverLimit(streamID: Int32, stream: HTTP2Stream) -> Int32 {
+        switch headerListGuard.judge(size: stream.headerListSize) {
+        case .keep:
+            return 0
+        case .tooLarge:
+            stream.headersTooLarge = true
+            stream.headers = []
+            return 0
+        case .abandonStream:
+            // nghttp2 resets the stream (RST_STREAM INTERNAL_ERROR) and decodes the rest of
+            // the block only to keep its HPACK table in step, without calling us.
+            stream.headersTooLarge = true
+            stream.answered = true
+            stream.headers = []
+            headerBlockDeadline.stop()
+            return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        case .closeConnection:
+            guard let session else { return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+            ownGoAwaySubmitted = true
+            goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
+            _ = Self.headerBombDebugData.withUnsafeBufferPointer { debug in
+                nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID,
+                                      HTTP2ErrorCode.enhanceYourCalm, debug.baseAddress, debug.count)
+            }
+            return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
+        }
+    }
+
     fileprivate func dataChunk(streamID: Int32, data: UnsafePointer<UInt8>, length: Int) -> Int32 {
         guard let stream = stream(streamID), !stream.answered, !stream.headersTooLarge else { return 0 }
         if stream.body.count + length > maxBodyBytes {
+            bodyBudget.release(stream.body.count)
             stream.body = []
             refuse(streamID: streamID, stream: stream, status: 413)
+            return 0
+        }
+        guard bodyBudget.take(length) else {
+            // Over the connection's budget for buffered bodies: not processed, the client may
+            // send it again (RFC 9113 §8.7), on this connection once others have finished.
+            bodyBudget.release(stream.body.count)
+            stream.body = []
+            stream.answered = true
+            if let session {
+                _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, HTTP2ErrorCode.refusedStream)
+            }
             return 0
         }
         stream.body.append(contentsOf: UnsafeBufferPointer(start: data, count: length))
@@ -203,6 +305,7 @@ final class HTTP2Session {
         let type = frame.pointee.hd.type
         if type == UInt8(NGHTTP2_RST_STREAM.rawValue) { return resetReceived(streamID: frame.pointee.hd.stream_id) }
         guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue) else { return 0 }
+        if type == UInt8(NGHTTP2_HEADERS.rawValue) { headerBlockDeadline.stop() }
         let streamID = frame.pointee.hd.stream_id
         guard let stream = stream(streamID), !stream.answered else { return 0 }
         if stream.headersTooLarge {
@@ -211,6 +314,8 @@ final class HTTP2Session {
         }
         if frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 {
             dispatch(streamID: streamID, stream: stream)
+        } else if stream.headEndedNanos == nil {
+            stream.headEndedNanos = connection.loop.now
         }
         return 0
     }
@@ -256,7 +361,10 @@ final class HTTP2Session {
     }
 
     fileprivate func streamClosed(_ streamID: Int32) {
-        if let stream = streams.removeValue(forKey: streamID) { cancelDeferred(stream) }
+        if let stream = streams.removeValue(forKey: streamID) {
+            bodyBudget.release(stream.body.count)
+            cancelDeferred(stream)
+        }
     }
 
     fileprivate func readResponseBody(_ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
@@ -284,6 +392,11 @@ final class HTTP2Session {
     private func refuse(streamID: Int32, stream: HTTP2Stream, status: Int) {
         stream.answered = true
         stream.resetAfterResponse = true
+        let partial = HTTPRequest(method: stream.method, path: stream.path, authority: stream.authority,
+                                  scheme: stream.scheme, headers: stream.headers, version: .http2,
+                                  isTLS: connection.isTLS, connectionID: connection.id, streamID: streamID,
+                                  arrivalNanos: stream.arrivalNanos)
+        handler.transportRejected(partial, response: HTTPResponse(status: status), on: context)
         // Submitted now, RST_STREAM could overtake the response and cancel it; it waits for
         // the response's HEADERS to be sent (see `frameSent`).
         submitHeaders(status: status, headers: [], hasBody: false, streamID: streamID)
@@ -316,6 +429,7 @@ final class HTTP2Session {
                                   scheme: stream.scheme, headers: stream.headers, body: stream.body,
                                   version: .http2, isTLS: connection.isTLS, connectionID: connection.id,
                                   streamID: streamID, arrivalNanos: stream.arrivalNanos)
+        bodyBudget.release(stream.body.count)
         stream.headers = []
         stream.body = []
         var response = handler.handle(request, on: context)

@@ -87,7 +87,11 @@ public final class HTTPServer: Sendable {
                 }
                 let settings = LoopSettings(http2: configuration.http2,
                                             maxRequestBodyBytes: max(0, configuration.maxRequestBodyBytes),
-                                            idleTimeoutNanos: max(1_000_000, configuration.idleTimeout.clampedNanoseconds))
+                                            idleTimeoutNanos: max(1_000_000, configuration.idleTimeout.clampedNanoseconds),
+                                            requestHeadTimeoutNanos: max(1_000_000, configuration.requestHeadTimeout.clampedNanoseconds),
+                                            requestBodyTimeoutNanos: max(1_000_000, configuration.requestBodyTimeout.clampedNanoseconds),
+                                            maxBufferedBodyBytesPerConnection: max(0, configuration.maxBufferedBodyBytesPerConnection
+                                                ?? BufferedBodyBudget.defaultLimit(maxBodyBytes: configuration.maxRequestBodyBytes)))
                 for loopIndex in 0..<loopCount {
                     var runtimes: [ListenerRuntime] = []
                     for (listenerIndex, listener) in listeners.enumerated() {

@@ -118,3 +118,21 @@ func describeSocketAddress(_ storage: sockaddr_storage) -> String {
 func stringFromNullTerminated(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
+
+extension HTTPServer {
+    /// Raises this process's soft RLIMIT_NOFILE to its hard limit and returns the new soft
+    /// limit. Debian's default soft limit (1024) is a few hundred connections per loop; the
+    /// hard limit (often 524288) is what a server is allowed, and nginx and h2o raise it the
+    /// same way. Process-wide, so it is the caller's choice (`pushproof serve` makes it).
+    @discardableResult
+    public static func raiseOpenFileLimit() -> UInt64 {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return UInt64(raised.rlim_cur) }
+        }
+        return UInt64(limit.rlim_cur)
+    }
+}

@@ -152,12 +152,18 @@ public protocol HTTPHandler: Sendable {
     func connectionOpened(_ connection: ConnectionContext)
     func handle(_ request: HTTPRequest, on connection: ConnectionContext) -> HTTPResponse
     func connectionClosed(_ connection: ConnectionContext)
+    /// The transport answered a request by itself, without `handle` (413 body too large, 431
+    /// header list too large, 400 malformed HTTP/1.1, 408 head or body too slow). `partial` is
+    /// what was known of the request: method, path and headers as far as they arrived (none
+    /// when they were too large), never a body. For recording and counting only.
+    func transportRejected(_ partial: HTTPRequest, response: HTTPResponse, on connection: ConnectionContext)
 }
 
 extension HTTPHandler {
     public func initialMaxConcurrentStreams() -> UInt32 { 1000 }
     public func connectionOpened(_ connection: ConnectionContext) {}
     public func connectionClosed(_ connection: ConnectionContext) {}
+    public func transportRejected(_ partial: HTTPRequest, response: HTTPResponse, on connection: ConnectionContext) {}
 }
 
 /// HTTP/2 error codes (RFC 9113 §7) used in GOAWAY and RST_STREAM.

@@ -192,6 +192,16 @@ public final class MockGateway: HTTPHandler {
         return answer.response
     }
 
+    /// The transport's own answers (413, 431, 400, 408) are recorded and counted like the
+    /// gateway's, with what arrived of the request and the route its path names.
+    public func transportRejected(_ partial: HTTPRequest, response: HTTPResponse, on connection: ConnectionContext) {
+        exchangeCount.add(1, ordering: .relaxed)
+        guard !observers.isEmpty else { return }
+        let exchange = GatewayExchange(request: partial, response: response, route: Self.route(of: partial),
+                                       answeredNanos: clock.nowNanos)
+        for observer in observers { observer.observe(exchange) }
+    }
+
     private func dispatch(_ request: HTTPRequest, route: GatewayRoute, state: GatewayConnectionState,
                           tape: JSONTape?) -> ServiceOutcome {
         switch route {

@@ -60,10 +60,21 @@ public final class ServeProcess: @unchecked Sendable {
 
     /// Starts `pushproof serve ARGUMENTS --listen 127.0.0.1:0 --admin 127.0.0.1:0` in
     /// `directory` (where the self-signed certificate is written).
-    public init(_ arguments: [String], directory: String, admin: Bool = true) throws {
-        process.executableURL = URL(fileURLWithPath: pushproofExecutable())
+    /// - Parameter openFileLimit: run it under `prlimit --nofile=N:N` (soft and hard), to
+    ///   test what happens when descriptors run out.
+    public convenience init(_ arguments: [String], directory: String, admin: Bool = true) throws {
+        try self.init(arguments, directory: directory, admin: admin, openFileLimit: nil)
+    }
+
+    public init(_ arguments: [String], directory: String, admin: Bool = true, openFileLimit: Int?) throws {
         var full = ["serve", "--listen", "127.0.0.1:0"] + (admin ? ["--admin", "127.0.0.1:0"] : ["--admin", "off"])
         full += ["--stop-on-stdin-eof"] + arguments
+        if let openFileLimit {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+            full = ["--nofile=\(openFileLimit):\(openFileLimit)", pushproofExecutable()] + full
+        } else {
+            process.executableURL = URL(fileURLWithPath: pushproofExecutable())
+        }
         process.arguments = full
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardInput = stdinPipe
@@ -100,6 +111,25 @@ public final class ServeProcess: @unchecked Sendable {
         guard let range = readyLine.range(of: " cert ") else { return nil }
         let path = String(readyLine[range.upperBound...].prefix { $0 != " " })
         return path.hasPrefix("/") ? path : (process.currentDirectoryURL?.path ?? ".") + "/" + path
+    }
+
+    /// The server's resident memory (VmRSS in /proc/PID/status), in bytes. prlimit execs the
+    /// server, so the process id is the server's either way.
+    public var residentBytes: Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kilobytes * 1024
+    }
+
+    /// CPU time the server has used (user + system, all threads), in seconds.
+    public var cpuSeconds: Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let afterName = stat.range(of: ") ") else { return 0 }
+        // Fields after the command name start at field 3 (state); utime and stime are 14 and 15.
+        let fields = stat[afterName.upperBound...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     public var baseURL: String { "\(isTLS ? "https" : "http")://127.0.0.1:\(port)" }

@@ -36,6 +36,8 @@ struct ServeCommand: Subcommand {
             .value("threads", "N", "Event-loop threads.", default: "number of cores"),
             .value("max-body", "BYTES", "Largest request body accepted (larger: stream reset / HTTP 413).", default: "1048576"),
             .value("idle-timeout", "SECONDS", "Close connections idle this long.", default: "60"),
+            .value("header-timeout", "SECONDS", "A request head must arrive within this (slow ones: 408 / GOAWAY).", default: "10"),
+            .value("body-timeout", "SECONDS", "A request body must arrive within this of its head (slow ones: 408).", default: "30"),
             .flag("quiet", "Print nothing but the ready line and errors."),
             .flag("stop-on-stdin-eof", "Also stop (as on SIGTERM) when standard input closes: a supervisor or test "
                   + "that dies without stopping the gateway takes it with it."),
@@ -69,6 +71,8 @@ struct ServeCommand: Subcommand {
     let threads: Int
     let maxBody: Int
     let idleTimeout: Int
+    let headerTimeout: Int
+    let bodyTimeout: Int
     let quiet: Bool
     let stopOnStandardInputEOF: Bool
 
@@ -99,6 +103,8 @@ struct ServeCommand: Subcommand {
         threads = try arguments.int("threads", default: ServerConfiguration.defaultThreadCount, range: 1...256)
         maxBody = try arguments.int("max-body", default: 1 << 20, range: 4096...(64 << 20))
         idleTimeout = try arguments.int("idle-timeout", default: 60, range: 1...86_400)
+        headerTimeout = try arguments.int("header-timeout", default: 10, range: 1...86_400)
+        bodyTimeout = try arguments.int("body-timeout", default: 30, range: 1...86_400)
         quiet = arguments.has("quiet")
         stopOnStandardInputEOF = arguments.has("stop-on-stdin-eof")
         if let admin, admin.port == listen.port, admin.port != 0 {
@@ -191,8 +197,12 @@ struct ServeCommand: Subcommand {
         var settings = ServerConfiguration(threads: threads)
         settings.maxRequestBodyBytes = maxBody
         settings.idleTimeout = .seconds(idleTimeout)
+        settings.requestHeadTimeout = .seconds(headerTimeout)
+        settings.requestBodyTimeout = .seconds(bodyTimeout)
         // APNs' wording when a client opens more streams than allowed.
         settings.http2.streamLimitGoAwayDebugData = Array(#"{"reason":"Maximum active streams violated for this endpoint."}"#.utf8)
+        // Each connection is a descriptor: the soft limit (1024 on Debian) is too few.
+        HTTPServer.raiseOpenFileLimit()
         let http = HTTPServer(listeners: listeners, configuration: settings)
         let bound: [BoundListener]
         do {
