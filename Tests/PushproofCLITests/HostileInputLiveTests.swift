@@ -46,4 +46,44 @@ import Testing
             #expect(answer.contains("Request payload size exceeds the limit"), "\(answer.prefix(300))")
         }
     }
+
+    /// A spec whose pattern nests quantifiers, and strings that make it backtrack: each such
+    /// check gives up within the match limit, the gateway keeps answering, and `check` reports
+    /// the check as failed with the reason.
+    @Test func aCatastrophicPatternCostsOneCheckNotTheLoop() throws {
+        let directory = try TemporaryDirectory("hostile-pattern")
+        let specs = directory.file("specs")
+        try FileManager.default.copyItem(atPath: Self.specsDirectory, toPath: specs)
+        let ring = specs + "/poolse/ring.apns.json"
+        let original = try String(contentsOfFile: ring, encoding: .utf8)
+        let plain = "\"caller_name\": {\n        \"type\": \"string\"\n      }"
+        #expect(original.contains(plain))
+        try original.replacingOccurrences(of: plain, with: "\"caller_name\": {\n        \"type\": \"string\", \"pattern\": \"^(?=(a+)+$)\"\n      }")
+            .write(toFile: ring, atomically: true, encoding: .utf8)
+        let lint = try pushproof(["specs", "lint", specs])
+        #expect(lint.output.contains("nests quantifiers"), "\(lint.output) \(lint.error)")
+
+        let record = directory.file("record.jsonl")
+        let serve = try ServeProcess(["--h2c", "--threads", "1", "--specs", specs, "--record", record], directory: directory.path)
+        let hostileBody = ringBody.replacingOccurrences(of: "\"Alice\"", with: "\"" + String(repeating: "a", count: 40) + "!\"")
+        let url = "\(serve.baseURL)/3/device/\(deviceToken)"
+        let started = Date()
+        let attacks = DispatchGroup()
+        for _ in 0..<4 {
+            DispatchQueue.global().async(group: attacks) {
+                _ = try? curl(["--http2-prior-knowledge", "-o", "/dev/null", "-H", "authorization: bearer x"] + voipHeaders + ["-d", hostileBody, url])
+            }
+        }
+        let normal = try curl(["--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_code}", "-H", "authorization: bearer x"]
+                              + voipHeaders + ["-d", ringBody, url])
+        #expect(normal.output == "200", "\(normal.error)")
+        #expect(attacks.wait(timeout: .now() + 10) == .success, "the hostile pushes were answered")
+        #expect(Date().timeIntervalSince(started) < 5)
+        let (status, stderr) = serve.stop()
+        #expect(status == 0, "\(stderr)")
+
+        let checked = try pushproof(["check", "--specs", specs, record])
+        #expect(checked.status == 1)
+        #expect((checked.output + checked.error).contains("gave up"), "\(checked.output) \(checked.error)")
+    }
 }

@@ -331,3 +331,17 @@ struct JSONSchemaPatternTests {
         #expect(pattern.search("aaaa") == .matched)
     }
 }
+
+@Suite("specs lint: nested quantifiers")
+struct NestedQuantifierTests {
+    @Test(arguments: ["(a+)+", "^(?=(a+)+$)", "(a*)*", "(\\s*\\w+)*$", "^(?:[a-z]+){2,}$", "((ab)+)+", "(a+|b+)+"])
+    func reported(_ source: String) {
+        #expect(CompiledPattern.nestsQuantifiers(source))
+    }
+
+    @Test(arguments: ["^[a-z]+(-[a-z]+)*$", "^(?:[a-z0-9-]+\\.)+[a-z]{2,}$", "^[0-9a-f]{64}$", "(ab)+", "(a+)?", "(a{2})+",
+                      "[(a+)+]", "\\(a+\\)+", "^(a+)b$"])
+    func notReported(_ source: String) {
+        #expect(!CompiledPattern.nestsQuantifiers(source))
+    }
+}

@@ -172,6 +172,89 @@ final class CompiledPattern: @unchecked Sendable {
 }
 
 extension CompiledPattern {
+    /// Whether a group made only of quantified parts, one of them unbounded (`*`, `+`, `{n,}`),
+    /// is itself quantified without bound, as in `(a+)+` or `(\\s*\\w+)*`: the shape that can split
+    /// one string in exponentially many ways. A group with an unquantified part, such as the `-`
+    /// of `^[a-z]+(-[a-z]+)*$`, splits one way only and is not reported. For `specs lint`: a
+    /// heuristic over escapes, classes and groups, not a proof either way.
+    static func nestsQuantifiers(_ source: String) -> Bool {
+        struct Group { var unbounded = false, unquantified = false }
+        let scalars = Array(source.unicodeScalars)
+        var groups = [Group()]
+        var i = 0
+        /// The length of the quantifier at `index` (0: none) and whether it is unbounded.
+        func quantifier(at index: Int) -> (length: Int, unbounded: Bool) {
+            guard index < scalars.count else { return (0, false) }
+            var length = 0
+            var unbounded = false
+            switch scalars[index] {
+            case "*", "+": length = 1; unbounded = true
+            case "?": length = 1
+            case "{":
+                var j = index + 1
+                while j < scalars.count, scalars[j].properties.numericType != nil || scalars[j] == "," { j += 1 }
+                guard j < scalars.count, scalars[j] == "}", j > index + 1 else { return (0, false) }
+                length = j - index + 1
+                unbounded = scalars[j - 1] == ","
+            default: return (0, false)
+            }
+            if index + length < scalars.count, scalars[index + length] == "?" { length += 1 }  // lazy
+            return (length, unbounded)
+        }
+        while i < scalars.count {
+            var atom = Group(unbounded: false, unquantified: true)  // what this atom adds to its group
+            switch scalars[i] {
+            case "\\":
+                i += 1
+            case "[":
+                // ECMA-262: `]` right after `[` or `[^` closes the class.
+                i += 1
+                if i < scalars.count, scalars[i] == "^" { i += 1 }
+                while i < scalars.count, scalars[i] != "]" { i += scalars[i] == "\\" ? 2 : 1 }
+            case "(":
+                groups.append(Group())
+                i += 1
+                // `(?:`, `(?=`, `(?!`, `(?<=`, `(?<!`, `(?<name>`: the prefix is not an atom.
+                if i < scalars.count, scalars[i] == "?" {
+                    i += 1
+                    if i < scalars.count, scalars[i] == "<" {
+                        i += 1
+                        if i < scalars.count, scalars[i] == "=" || scalars[i] == "!" { i += 1 } else {
+                            while i < scalars.count, scalars[i] != ">" { i += 1 }
+                            i += 1
+                        }
+                    } else {
+                        i += 1
+                    }
+                }
+                continue
+            case ")":
+                guard groups.count > 1 else { return false }
+                let closed = groups.removeLast()
+                let (_, unbounded) = quantifier(at: i + 1)
+                if unbounded, closed.unbounded, !closed.unquantified { return true }
+                atom = Group(unbounded: closed.unbounded, unquantified: closed.unquantified)
+            case "|":
+                i += 1
+                continue
+            case "^", "$":
+                i += 1
+                continue
+            default:
+                break
+            }
+            let (length, unbounded) = quantifier(at: i + 1)
+            if length > 0 {
+                groups[groups.count - 1].unbounded = groups[groups.count - 1].unbounded || unbounded || atom.unbounded
+            } else {
+                groups[groups.count - 1].unquantified = groups[groups.count - 1].unquantified || atom.unquantified
+                groups[groups.count - 1].unbounded = groups[groups.count - 1].unbounded || atom.unbounded
+            }
+            i += 1 + length
+        }
+        return false
+    }
+
     /// ECMA-262's `\p{…}` names (`Letter`, `General_Category=Letter`, `gc=L`, `Script=Greek`,
     /// `sc=Greek`) as PCRE2 10.42 spells them: general categories by their short alias only.
     static func pcre2PropertyName(_ name: String) -> String {
