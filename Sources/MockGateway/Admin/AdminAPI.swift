@@ -108,6 +108,8 @@ public final class AdminAPI: HTTPHandler {
                                 value: Double(recorder.file.lineCount)))
             gauges.append(.init(name: "pushproof_record_failed_writes", help: "Writes to the record file that failed.",
                                 value: Double(recorder.file.failedWrites)))
+            gauges.append(.init(name: "pushproof_record_lost_lines", help: "Record lines lost to failed writes (a gap in seq).",
+                                value: Double(recorder.file.lostLines)))
         }
         return HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")],
                             body: Array(metrics.render(gauges: gauges).utf8))
@@ -159,7 +161,11 @@ public final class AdminAPI: HTTPHandler {
         case "bad": gateway.tokens.set(token, to: .bad)
         case "other_sender": gateway.tokens.set(token, to: .otherSender)
         case "gone", "expired":
-            let since = document["since_ms"]?.intValue.map { UInt64(max(0, $0)) } ?? GatewayClock.system.nowMillis
+            let given: UInt64?
+            do { given = try ConfigReader(baseDirectory: ".").sinceMillis(document.objectValue ?? [:], "") } catch {
+                return self.error(400, "\(error)")
+            }
+            let since = given ?? GatewayClock.system.nowMillis
             gateway.tokens.set(token, to: state == "gone" ? .gone(sinceMillis: since) : .expired(sinceMillis: since))
         default:
             return error(400, "state must be valid, gone, expired, bad or other_sender, not \"\(state)\"")
@@ -212,7 +218,7 @@ public final class AdminAPI: HTTPHandler {
     private func recording() -> JSONValue {
         guard let recorder else { return ["enabled": false] }
         return ["enabled": true, "path": .string(recorder.file.path), "lines": .number(Double(recorder.file.lineCount)),
-                "failed_writes": .number(Double(recorder.file.failedWrites))]
+                "failed_writes": .number(Double(recorder.file.failedWrites)), "lost_lines": .number(Double(recorder.file.lostLines))]
     }
 
     // MARK: Responses

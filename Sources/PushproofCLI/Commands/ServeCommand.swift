@@ -218,8 +218,10 @@ struct ServeCommand: Subcommand {
         recorder?.file.close()
         if !quiet {
             var summary = "pushproof serve: stopped after \(gateway.answeredCount) requests"
-            if let recorder { summary += "; \(recorder.file.lineCount) lines in \(recorder.file.path)" }
-            if let recorder, recorder.file.failedWrites > 0 { summary += " (\(recorder.file.failedWrites) writes FAILED)" }
+            if let recorder { summary += "; \(recorder.file.writtenLines) lines in \(recorder.file.path)" }
+            if let recorder, recorder.file.failedWrites > 0 {
+                summary += " (\(recorder.file.failedWrites) writes FAILED, \(recorder.file.lostLines) lines LOST)"
+            }
             printError(summary)
         }
         return recorder.map { $0.file.failedWrites > 0 ? ExitCode.ioError : ExitCode.success } ?? ExitCode.success
