@@ -5,7 +5,7 @@ SWIFT       ?= swift
 BUILD_FLAGS ?=
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PACKAGES := pkg-config libnghttp2-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev \
-                libhttp-parser-dev nghttp2-client nghttp2-server curl openssl sqlite3 ca-certificates \
+                libhttp-parser-dev libpcre2-dev nghttp2-client nghttp2-server curl openssl sqlite3 ca-certificates \
                 python3 python3-pip
 
 # `make install PREFIX=…`: the binary in PREFIX/bin, the specs it ships with in

@@ -16,6 +16,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl"),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CHTTPParser"),
+        .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8"),
 
         // Pure Swift, no C.
         .target(name: "JSON"),
@@ -28,8 +29,8 @@ let package = Package(
         // HTTP/2 (libnghttp2) and HTTP/1.1 (http-parser) over TLS (OpenSSL) or cleartext, epoll loops.
         .target(name: "HTTP2Server", dependencies: ["HTTPCore", "CNGHTTP2", "COpenSSL", "CHTTPParser"]),
 
-        // JSON Schema 2020-12 and the push spec format.
-        .target(name: "SpecValidator", dependencies: ["JSON", "PushModel"]),
+        // JSON Schema 2020-12 and the push spec format; `pattern` runs on PCRE2.
+        .target(name: "SpecValidator", dependencies: ["JSON", "PushModel", "CPCRE2"]),
 
         // The mock APNs + FCM + OAuth gateway: validation, auth, tokens, faults, recording, admin API.
         .target(name: "MockGateway", dependencies: ["HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator"]),

@@ -48,6 +48,24 @@ public enum JSONParser {
         return try result.get()
     }
 
+    /// `parse`, adding the number of key comparisons it made to `keyComparisons` (a test hook:
+    /// the bound that a many-key object costs linear time, without a timing threshold).
+    static func parse(_ bytes: [UInt8], options: Options = .init(), keyComparisons: inout Int) throws(JSONError) -> JSONValue {
+        let result: Result<(JSONValue, Int), JSONError> = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONError) -> (JSONValue, Int) in
+                var reader = Reader(bytes: buffer, options: options)
+                reader.skipWhitespace()
+                let value = try reader.parseValue(depth: 0)
+                reader.skipWhitespace()
+                guard reader.atEnd else { throw reader.error("unexpected data after the JSON value") }
+                return (value, reader.keyComparisons)
+            }
+        }
+        let (value, comparisons) = try result.get()
+        keyComparisons += comparisons
+        return value
+    }
+
     public static func parse(_ text: String, options: Options = .init()) throws(JSONError) -> JSONValue {
         try parse(Array(text.utf8), options: options)
     }
@@ -96,6 +114,8 @@ struct Reader {
     let bytes: UnsafeBufferPointer<UInt8>
     let options: JSONParser.Options
     var position = 0
+    /// Key comparisons made finding repeated keys (read by the tests' hooks only).
+    var keyComparisons = 0
 
     init(bytes: UnsafeBufferPointer<UInt8>, options: JSONParser.Options) {
         self.bytes = bytes
@@ -166,6 +186,8 @@ struct Reader {
         // Push payloads have objects of ~4-16 members: one allocation instead of four or five
         // regrowths (each a malloc and a move of every entry).
         entries.reserveCapacity(8)
+        // Built once the object outgrows a scan (a hostile body: issue 9).
+        var keyIndex: ObjectKeyIndex?
         while true {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
@@ -180,13 +202,29 @@ struct Reader {
             position += 1
             skipWhitespace()
             let value = try parseValue(depth: depth)
-            if let existing = Self.index(of: key, in: entries) {
+            let existing: Int?
+            if keyIndex != nil {
+                // String's hash agrees with its `==` (canonical equivalence), as the scan compares.
+                existing = keyIndex!.insert(entries.count, hash: key.hashValue) { other in
+                    keyComparisons += 1
+                    return entries[other].key == key
+                }
+            } else {
+                existing = index(of: key, in: entries)
+            }
+            if let existing {
                 if options.duplicateKeys == .reject {
                     throw error("duplicate key \"\(key)\"", at: keyOffset)
                 }
                 entries[existing].value = value
             } else {
                 entries.append((key, value))
+                if keyIndex == nil, entries.count > ObjectKeyIndex.threshold {
+                    var index = ObjectKeyIndex(expectedCount: entries.count * 2)
+                    // The entries are distinct keys: nothing to compare.
+                    for i in entries.indices { _ = index.insert(i, hash: entries[i].key.hashValue) { _ in false } }
+                    keyIndex = index
+                }
             }
             if try separatorEnds(closing: UInt8(ascii: "}"), in: "object") { return .object(JSONObject(uncheckedEntries: entries)) }
         }
@@ -334,12 +372,19 @@ struct Reader {
     /// The entry holding `key`. Lengths first (O(1) for native strings), and no copy of each
     /// entry: `firstIndex(where: ==)` compared every pair of keys as Strings and was the parser's
     /// largest cost after string building on a 14-key APNs payload (perf).
-    static func index(of key: String, in entries: [(key: String, value: JSONValue)]) -> Int? {
+    /// Objects up to `ObjectKeyIndex.threshold` members only; larger ones are hashed.
+    mutating func index(of key: String, in entries: [(key: String, value: JSONValue)]) -> Int? {
         let length = key.utf8.count
-        return entries.withUnsafeBufferPointer { buffer -> Int? in
-            for i in buffer.indices where buffer[i].key.utf8.count == length && buffer[i].key == key { return i }
-            return nil
+        let found = entries.withUnsafeBufferPointer { buffer -> (index: Int?, compared: Int) in
+            var compared = 0
+            for i in buffer.indices where buffer[i].key.utf8.count == length {
+                compared += 1
+                if buffer[i].key == key { return (i, compared) }
+            }
+            return (nil, compared)
         }
+        keyComparisons += found.compared
+        return found.index
     }
 
     mutating func parseArray(depth: Int) throws(JSONError) -> JSONValue {

@@ -100,6 +100,13 @@ extension JSONParser {
     /// The tape of `bytes`, or nil when `parse(bytes, options:)` would throw, or when the document
     /// repeats a key in an object or has a key with an escape (valid, but not covered: parse it).
     public static func tape(_ bytes: [UInt8], options: Options = .init()) -> JSONTape? {
+        var ignored = 0
+        return tape(bytes, options: options, keyComparisons: &ignored)
+    }
+
+    /// `tape`, adding the number of key comparisons it made to `keyComparisons` (a test hook,
+    /// as for `parse`).
+    static func tape(_ bytes: [UInt8], options: Options = .init(), keyComparisons: inout Int) -> JSONTape? {
         guard !bytes.isEmpty, bytes.count < Int(UInt32.max) else { return nil }
         // Push payloads run 12-15 bytes per entry, so a sixth of the size is one allocation
         // with room to spare. Every entry starts at its own byte (a quote, a bracket, a digit or
@@ -117,8 +124,10 @@ extension JSONParser {
                         reader.skipWhitespace()
                         try reader.appendTapeValue(depth: 0, to: &writer)
                         reader.skipWhitespace()
+                        keyComparisons += reader.keyComparisons
                         return reader.atEnd ? .complete : .invalid
                     } catch {
+                        keyComparisons += reader.keyComparisons
                         return writer.isFull ? .full : .invalid
                     }
                 }
@@ -253,6 +262,9 @@ extension Reader {
         position += 1  // {
         var count: UInt32 = 0
         var seenLow: UInt64 = 0, seenHigh: UInt64 = 0
+        // Past `ObjectKeyIndex.threshold` keys the filter is full and each key would be compared
+        // with every earlier one: a hash of the key bytes instead (a hostile body: issue 9).
+        var keyHashes: ObjectKeyIndex?
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
@@ -276,7 +288,16 @@ extension Reader {
                 var signature = length &* 31
                 if length > 0 { signature = signature &+ Int(bytes[keyStart]) &* 7 &+ Int(bytes[keyEnd - 1]) &* 131 }
                 let bit = UInt64(1) << UInt64(signature & 63)
-                if signature & 64 == 0 {
+                if Int(count) >= ObjectKeyIndex.threshold {
+                    if keyHashes == nil { keyHashes = indexKeys(before: keyIndex, inObjectAt: index, entries) }
+                    let repeated = keyHashes!.insert(keyIndex, hash: hashKey(from: keyStart, to: keyEnd)) { other in
+                        keyComparisons += 1
+                        let candidate = entries[other]
+                        return Int(candidate.end - candidate.start) == length
+                            && memcmp(bytes.baseAddress! + Int(candidate.start), bytes.baseAddress! + keyStart, length) == 0
+                    }
+                    if repeated != nil { throw error("a repeated key: not covered by the tape") }
+                } else if signature & 64 == 0 {
                     if seenLow & bit != 0, hasEarlierKey(keyIndex, inObjectAt: index, entries) { throw error("a repeated key: not covered by the tape") }
                     seenLow |= bit
                 } else {
@@ -309,21 +330,42 @@ extension Reader {
     }
 
     /// Whether the key at `keyIndex` repeats an earlier key of the object at `objectIndex`
-    /// (keys have no escapes here, so equal bytes are equal keys). Lengths first.
-    func hasEarlierKey(_ keyIndex: Int, inObjectAt objectIndex: Int, _ tape: TapeWriter) -> Bool {
+    /// (keys have no escapes here, so equal bytes are equal keys). Lengths first. For objects
+    /// up to `ObjectKeyIndex.threshold` keys; larger ones are hashed.
+    mutating func hasEarlierKey(_ keyIndex: Int, inObjectAt objectIndex: Int, _ tape: TapeWriter) -> Bool {
         guard let base = bytes.baseAddress else { return false }
         let key = tape[keyIndex]
         let length = key.end - key.start
         var other = objectIndex + 1
         while other < keyIndex {
             let candidate = tape[other]
-            if candidate.end - candidate.start == length,
-               memcmp(base + Int(candidate.start), base + Int(key.start), Int(length)) == 0 {
-                return true
+            if candidate.end - candidate.start == length {
+                keyComparisons += 1
+                if memcmp(base + Int(candidate.start), base + Int(key.start), Int(length)) == 0 { return true }
             }
             other = Int(tape[other + 1].next)
         }
         return false
+    }
+
+    /// The keys of the object at `objectIndex` before the entry `keyIndex`, all distinct (the
+    /// filter checked them), hashed into a new index.
+    func indexKeys(before keyIndex: Int, inObjectAt objectIndex: Int, _ tape: TapeWriter) -> ObjectKeyIndex {
+        var index = ObjectKeyIndex(expectedCount: ObjectKeyIndex.threshold * 4)
+        var other = objectIndex + 1
+        while other < keyIndex {
+            let key = tape[other]
+            _ = index.insert(other, hash: hashKey(from: Int(key.start), to: Int(key.end))) { _ in false }
+            other = Int(tape[other + 1].next)
+        }
+        return index
+    }
+
+    /// The per-process seeded hash of the key bytes `start..<end`.
+    func hashKey(from start: Int, to end: Int) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start..<end])))
+        return hasher.finalize()
     }
 
     mutating func appendTapeArray(depth: Int, to entries: inout TapeWriter) throws(JSONError) {

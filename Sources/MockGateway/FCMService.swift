@@ -80,6 +80,9 @@ final class FCMService: Sendable {
             warnings.append("content-type is \(type), not application/json")
         }
 
+        if let limit = GatewayRoute.fcm.maxBodyBytes, request.body.count > limit {
+            return fail(.invalidPayload(field: "", GatewayRoute.payloadSizeExceeded(limit: limit)), authenticated: true)
+        }
         let document: JSONValue
         do {
             document = try JSONParser.parse(request.body, options: .init(maxDepth: 64))

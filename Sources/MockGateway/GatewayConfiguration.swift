@@ -330,6 +330,12 @@ struct ConfigReader {
         return i
     }
 
+    /// A gone or expired token's `since_ms`: whole milliseconds since 1970, not negative. Shared
+    /// by the configuration file and the control API's `PUT /tokens/<t>`.
+    func sinceMillis(_ object: JSONObject, _ path: String) throws(GatewayConfigurationError) -> UInt64? {
+        try integer(object, "since_ms", path, range: 0...Int(Int64.max)).map { UInt64($0) }
+    }
+
     func rateLimit(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> RateLimit? {
         guard let value = object[key], !value.isNull else { return nil }
         let limitPath = join(path, key)
@@ -511,7 +517,7 @@ struct ConfigReader {
                     tokens.append((token, nil))
                 case .object:
                     let g = try object(element, elementPath, allowed: ["token", "since_ms"])
-                    let since = try integer(g, "since_ms", elementPath, range: 0...Int(Int64.max)).map { UInt64($0) }
+                    let since = try sinceMillis(g, elementPath)
                     tokens.append((try requiredString(g, "token", elementPath), since))
                 default:
                     throw fail(elementPath, "expected a token string or {\"token\", \"since_ms\"}")

@@ -143,8 +143,11 @@ public final class MockGateway: HTTPHandler {
         // scans were ~0.6 µs a request apart). Built at the payload check's depth limit, a tape
         // is what both would have read; anything else (no tape) leaves each to read on its own,
         // so answers, verdicts and error messages stay as they were.
+        // A body over the route's limit is answered from its size and judged without a parse.
+        let bodyOverLimit = route.maxBodyBytes.map { request.body.count > $0 } ?? false
         var sharedTape: JSONTape?
-        if let judge, route == .apns, !request.body.isEmpty, !judge.specs.isOutOfScope(route: route.rawValue, path: request.path) {
+        if let judge, route == .apns, !request.body.isEmpty, !bodyOverLimit,
+           !judge.specs.isOutOfScope(route: route.rawValue, path: request.path) {
             sharedTape = JSONParser.tape(request.body, options: .init(maxDepth: APNSService.payloadMaxDepth))
         }
 
@@ -161,7 +164,8 @@ public final class MockGateway: HTTPHandler {
 
         var specVerdict: SpecVerdict?
         if let judge, route != .unknown {
-            let verdict = judge.judge(request, route: route, tape: sharedTape)
+            let verdict = bodyOverLimit ? judge.oversizedBodyVerdict(request, route: route)
+                                        : judge.judge(request, route: route, tape: sharedTape)
             specVerdict = verdict
             // Only a would-be success is replaced: the gateway's own errors say more.
             if judge.rejectViolations, !verdict.passed, answer.response.status == 200 {

@@ -99,6 +99,9 @@ final class OAuthService: Sendable {
         if let type = request.header("content-type"), !type.lowercased().hasPrefix("application/x-www-form-urlencoded") {
             warnings.append("token request content-type is \(type), not application/x-www-form-urlencoded")
         }
+        if let limit = GatewayRoute.oauth.maxBodyBytes, request.body.count > limit {
+            return fail("invalid_request", GatewayRoute.payloadSizeExceeded(limit: limit))
+        }
         let form = Self.parseForm(request.body)
         guard let grantType = form["grant_type"] else { return fail("invalid_request", "Missing required parameter: grant_type") }
         guard grantType == "urn:ietf:params:oauth:grant-type:jwt-bearer" else {

@@ -248,38 +248,62 @@ struct JSONSchemaCompileErrorTests {
     }
 }
 
-@Suite("JSONSchema pattern engines")
+@Suite("JSONSchema pattern (PCRE2, ECMA-262 semantics)")
 struct JSONSchemaPatternTests {
-    /// Patterns the ERE translation accepts must answer exactly as Swift `Regex` does.
-    static let translatable: [String] = [
-        "^[0-9a-f]{64}$", "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
-        "a+", "^a*$", "^(ab|cd)+?$", "^\\d{3}\\.\\d+$", "\\w+@\\w+\\.com", "^[^@]+@[^@]+$", "^.{2,4}$",
-        "x[-_]y", "^[\\]a-]$", "(?:foo|bar)baz", "^\\$\\{[a-z]+\\}$", "[^\\d]", "^https?://", "^[\\w.-]+$",
-        "^(?:[a-z0-9-]+\\.)+[a-z]{2,}$", "^[A-Z][a-z]*( [A-Z][a-z]*)*$", "^-?(0|[1-9][0-9]*)(\\.[0-9]+)?$",
-    ]
-    static let untranslatable: [String] = [
-        "^\\p{Letter}+$", "(?=a)a", "(a)\\1", "\\s", "\\bword\\b", "é+", "a{,3}", "\\u0041",
-    ]
-    static let samples: [String] = [
-        "", "a", "aaa", "abcd", "ab", "abab", "abcdcd", "123.45", "12.", "me@host.com", "a@b", "a@@b",
-        "π", "ππ", "aπ", "xπy", "x-y", "x_y", "]", "-", "a", "foobaz", "barbaz", "${abc}", "${ABC}", "7",
-        "https://x", "http:", "a.b-c_d", "a b", "aaa\n", "\n", String(repeating: "ab", count: 32),
-        "123e4567-e89b-12d3-a456-426614174000", "a\u{0}b", "api.push.apple.com", "Hello World", "hello", "-0.5", "01", "3.",
-    ]
-
-    @Test(arguments: translatable)
-    func translatedPatternsAgreeWithSwiftRegex(_ source: String) throws {
-        let pattern = try CompiledPattern(source)
-        #expect(pattern.usesPosix, "\(source) should use regexec")
-        for sample in Self.samples {
-            #expect(pattern.matches(sample) == pattern.matchesUsingSwiftRegex(sample), "pattern \(source) on \(sample.debugDescription)")
-        }
+    struct Case: CustomTestStringConvertible, Sendable {
+        var pattern: String
+        var string: String
+        var matches: Bool
+        var testDescription: String { "/\(pattern)/ on \(string.debugDescription): \(matches)" }
     }
 
-    @Test(arguments: untranslatable)
-    func patternsBeyondEREUseSwiftRegex(_ source: String) throws {
-        let pattern = try CompiledPattern(source)
-        #expect(!pattern.usesPosix, "\(source) must not be translated to ERE")
+    /// ECMA-262 (no flags) as JSON Schema means it; each row is a place PCRE2's defaults differ
+    /// or the engine this replaced (POSIX ERE plus Swift Regex) needed care.
+    static let cases: [Case] = [
+        Case(pattern: "^[0-9a-f]{64}$", string: String(repeating: "ab", count: 32), matches: true),
+        Case(pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+             string: "123e4567-e89b-12d3-a456-426614174000", matches: true),
+        Case(pattern: "^.{2,4}$", string: "ππ", matches: true),                 // code points, not bytes
+        Case(pattern: "^.{2,4}$", string: "a", matches: false),
+        Case(pattern: "^a*$", string: "aaa\n", matches: false),                  // `$` only at the very end
+        Case(pattern: "^a*$", string: "aaa", matches: true),
+        Case(pattern: "^.$", string: "\n", matches: false),                      // `.` stops at line terminators
+        Case(pattern: "^.$", string: "\r", matches: false),
+        Case(pattern: "^.$", string: "\u{2028}", matches: false),
+        Case(pattern: "^.$", string: "π", matches: true),
+        Case(pattern: "^[.]$", string: "x", matches: false),
+        Case(pattern: "^\\.$", string: ".", matches: true),
+        Case(pattern: "\\s", string: "\u{A0}", matches: true),                   // ECMA-262 \s is Unicode
+        Case(pattern: "\\s", string: "\u{FEFF}", matches: true),
+        Case(pattern: "[\\s]", string: "\u{2003}", matches: true),
+        Case(pattern: "^\\S+$", string: "a\u{A0}", matches: false),
+        Case(pattern: "\\s", string: "a", matches: false),
+        Case(pattern: "\\d", string: "\u{663}", matches: false),                 // \d \w ASCII only
+        Case(pattern: "\\w", string: "é", matches: false),
+        Case(pattern: "\\bword\\b", string: "a word here", matches: true),
+        Case(pattern: "\\bword\\b", string: "swordfish", matches: false),
+        Case(pattern: "^\\p{Letter}+$", string: "héllo", matches: true),
+        Case(pattern: "^\\p{L}+$", string: "h3llo", matches: false),
+        Case(pattern: "(a)\\1", string: "aa", matches: true),
+        Case(pattern: "(?=a)a", string: "a", matches: true),
+        Case(pattern: "(?<!b)a", string: "ba", matches: false),
+        Case(pattern: "^\\u0041$", string: "A", matches: true),                   // ECMA-262 \u escapes
+        Case(pattern: "^\\u{1F600}$", string: "😀", matches: true),
+        Case(pattern: "[]", string: "a", matches: false),                       // [] matches nothing
+        Case(pattern: "^[^]$", string: "\n", matches: true),                     // [^] anything
+        Case(pattern: "^[\\]a-]$", string: "]", matches: true),
+        Case(pattern: "^a{,3}$", string: "a{,3}", matches: true),               // not a quantifier in ECMA-262
+        Case(pattern: "é+", string: "ééé", matches: true),
+        Case(pattern: "a", string: "xa\u{0}b", matches: true),                   // a NUL does not end the string
+        Case(pattern: "b$", string: "a\u{0}b", matches: true),
+    ]
+
+    @Test(arguments: cases)
+    func matchesAsECMA262(_ c: Case) throws {
+        let pattern = try CompiledPattern(c.pattern)
+        #expect(pattern.matches(c.string) == c.matches)
+        var bytes = Array(c.string.utf8)
+        #expect(bytes.withUnsafeMutableBufferPointer { pattern.matches(utf8: UnsafeBufferPointer($0)) } == c.matches)
     }
 
     @Test func dollarAnchorsAtTheEndOnly() throws {
@@ -287,5 +311,53 @@ struct JSONSchemaPatternTests {
         let pattern = try CompiledPattern("^a*$")
         #expect(!pattern.matches("aaa\n"))
         #expect(pattern.matches("aaa"))
+    }
+
+    @Test func aBadPatternSaysWhereAndWhy() throws {
+        #expect(throws: PatternError.self) { try CompiledPattern("[a-") }
+        do {
+            _ = try CompiledPattern("(a")
+            Issue.record("compiled")
+        } catch {
+            #expect(error.description.contains("missing closing parenthesis"), "\(error)")
+        }
+    }
+
+    /// Issue 9, row 9: nested quantifiers on 41 characters ran for over a minute. The match
+    /// limit stops it within milliseconds; the bound here is generous (5 s) but finite.
+    @Test func catastrophicBacktrackingIsAbandonedQuickly() throws {
+        let pattern = try CompiledPattern("^(?=(a+)+$)")
+        let hostile = String(repeating: "a", count: 40) + "!"
+        let started = ContinuousClock.now
+        guard case .abandoned(let why) = pattern.search(hostile) else {
+            Issue.record("expected the match limit to stop the search")
+            return
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(why.contains("(a+)+"), "\(why)")
+        // Through a schema: one violation that says so, on the tree and on the tape alike.
+        let schema = try JSONSchema(JSONParser.parse(#"{"properties": {"id": {"pattern": "^(?=(a+)+$)"}}}"#))
+        let document = try JSONParser.parse(#"{"id": ""# + hostile + #""}"#)
+        let violations = schema.validate(document)
+        #expect(violations.count == 1)
+        #expect(violations.first?.message.contains("gave up") == true, "\(violations)")
+        #expect(!schema.isValid(document))
+        #expect(!schema.isValid(try #require(JSONParser.tape(document.bytes()))))
+        // Ordinary strings still match.
+        #expect(pattern.search("aaaa") == .matched)
+    }
+}
+
+@Suite("specs lint: nested quantifiers")
+struct NestedQuantifierTests {
+    @Test(arguments: ["(a+)+", "^(?=(a+)+$)", "(a*)*", "(\\s*\\w+)*$", "^(?:[a-z]+){2,}$", "((ab)+)+", "(a+|b+)+"])
+    func reported(_ source: String) {
+        #expect(CompiledPattern.nestsQuantifiers(source))
+    }
+
+    @Test(arguments: ["^[a-z]+(-[a-z]+)*$", "^(?:[a-z0-9-]+\\.)+[a-z]{2,}$", "^[0-9a-f]{64}$", "(ab)+", "(a+)?", "(a{2})+",
+                      "[(a+)+]", "\\(a+\\)+", "^(a+)b$"])
+    func notReported(_ source: String) {
+        #expect(!CompiledPattern.nestsQuantifiers(source))
     }
 }

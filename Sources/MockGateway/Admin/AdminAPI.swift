@@ -118,6 +118,8 @@ public final class AdminAPI: HTTPHandler {
                                 value: Double(file.lineCount)))
             gauges.append(.init(name: "pushproof_record_failed_writes", help: "Writes to the record file that failed.",
                                 value: Double(file.failedWrites)))
+            gauges.append(.init(name: "pushproof_record_lost_lines", help: "Record lines lost to failed writes (a gap in seq).",
+                                value: Double(file.lostLines)))
         }
         if let journal = recorder?.journal {
             let counts = journal.counts
@@ -177,7 +179,11 @@ public final class AdminAPI: HTTPHandler {
         case "bad": gateway.tokens.set(token, to: .bad)
         case "other_sender": gateway.tokens.set(token, to: .otherSender)
         case "gone", "expired":
-            let since = document["since_ms"]?.intValue.map { UInt64(max(0, $0)) } ?? GatewayClock.system.nowMillis
+            let given: UInt64?
+            do { given = try ConfigReader(baseDirectory: ".").sinceMillis(document.objectValue ?? [:], "") } catch {
+                return self.error(400, "\(error)")
+            }
+            let since = given ?? GatewayClock.system.nowMillis
             gateway.tokens.set(token, to: state == "gone" ? .gone(sinceMillis: since) : .expired(sinceMillis: since))
         default:
             return error(400, "state must be valid, gone, expired, bad or other_sender, not \"\(state)\"")
@@ -230,7 +236,7 @@ public final class AdminAPI: HTTPHandler {
     private func recording() -> JSONValue {
         guard let file = recorder?.file else { return ["enabled": false] }
         return ["enabled": true, "path": .string(file.path), "lines": .number(Double(file.lineCount)),
-                "failed_writes": .number(Double(file.failedWrites))]
+                "failed_writes": .number(Double(file.failedWrites)), "lost_lines": .number(Double(file.lostLines))]
     }
 
     // MARK: Request journal

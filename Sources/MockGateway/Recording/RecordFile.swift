@@ -11,7 +11,14 @@ import Foundation
 /// producer that crossed it writes the buffer out itself (back-pressure on the loop instead
 /// of unbounded growth when the disk is slower than the traffic). `close()` writes whatever
 /// is left and fsyncs, so every line handed to `append` before it is on disk.
+///
+/// A write that fails part way (the disk full, then space back) leaves no half line: the file
+/// is cut back to its last whole line, and the lines that did not make it are counted
+/// (`lostLines`), so a reader sees whole lines with a gap in `seq` and the summary says how
+/// many are missing (issue 9, row 8: the record held a spliced half line).
 public final class RecordFile: Sendable {
+    /// `write(2)`'s shape, so tests can fail writes part way.
+    typealias WriteFunction = @Sendable (Int32, UnsafeRawPointer, Int) -> Int
     public struct OpenError: Error, CustomStringConvertible {
         public var path: String
         public var reason: String
@@ -31,9 +38,12 @@ public final class RecordFile: Sendable {
     private let descriptor: Int32
     private let highWater: Int
     private let pending = Mutex(Pending())
-    /// Serialises "take the buffer, write it" so buffers reach the file in the order taken.
-    private let writeOrder = Mutex(())
+    /// Serialises "take the buffer, write it" so buffers reach the file in the order taken;
+    /// holds the file's size up to its last whole line.
+    private let writeOrder: Mutex<Int>
     private let writeErrors = Atomic<Int>(0)
+    private let linesLost = Atomic<Int>(0)
+    private let writeBytes: WriteFunction
     private let flusherStop = Atomic<Bool>(false)
     private let flusherDone = Atomic<Bool>(false)
 
@@ -42,14 +52,23 @@ public final class RecordFile: Sendable {
     ///   - flushIntervalMillis: 10 ms keeps the buffer near 1 MB at 100k lines/s: with 100 ms
     ///     the event loop crossed `highWater` and wrote 8 MB itself (perf: ~6% of its time in
     ///     the kernel copy, and the flusher spinning on the lock meanwhile).
-    public init(path: String, append: Bool = false, highWater: Int = 8 << 20,
-                flushIntervalMillis: Int = 10) throws(OpenError) {
+    public convenience init(path: String, append: Bool = false, highWater: Int = 8 << 20,
+                            flushIntervalMillis: Int = 10) throws(OpenError) {
+        try self.init(path: path, append: append, highWater: highWater, flushIntervalMillis: flushIntervalMillis,
+                      write: { Glibc.write($0, $1, $2) })
+    }
+
+    init(path: String, append: Bool = false, highWater: Int = 8 << 20, flushIntervalMillis: Int = 10,
+         write: @escaping WriteFunction) throws(OpenError) {
         self.path = path
         self.highWater = highWater
+        self.writeBytes = write
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
         let fd = open(path, flags, 0o644)
         guard fd >= 0 else { throw OpenError(path: path, reason: String(cString: strerror(errno))) }
         descriptor = fd
+        // Appending: the existing lines are whole (a torn tail from a crash is not ours to judge).
+        writeOrder = Mutex(Int(lseek(fd, 0, SEEK_END)))
         let interval = max(1, flushIntervalMillis)
         let thread = Thread { [self] in self.runFlusher(intervalMillis: interval) }
         thread.start()
@@ -76,14 +95,14 @@ public final class RecordFile: Sendable {
 
     /// Writes everything appended so far to the file (not fsynced).
     public func flush() {
-        writeOrder.withLock { _ in
+        writeOrder.withLock { wholeLinesEnd in
             var chunk = pending.withLock { state -> [UInt8] in
                 var taken: [UInt8] = []
                 swap(&taken, &state.spare)
                 swap(&taken, &state.buffer)
                 return taken
             }
-            writeFully(chunk)
+            writeWholeLines(chunk, fileEnd: &wholeLinesEnd)
             chunk.removeAll(keepingCapacity: true)
             pending.withLock { state in
                 if chunk.capacity > state.spare.capacity { swap(&state.spare, &chunk) }
@@ -94,8 +113,15 @@ public final class RecordFile: Sendable {
     /// Lines appended so far.
     public var lineCount: UInt64 { pending.withLock { $0.sequence } }
 
-    /// Lines that failed to reach the file (disk full, I/O error): surfaced in status and metrics.
+    /// Writes that failed (disk full, I/O error): surfaced in status and metrics.
     public var failedWrites: Int { writeErrors.load(ordering: .relaxed) }
+
+    /// Lines appended but not in the file because a write failed (their `seq` numbers are the
+    /// gap a reader sees).
+    public var lostLines: Int { linesLost.load(ordering: .relaxed) }
+
+    /// Lines appended and not lost: after `close()`, the lines in the file (this run's).
+    public var writtenLines: UInt64 { lineCount - UInt64(lostLines) }
 
     /// Writes the rest, fsyncs and closes. Lines appended afterwards are counted but dropped.
     public func close() {
@@ -116,19 +142,32 @@ public final class RecordFile: Sendable {
         flusherDone.store(true, ordering: .releasing)
     }
 
-    private func writeFully(_ bytes: [UInt8]) {
+    /// Writes `bytes` (whole lines) at `fileEnd`. When a write fails part way, the file is cut
+    /// back to the last whole line written and the rest of the chunk is counted lost; the next
+    /// flush starts on a line boundary, so space coming back yields whole lines again.
+    private func writeWholeLines(_ bytes: [UInt8], fileEnd: inout Int) {
         guard !bytes.isEmpty else { return }
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let n = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                let n = writeBytes(descriptor, raw.baseAddress! + offset, raw.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
                     writeErrors.add(1, ordering: .relaxed)
+                    let written = raw[..<offset]
+                    let kept = (written.lastIndex(of: UInt8(ascii: "\n")) ?? -1) + 1
+                    let lost = raw[kept...].reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+                    linesLost.add(lost, ordering: .relaxed)
+                    fileEnd += kept
+                    // O_APPEND writes go to the end, so cutting the file is all it takes; a
+                    // failed cut is another failed write (the half line stays: nothing better).
+                    if ftruncate(descriptor, off_t(fileEnd)) != 0 { writeErrors.add(1, ordering: .relaxed) }
+                    _ = lseek(descriptor, off_t(fileEnd), SEEK_SET)
                     return
                 }
                 offset += n
             }
+            fileEnd += raw.count
         }
     }
 }

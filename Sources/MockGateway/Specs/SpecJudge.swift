@@ -33,6 +33,17 @@ public struct SpecJudge: Sendable {
         return specs.judge(route: route.rawValue, method: request.method, path: request.path, headers: headers, body: request.body)
     }
 
+    /// The verdict on a body over the route's `maxBodyBytes`, read from its size alone: no
+    /// request that big conforms, and parsing it is what a hostile client wants (issue 9).
+    func oversizedBodyVerdict(_ request: HTTPRequest, route: GatewayRoute) -> SpecVerdict {
+        if specs.isOutOfScope(route: route.rawValue, path: request.path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
+        let limit = route.maxBodyBytes ?? 0
+        let violation = SpecViolation(pointer: JSONPointer(tokens: ["body"]), rule: "body-size", source: nil,
+                                      expected: "at most \(limit) bytes", found: "\(request.body.count) bytes",
+                                      message: "the body (\(request.body.count) bytes) is over the \(route.rawValue) limit of \(limit) bytes: not parsed, not judged")
+        return SpecVerdict(specID: nil, violations: [violation])
+    }
+
     /// The 400 that replaces a would-be success when `rejectViolations` is on, in the route's
     /// own error shape so clients parse it: APNs `{"reason":"SpecViolation"}`, FCM
     /// INVALID_ARGUMENT with one BadRequest field violation per broken rule.

@@ -261,8 +261,10 @@ struct ServeCommand: Subcommand {
         recordFile?.close()
         if !quiet {
             var summary = "pushproof serve: stopped after \(gateway.answeredCount) requests"
-            if let recordFile { summary += "; \(recordFile.lineCount) lines in \(recordFile.path)" }
-            if let recordFile, recordFile.failedWrites > 0 { summary += " (\(recordFile.failedWrites) writes FAILED)" }
+            if let recordFile { summary += "; \(recordFile.writtenLines) lines in \(recordFile.path)" }
+            if let recordFile, recordFile.failedWrites > 0 {
+                summary += " (\(recordFile.failedWrites) writes FAILED, \(recordFile.lostLines) lines LOST)"
+            }
             printError(summary)
         }
         return recordFile.map { $0.failedWrites > 0 ? ExitCode.ioError : ExitCode.success } ?? ExitCode.success

@@ -256,7 +256,17 @@ struct SchemaEvaluator {
                         if !collecting { return false }
                     }
                 }
-                for (pattern, node) in rules.patterns where pattern.matches(name) {
+                for (pattern, node) in rules.patterns {
+                    switch pattern.search(name) {
+                    case .notMatched: continue
+                    case .matched: break
+                    case .abandoned(let why):
+                        // Undecided is not a pass: the member fails here.
+                        fail("patternProperties", at: .key(name), "property name: \(why)")
+                        valid = false
+                        if !collecting { return false }
+                        continue
+                    }
                     matched = true
                     if !descendInto(node, value, keyword: "patternProperties", member: .key(pattern.source), at: .key(name)) {
                         valid = false
@@ -286,11 +296,14 @@ struct SchemaEvaluator {
 
         case .pattern(let pattern):
             guard case .string(let string) = instance else { return true }
-            guard pattern.matches(string) else {
+            switch pattern.search(string) {
+            case .matched: return true
+            case .notMatched:
                 fail("pattern", "expected a string matching /\(pattern.source)/, found \(describe(instance))")
-                return false
+            case .abandoned(let why):
+                fail("pattern", why)
             }
-            return true
+            return false
 
         case .minLength(let minimum):
             guard case .string(let string) = instance else { return true }

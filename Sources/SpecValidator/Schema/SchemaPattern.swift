@@ -1,310 +1,300 @@
+import CPCRE2
 import JSON
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// An ECMA-262 `pattern` (2020-12 validation §6.3.3), compiled once. Matching is an
-/// unanchored search over Unicode code points, with `\d` and `\w` ASCII-only as in ECMA-262.
-///
-/// Two engines, chosen per pattern at compile time. Measured in release, a UUID pattern on a
-/// 36-character string: Swift `Regex` ~2.5 µs per match (half the 5 µs budget for a whole
-/// push payload), glibc `regexec` ~0.5 µs. POSIX ERE cannot express all of
-/// ECMA-262 (`\p{Letter}`, lookahead, backreferences, `\s` with its Unicode spaces), so only
-/// patterns that translate to ERE with the same meaning go to `regexec`; every other pattern
-/// uses Swift `Regex`. A match-or-not answer does not depend on greedy versus lazy, or on
-/// leftmost-longest versus backtracking, so those differences do not matter here.
-///
-/// `regexec` works on bytes (the C locale) where ECMA-262 works on code points: the two agree
-/// for ASCII classes and literals (a UTF-8 multi-byte sequence never matches them), but `.`
-/// and negated classes would consume one byte of a multi-byte character. Patterns with those
-/// go to `regexec` only for ASCII strings.
-final class CompiledPattern: @unchecked Sendable {
-    // @unchecked: both engines are immutable after init. `Regex<AnyRegexOutput>` is a value
-    // never mutated, not declared Sendable only because its output type is existential; glibc's
-    // `regexec` takes the compiled DFA's internal lock (`dfa->lock` in posix/regexec.c), which
-    // makes concurrent matches on one `regex_t` safe.
-    let source: String
-    private let swiftRegex: Regex<AnyRegexOutput>
-    #if canImport(Glibc)
-    private let posix: UnsafeMutablePointer<regex_t>?
-    /// `.` or a negated class: bytes and code points differ on non-ASCII strings.
-    private let posixNeedsASCII: Bool
-    #endif
+/// Why a `pattern` did not compile: PCRE2's message and the offset in the pattern.
+public struct PatternError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    /// In code points of the pattern as PCRE2 saw it (after `\s` and `.` are spelled out).
+    public var offset: Int
 
-    init(_ source: String) throws {
+    public var description: String { "\(message) at offset \(offset)" }
+}
+
+/// What matching one string found.
+enum PatternMatch: Equatable, Sendable {
+    case matched
+    case notMatched
+    /// PCRE2 stopped at a limit before deciding: the pattern backtracks catastrophically on
+    /// this string (nested quantifiers such as `(a+)+`). Reported as a failed check, never as
+    /// a pass, so a hostile string cannot slip through either.
+    case abandoned(String)
+}
+
+/// An ECMA-262 `pattern` (2020-12 validation §6.3.3) compiled once by PCRE2. Matching is an
+/// unanchored search over Unicode code points (PCRE2_UTF), `\d`, `\w` and `\b` ASCII-only as in
+/// ECMA-262 (no PCRE2_UCP), `$` only at the very end (PCRE2_DOLLAR_ENDONLY), `\uXXXX` and
+/// `\u{…}` escapes (PCRE2_ALT_BSUX, PCRE2_EXTRA_ALT_BSUX), `[]` and `[^]` (PCRE2_ALLOW_EMPTY_CLASS).
+/// `\s` and `.` differ between the two: they are spelled out as ECMA-262 defines them
+/// (`ecmaToPCRE2`).
+///
+/// Every match runs under limits (`matchLimit`, `depthLimit`, `heapLimitKiB`; the JIT's stack):
+/// `^(?=(a+)+$)` on 41 characters ran for over a minute on the backtracking engines this
+/// replaced, holding a `--specs` gateway's event loop (issue 9, row 9). Now it gives up in
+/// milliseconds and that one check fails with a clear message.
+final class CompiledPattern: @unchecked Sendable {
+    // @unchecked: `code` is immutable after init, and PCRE2 documents a compiled pattern (and
+    // its JIT code) as safe to match from many threads at once; the only mutable state of a
+    // match, the match data, is per thread (`MatchData`). The match context is only read.
+    let source: String
+    private let code: OpaquePointer
+    /// The limits every match runs under, read-only once set.
+    private let matchContext: OpaquePointer?
+
+    /// Backtracking steps per match. A push payload's patterns (ids, tokens, URLs) on strings of
+    /// up to 4 KB take far fewer; `(a+)+$` on 41 characters takes ~2^40.
+    static let matchLimit: UInt32 = 1_000_000
+    /// Nested backtracking depth per match.
+    static let depthLimit: UInt32 = 10_000
+    /// Heap for backtracking frames per match.
+    static let heapLimitKiB: UInt32 = 8_192
+
+    private static let options: UInt32 = UInt32(PCRE2_UTF) | UInt32(PCRE2_ALT_BSUX) | UInt32(PCRE2_DOLLAR_ENDONLY)
+        | UInt32(PCRE2_ALLOW_EMPTY_CLASS)
+
+    init(_ source: String) throws(PatternError) {
         self.source = source
-        swiftRegex = try Regex(source)
-            .matchingSemantics(.unicodeScalar)
-            .asciiOnlyDigits()
-            .asciiOnlyWordCharacters()
-            .wordBoundaryKind(.simple)   // ECMA-262 \b: between \w and \W, not UAX #29 words
-        #if canImport(Glibc)
-        if let translation = PosixTranslation(ecma: source) {
-            let compiled = UnsafeMutablePointer<regex_t>.allocate(capacity: 1)
-            if regcomp(compiled, translation.pattern, REG_EXTENDED | REG_NOSUB) == 0 {
-                posix = compiled
-            } else {
-                compiled.deallocate()
-                posix = nil
-            }
-            posixNeedsASCII = translation.needsASCII
-        } else {
-            posix = nil
-            posixNeedsASCII = false
+        let translated = Array(Self.ecmaToPCRE2(source).utf8)
+        let context = pcre2_compile_context_create_8(nil)
+        defer { pcre2_compile_context_free_8(context) }
+        pcre2_set_compile_extra_options_8(context, UInt32(PCRE2_EXTRA_ALT_BSUX))
+        var errorCode: Int32 = 0
+        var errorOffset = 0
+        let compiled = translated.withUnsafeBufferPointer { pattern in
+            pcre2_compile_8(pattern.baseAddress, pattern.count, Self.options, &errorCode, &errorOffset, context)
         }
-        #endif
+        guard let compiled else {
+            throw PatternError(message: Self.message(for: errorCode), offset: errorOffset)
+        }
+        // The JIT is ~10x faster and honours the match limit; without it (not built for this
+        // CPU, or out of executable memory) the interpreter runs the same pattern.
+        _ = pcre2_jit_compile_8(compiled, UInt32(PCRE2_JIT_COMPLETE))
+        code = compiled
+        matchContext = pcre2_match_context_create_8(nil)
+        pcre2_set_match_limit_8(matchContext, Self.matchLimit)
+        pcre2_set_depth_limit_8(matchContext, Self.depthLimit)
+        pcre2_set_heap_limit_8(matchContext, Self.heapLimitKiB)
     }
 
     deinit {
-        #if canImport(Glibc)
-        if let posix {
-            regfree(posix)
-            posix.deallocate()
-        }
-        #endif
+        pcre2_match_context_free_8(matchContext)
+        pcre2_code_free_8(code)
     }
 
-    /// Whether the fast engine handles this pattern (for tests and diagnostics).
-    var usesPosix: Bool {
-        #if canImport(Glibc)
-        posix != nil
-        #else
-        false
-        #endif
-    }
+    func matches(_ string: String) -> Bool { search(string) == .matched }
 
-    func matches(_ string: String) -> Bool {
-        #if canImport(Glibc)
-        if let posix, !posixNeedsASCII || string.utf8.allSatisfy({ $0 < 0x80 }) {
-            return Self.posixSearch(posix, string)
-        }
-        #endif
-        return matchesUsingSwiftRegex(string)
-    }
+    /// `matches` on a string's UTF-8 bytes (valid UTF-8): no String.
+    func matches(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool { search(utf8: bytes) == .matched }
 
-    /// `matches` on a string's UTF-8 bytes (valid UTF-8): no String when `regexec` takes it.
-    func matches(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        #if canImport(Glibc)
-        if let posix, !posixNeedsASCII || UTF8Check.isASCII(bytes) {
-            return Self.posixSearch(posix, bytes)
-        }
-        #endif
-        return matchesUsingSwiftRegex(String(decoding: bytes, as: UTF8.self))
-    }
-
-    func matchesUsingSwiftRegex(_ string: String) -> Bool {
-        (try? swiftRegex.firstMatch(in: string)) != nil
-    }
-
-    #if canImport(Glibc)
-    private static func posixSearch(_ regex: UnsafeMutablePointer<regex_t>, _ string: String) -> Bool {
+    func search(_ string: String) -> PatternMatch {
         var string = string
-        return string.withUTF8 { posixSearch(regex, $0) }
+        return string.withUTF8 { search(utf8: $0) }
     }
 
-    private static func posixSearch(_ regex: UnsafeMutablePointer<regex_t>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        // REG_STARTEND bounds the search by length, so a "\u0000" inside the string does not end it.
-        var range = regmatch_t(rm_so: 0, rm_eo: regoff_t(bytes.count))
-        guard let base = bytes.baseAddress else {
-            var empty: CChar = 0
-            return regexec(regex, &empty, 1, &range, REG_STARTEND) == 0
-        }
-        return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
-            regexec(regex, chars, 1, &range, REG_STARTEND) == 0
+    /// The search on valid UTF-8 (a Swift string's bytes, or a tape string the parser checked):
+    /// PCRE2's own UTF check is skipped.
+    func search(utf8 bytes: UnsafeBufferPointer<UInt8>) -> PatternMatch {
+        var empty: UInt8 = 0
+        let base = bytes.baseAddress ?? withUnsafeMutablePointer(to: &empty) { UnsafePointer($0) }
+        let result = pcre2_match_8(code, base, bytes.count, 0, UInt32(PCRE2_NO_UTF_CHECK), MatchData.current, matchContext)
+        // 0: matched, but the one-pair ovector was too small for the groups (we want none).
+        if result >= 0 { return .matched }
+        switch result {
+        case PCRE2_ERROR_NOMATCH: return .notMatched
+        case PCRE2_ERROR_MATCHLIMIT, PCRE2_ERROR_DEPTHLIMIT, PCRE2_ERROR_HEAPLIMIT, PCRE2_ERROR_JIT_STACKLIMIT:
+            return .abandoned("/\(source)/ gave up on this string (\(Self.message(for: result))): the pattern backtracks "
+                              + "catastrophically, e.g. nested quantifiers such as (a+)+")
+        default:
+            return .abandoned("/\(source)/ could not be matched: \(Self.message(for: result))")
         }
     }
-    #endif
+
+
+    static func message(for code: Int32) -> String {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let length = buffer.withUnsafeMutableBufferPointer { pcre2_get_error_message_8(code, $0.baseAddress, $0.count) }
+        return length > 0 ? String(decoding: buffer[..<Int(length)], as: UTF8.self) : "PCRE2 error \(code)"
+    }
+
+    /// ECMA-262's `\s` (WhiteSpace and LineTerminator, ECMA-262 §22.2.2.9) and `.` (anything but
+    /// a LineTerminator) in PCRE2 syntax: PCRE2's `\s` without UCP is ASCII only, and its `.`
+    /// stops only at `\n`. Everything else is passed through; a backslash keeps the character
+    /// after it, so `\.` and `[.]` stay literal.
+    static func ecmaToPCRE2(_ source: String) -> String {
+        // In PCRE2_ALT_BSUX's spelling (`\uhhhh`; `\x{…}` is not an escape there).
+        let spaces = #"\t\n\x0B\f\r \u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000\uFEFF"#
+        let lineTerminators = #"\n\r\u2028\u2029"#
+        var out = ""
+        var inClass = false
+        var iterator = source.unicodeScalars.makeIterator()
+        while let scalar = iterator.next() {
+            switch scalar {
+            case "\\":
+                guard let escaped = iterator.next() else { out.unicodeScalars.append(scalar); break }
+                switch (escaped, inClass) {
+                case ("s", false): out += "[" + spaces + "]"
+                case ("S", false): out += "[^" + spaces + "]"
+                case ("s", true): out += spaces
+                case ("p", _), ("P", _):
+                    out.unicodeScalars.append(scalar)
+                    out.unicodeScalars.append(escaped)
+                    var lookahead = iterator
+                    guard lookahead.next() == "{" else { break }
+                    var name = ""
+                    while let c = lookahead.next(), c != "}" { name.unicodeScalars.append(c) }
+                    iterator = lookahead
+                    out += "{" + Self.pcre2PropertyName(name) + "}"
+                default:
+                    out.unicodeScalars.append(scalar)
+                    out.unicodeScalars.append(escaped)
+                }
+            case "[" where !inClass:
+                inClass = true
+                out += "["
+                // ECMA-262: `]` straight after `[` or `[^` closes the class (`[]`, `[^]`).
+                var lookahead = iterator
+                if lookahead.next() == "^" { out += "^"; iterator = lookahead }
+                var close = iterator
+                if close.next() == "]" { out += "]"; iterator = close; inClass = false }
+            case "]" where inClass:
+                inClass = false
+                out += "]"
+            case "." where !inClass:
+                out += "[^" + lineTerminators + "]"
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
 }
 
-/// A conservative ECMA-262 → POSIX ERE translation: nil whenever the pattern uses anything
-/// whose meaning could differ (then Swift `Regex` runs it).
-struct PosixTranslation {
-    var pattern: String
-    var needsASCII: Bool
-
-    init?(ecma source: String) {
-        var out = ""
-        var needsASCII = false
-        let chars = Array(source.unicodeScalars)
+extension CompiledPattern {
+    /// Whether a group made only of quantified parts, one of them unbounded (`*`, `+`, `{n,}`),
+    /// is itself quantified without bound, as in `(a+)+` or `(\\s*\\w+)*`: the shape that can split
+    /// one string in exponentially many ways. A group with an unquantified part, such as the `-`
+    /// of `^[a-z]+(-[a-z]+)*$`, splits one way only and is not reported. For `specs lint`: a
+    /// heuristic over escapes, classes and groups, not a proof either way.
+    static func nestsQuantifiers(_ source: String) -> Bool {
+        struct Group { var unbounded = false, unquantified = false }
+        let scalars = Array(source.unicodeScalars)
+        var groups = [Group()]
         var i = 0
-        // Whether the previous token can take a quantifier (ERE rejects `(*` and `^*`).
-        var quantifiable = false
-        func isDigit(_ c: Unicode.Scalar) -> Bool { ("0"..."9").contains(c) }
-
-        while i < chars.count {
-            let c = chars[i]
-            guard c.isASCII, c.value >= 0x20 else { return nil }
-            switch c {
+        /// The length of the quantifier at `index` (0: none) and whether it is unbounded.
+        func quantifier(at index: Int) -> (length: Int, unbounded: Bool) {
+            guard index < scalars.count else { return (0, false) }
+            var length = 0
+            var unbounded = false
+            switch scalars[index] {
+            case "*", "+": length = 1; unbounded = true
+            case "?": length = 1
+            case "{":
+                var j = index + 1
+                while j < scalars.count, scalars[j].properties.numericType != nil || scalars[j] == "," { j += 1 }
+                guard j < scalars.count, scalars[j] == "}", j > index + 1 else { return (0, false) }
+                length = j - index + 1
+                unbounded = scalars[j - 1] == ","
+            default: return (0, false)
+            }
+            if index + length < scalars.count, scalars[index + length] == "?" { length += 1 }  // lazy
+            return (length, unbounded)
+        }
+        while i < scalars.count {
+            var atom = Group(unbounded: false, unquantified: true)  // what this atom adds to its group
+            switch scalars[i] {
             case "\\":
-                guard i + 1 < chars.count else { return nil }
-                let e = chars[i + 1]
-                i += 2
-                switch e {
-                case "d": out += "[0-9]"
-                case "D": out += "[^0-9]"; needsASCII = true
-                case "w": out += "[A-Za-z0-9_]"
-                case "W": out += "[^A-Za-z0-9_]"; needsASCII = true
-                default:
-                    guard let literal = Self.escapedLiteral(e) else { return nil }
-                    out += Self.literal(literal)
-                }
-                quantifiable = true
-                continue
+                i += 1
             case "[":
-                guard let (bracket, negated, next) = Self.bracket(chars, from: i) else { return nil }
-                out += bracket
-                if negated { needsASCII = true }
-                i = next
-                quantifiable = true
-                continue
+                // ECMA-262: `]` right after `[` or `[^` closes the class.
+                i += 1
+                if i < scalars.count, scalars[i] == "^" { i += 1 }
+                while i < scalars.count, scalars[i] != "]" { i += scalars[i] == "\\" ? 2 : 1 }
             case "(":
-                if i + 1 < chars.count && chars[i + 1] == "?" {
-                    guard i + 2 < chars.count, chars[i + 2] == ":" else { return nil }   // lookaround, named groups
-                    i += 3
-                } else {
+                groups.append(Group())
+                i += 1
+                // `(?:`, `(?=`, `(?!`, `(?<=`, `(?<!`, `(?<name>`: the prefix is not an atom.
+                if i < scalars.count, scalars[i] == "?" {
                     i += 1
+                    if i < scalars.count, scalars[i] == "<" {
+                        i += 1
+                        if i < scalars.count, scalars[i] == "=" || scalars[i] == "!" { i += 1 } else {
+                            while i < scalars.count, scalars[i] != ">" { i += 1 }
+                            i += 1
+                        }
+                    } else {
+                        i += 1
+                    }
                 }
-                guard i < chars.count, chars[i] != ")" else { return nil }   // ERE rejects `()`
-                out += "("
-                quantifiable = false
                 continue
             case ")":
-                out += ")"
-                quantifiable = true
+                guard groups.count > 1 else { return false }
+                let closed = groups.removeLast()
+                let (_, unbounded) = quantifier(at: i + 1)
+                if unbounded, closed.unbounded, !closed.unquantified { return true }
+                atom = Group(unbounded: closed.unbounded, unquantified: closed.unquantified)
             case "|":
-                out += "|"
-                quantifiable = false
+                i += 1
+                continue
             case "^", "$":
-                out.unicodeScalars.append(c)
-                quantifiable = false
-            case ".":
-                out += "[^\n\r]"
-                needsASCII = true
-                quantifiable = true
-            case "*", "+", "?":
-                guard quantifiable else { return nil }
-                out.unicodeScalars.append(c)
                 i += 1
-                if i < chars.count && chars[i] == "?" { i += 1 }   // lazy: same match-or-not
-                if i < chars.count && ["*", "+", "?", "{"].contains(chars[i]) { return nil }
-                quantifiable = false
                 continue
-            case "{":
-                // Only a well-formed {n}, {n,}, {n,m}; ECMA-262 Annex B reads others as literals.
-                guard quantifiable else { return nil }
-                var j = i + 1
-                var text = "{"
-                while j < chars.count, isDigit(chars[j]) || chars[j] == "," { text.unicodeScalars.append(chars[j]); j += 1 }
-                guard j < chars.count, chars[j] == "}", text.count > 1, isDigit(text.unicodeScalars[text.unicodeScalars.index(after: text.unicodeScalars.startIndex)]) else { return nil }
-                guard text.filter({ $0 == "," }).count <= 1 else { return nil }
-                out += text + "}"
-                i = j + 1
-                if i < chars.count && chars[i] == "?" { i += 1 }
-                if i < chars.count && ["*", "+", "?", "{"].contains(chars[i]) { return nil }
-                quantifiable = false
-                continue
-            case "}", "]":
-                return nil
             default:
-                out += Self.literal(c)
-                quantifiable = true
+                break
             }
-            i += 1
-        }
-        pattern = out
-        self.needsASCII = needsASCII
-    }
-
-    /// `\X` outside a class, as the literal it stands for; nil for escapes ERE cannot express
-    /// the same way (`\b`, `\s`, `\p{...}`, `\u....`, backreferences...).
-    private static func escapedLiteral(_ e: Unicode.Scalar) -> Unicode.Scalar? {
-        switch e {
-        case "n": "\n"
-        case "t": "\t"
-        case "r": "\r"
-        case "f": "\u{0C}"
-        case "v": "\u{0B}"
-        case ".", "\\", "/", "-", "+", "*", "?", "(", ")", "[", "]", "{", "}", "|", "^", "$", ",", ":", "=", "!", "#", "&", "~", "\"", "'", "@", "%", "<", ">", ";", "_", " ", "`":
-            e
-        default: nil
-        }
-    }
-
-    /// A literal character in ERE syntax outside a bracket expression.
-    private static func literal(_ c: Unicode.Scalar) -> String {
-        switch c {
-        case ".", "[", "]", "\\", "(", ")", "*", "+", "?", "{", "}", "|", "^", "$": "\\" + String(c)
-        default: String(c)
-        }
-    }
-
-    /// Parses an ECMA class `[...]` from `start` into an ASCII set, renders it as an ERE
-    /// bracket expression. Returns the rendering, whether it is negated, and the next index.
-    private static func bracket(_ chars: [Unicode.Scalar], from start: Int) -> (String, Bool, Int)? {
-        var i = start + 1
-        var negated = false
-        if i < chars.count && chars[i] == "^" { negated = true; i += 1 }
-        var set = [Bool](repeating: false, count: 128)
-        var previous: UInt32?   // last single char, for ranges
-        var closed = false
-        while i < chars.count {
-            var c = chars[i]
-            guard c.isASCII else { return nil }
-            if c == "]" { closed = true; i += 1; break }
-            if c == "\\" {
-                guard i + 1 < chars.count else { return nil }
-                let e = chars[i + 1]
-                i += 2
-                switch e {
-                case "d": for v in 48...57 { set[v] = true }; previous = nil; continue
-                case "w":
-                    for v in 48...57 { set[v] = true }
-                    for v in 65...90 { set[v] = true }
-                    for v in 97...122 { set[v] = true }
-                    set[95] = true
-                    previous = nil
-                    continue
-                default:
-                    guard let literal = escapedLiteral(e) else { return nil }
-                    c = literal
-                }
-            } else if c == "-" && previous != nil && i + 1 < chars.count && chars[i + 1] != "]" {
-                // A range previous-next.
-                var upper = chars[i + 1]
-                i += 2
-                if upper == "\\" {
-                    guard i < chars.count, let literal = escapedLiteral(chars[i]) else { return nil }
-                    upper = literal
-                    i += 1
-                }
-                guard upper.isASCII, let lower = previous, lower <= upper.value else { return nil }
-                for v in lower...upper.value { set[Int(v)] = true }
-                previous = nil
-                continue
+            let (length, unbounded) = quantifier(at: i + 1)
+            if length > 0 {
+                groups[groups.count - 1].unbounded = groups[groups.count - 1].unbounded || unbounded || atom.unbounded
             } else {
-                i += 1
+                groups[groups.count - 1].unquantified = groups[groups.count - 1].unquantified || atom.unquantified
+                groups[groups.count - 1].unbounded = groups[groups.count - 1].unbounded || atom.unbounded
             }
-            set[Int(c.value)] = true
-            previous = c.value
+            i += 1 + length
         }
-        guard closed else { return nil }
-        // ECMA-262's `[]` matches nothing and `[^]` anything: leave those to Swift Regex.
-        guard set.contains(true) else { return nil }
-        // Render: `]` first, `-` last, `^` never first, everything else as ranges of singles.
-        var body = ""
-        if set[93] { body += "]" }
-        for v in 0..<128 where set[v] && v != 93 && v != 45 && v != 94 && v >= 0x20 {
-            body.unicodeScalars.append(Unicode.Scalar(UInt8(v)))
+        return false
+    }
+
+    /// ECMA-262's `\p{…}` names (`Letter`, `General_Category=Letter`, `gc=L`, `Script=Greek`,
+    /// `sc=Greek`) as PCRE2 10.42 spells them: general categories by their short alias only.
+    static func pcre2PropertyName(_ name: String) -> String {
+        var value = Substring(name)
+        for prefix in ["General_Category=", "gc=", "Script=", "sc="] where value.hasPrefix(prefix) {
+            value = value.dropFirst(prefix.count)
+            break
         }
-        for v in 0..<0x20 where set[v] { body.unicodeScalars.append(Unicode.Scalar(UInt8(v))) }
-        if set[94] {
-            guard !body.isEmpty else { return nil }   // `[^]`-like ambiguity; rare, leave to Swift Regex
-            body += "^"
-        }
-        if set[45] { body += "-" }
-        // `[.` `[:` `[=` open POSIX collating/class syntax; keep `[` out of first position.
-        if body.hasPrefix("[") { return nil }
-        if body.contains("[.") || body.contains("[:") || body.contains("[=") { return nil }
-        return ("[" + (negated ? "^" : "") + body + "]", negated, i)
+        return generalCategories[String(value)] ?? String(value)
+    }
+
+    /// Unicode's long general-category names and their short aliases (PropertyValueAliases.txt).
+    static let generalCategories: [String: String] = [
+        "Letter": "L", "Cased_Letter": "L&", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll", "Titlecase_Letter": "Lt",
+        "Modifier_Letter": "Lm", "Other_Letter": "Lo", "Mark": "M", "Combining_Mark": "M", "Nonspacing_Mark": "Mn",
+        "Spacing_Mark": "Mc", "Enclosing_Mark": "Me", "Number": "N", "Decimal_Number": "Nd", "digit": "Nd",
+        "Letter_Number": "Nl", "Other_Number": "No", "Punctuation": "P", "punct": "P", "Connector_Punctuation": "Pc",
+        "Dash_Punctuation": "Pd", "Open_Punctuation": "Ps", "Close_Punctuation": "Pe", "Initial_Punctuation": "Pi",
+        "Final_Punctuation": "Pf", "Other_Punctuation": "Po", "Symbol": "S", "Math_Symbol": "Sm", "Currency_Symbol": "Sc",
+        "Modifier_Symbol": "Sk", "Other_Symbol": "So", "Separator": "Z", "Space_Separator": "Zs", "Line_Separator": "Zl",
+        "Paragraph_Separator": "Zp", "Other": "C", "Control": "Cc", "cntrl": "Cc", "Format": "Cf", "Surrogate": "Cs",
+        "Private_Use": "Co", "Unassigned": "Cn",
+    ]
+}
+
+/// One PCRE2 match data per thread, reused by every pattern's matches on it: the gateway's
+/// event loops judge concurrently, and a match data per match was a malloc and free each time.
+/// Freed when its thread exits (the key's destructor).
+private enum MatchData {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pcre2_match_data_free_8(OpaquePointer($0)) }
+        return key
+    }()
+
+    static var current: OpaquePointer? {
+        if let existing = pthread_getspecific(key) { return OpaquePointer(existing) }
+        // One ovector pair: only whether it matched is wanted (a match with more groups returns 0).
+        let created = pcre2_match_data_create_8(1, nil)
+        pthread_setspecific(key, UnsafeRawPointer(created))
+        return created
     }
 }

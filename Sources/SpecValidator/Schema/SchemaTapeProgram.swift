@@ -378,10 +378,11 @@ private struct TapeRun {
         return count
     }
 
-    func matches(_ pattern: CompiledPattern, _ at: Int) -> Bool {
+    /// Abandoned (a match limit) is not a match, and fails `patternProperties` too, as in the tree evaluator.
+    func search(_ pattern: CompiledPattern, _ at: Int) -> PatternMatch {
         let entry = tape[at]
-        if entry.flags & JSONTape.Entry.escapedFlag == 0 { return pattern.matches(utf8: raw(entry)) }
-        return pattern.matches(document.string(at: at))
+        if entry.flags & JSONTape.Entry.escapedFlag == 0 { return pattern.search(utf8: raw(entry)) }
+        return pattern.search(document.string(at: at))
     }
 
     // MARK: - Keywords (each mirrors its case in SchemaEvaluator.evaluateKeyword)
@@ -464,7 +465,10 @@ private struct TapeRun {
                 }
                 for p in Int(op.c)..<Int(op.d) {
                     let patternMember = lists[p]
-                    if matches(program.patterns[Int(patternMember.a)], key) {
+                    switch search(program.patterns[Int(patternMember.a)], key) {
+                    case .notMatched: continue
+                    case .abandoned: return false
+                    case .matched:
                         matched = true
                         guard valid(patternMember.c, value) else { return false }
                     }
@@ -487,7 +491,7 @@ private struct TapeRun {
 
         case .pattern:
             guard entry.kind == .string else { return true }
-            return matches(program.patterns[Int(op.a)], at)
+            return search(program.patterns[Int(op.a)], at) == .matched
 
         case .minLength:
             guard entry.kind == .string else { return true }

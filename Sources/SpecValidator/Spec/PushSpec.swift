@@ -276,7 +276,11 @@ extension HeaderRule {
         case .suffix(let suffix):
             if !value.hasSuffix(suffix) { fail(expectedText, "\(name) must end with \"\(suffix)\"") }
         case .pattern(let pattern):
-            if !pattern.matches(value) { fail(expectedText, "\(name) must match \(pattern.source)") }
+            switch pattern.search(value) {
+            case .matched: break
+            case .notMatched: fail(expectedText, "\(name) must match \(pattern.source)")
+            case .abandoned(let why): fail(expectedText, "\(name): \(why)")
+            }
         case .integer:
             if value.isEmpty || !value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
                 fail(expectedText, "\(name) must be a decimal integer")

@@ -57,6 +57,10 @@ public enum SpecLinter {
                                             message: "\(product) has \(transport) specs but no config.\(product).\(key): no push is ever judged by them"))
             }
         }
+        for (path, bytes) in files {
+            guard let json = try? JSONParser.parse(bytes) else { continue }
+            checkPatterns(json, at: .root, file: path, into: &findings)
+        }
 
         // Ids follow file names: poolse/ring.apns.json holds poolse.ring.apns.
         for spec in set.specs {
@@ -159,6 +163,34 @@ public enum SpecLinter {
             checkSources(json, at: .root, defaultSeed: seed, file: path, documents: &documents, into: &findings)
         }
         return findings
+    }
+
+    /// Every `pattern` string and `patternProperties` key that nests quantifiers (`(a+)+`):
+    /// such a pattern backtracks exponentially, so PCRE2 gives up on some strings and the check
+    /// fails there (`CompiledPattern.matchLimit`).
+    private static func checkPatterns(_ node: JSONValue, at pointer: JSONPointer, file: String, into findings: inout [LintFinding]) {
+        func report(_ source: String, _ at: JSONPointer) {
+            guard CompiledPattern.nestsQuantifiers(source) else { return }
+            findings.append(LintFinding(file: file, pointer: at, message: """
+                pattern /\(source)/ nests quantifiers: it backtracks exponentially on some strings, where matching \
+                gives up and the check fails; quantify a group only when nothing inside it is quantified
+                """))
+        }
+        switch node {
+        case .object(let object):
+            for (key, value) in object {
+                let here = pointer.appending(key)
+                if key == "pattern", let source = value.stringValue { report(source, here) }
+                if key == "patternProperties", let patterns = value.objectValue {
+                    for (source, _) in patterns { report(source, here.appending(source)) }
+                }
+                checkPatterns(value, at: here, file: file, into: &findings)
+            }
+        case .array(let items):
+            for (index, item) in items.enumerated() { checkPatterns(item, at: pointer.appending(String(index)), file: file, into: &findings) }
+        default:
+            break
+        }
     }
 
     /// `$PUSHPROOF_SHARED`, else `shared` beside the package root of the spec directory or one
