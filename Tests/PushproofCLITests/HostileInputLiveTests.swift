@@ -36,7 +36,7 @@ import Testing
         Thread.sleep(forTimeInterval: 0.5)  // the bodies are on their way (loopback: ~ms each)
         let started = Date()
         let normal = try curl(["--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_code}", "-H", "authorization: bearer x",
-                               "-H", "apns-push-type: alert", "-H", "apns-topic: com.poolse.app",
+                               "-H", "apns-push-type: alert", "-H", "apns-topic: com.example.loop",
                                "-d", #"{"aps":{"alert":"hi"}}"#, "\(serve.baseURL)/3/device/\(String(repeating: "ab", count: 32))"])
         let waited = Date().timeIntervalSince(started)
         #expect(normal.output == "200", "\(normal.error)")

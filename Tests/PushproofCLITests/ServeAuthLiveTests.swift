@@ -17,7 +17,7 @@ import Testing
         defer { serve.stop() }
         // A client certificate from an authority the gateway has never heard of.
         let authority = try ProviderCertificateIssuer.makeAuthority(commonName: "unconfigured CA")
-        let issued = try ProviderCertificateIssuer.issue(bundleID: "com.poolse.app", authorityCertificatePEM: authority.certificatePEM,
+        let issued = try ProviderCertificateIssuer.issue(bundleID: "com.example.loop", authorityCertificatePEM: authority.certificatePEM,
                                                          authorityKeyPEM: authority.privateKeyPEM)
         let certificate = try directory.write("client.pem", issued.certificatePEM)
         let key = try directory.write("client-key.pem", issued.privateKeyPEM)
@@ -42,7 +42,7 @@ import Testing
         #expect(recorded[0]["response"]?["detail"] == "no authorization header and no client certificate on the connection")
         #expect(recorded[0]["client_certificate"] == nil)
         #expect(recorded[1]["response"]?["detail"] == nil)
-        #expect(recorded[2]["client_certificate"]?["subject"] == "UID=com.poolse.app, CN=Apple Push Services: com.poolse.app, O=pushproof test")
+        #expect(recorded[2]["client_certificate"]?["subject"] == "UID=com.example.loop, CN=Apple Push Services: com.example.loop, O=pushproof test")
         #expect(recorded[2]["response"]?["status"] == 200)
     }
 

@@ -7,7 +7,7 @@ import PushproofTestSupport
 import Testing
 
 let deviceToken = String(repeating: "ab", count: 32)
-let voipHeaders = ["-H", "apns-push-type: voip", "-H", "apns-topic: com.poolse.app.voip", "-H", "apns-priority: 10",
+let voipHeaders = ["-H", "apns-push-type: voip", "-H", "apns-topic: com.example.loop.voip", "-H", "apns-priority: 10",
                    "-H", "apns-expiration: 0"]
 /// Zero config accepts any bearer token (and refuses a push with no credential: MissingProviderToken).
 let zeroConfigAuth = ["-H", "authorization: bearer any"]
@@ -73,7 +73,7 @@ struct StrictSetup {
         let serve = try ServeProcess(["--h2c"], directory: directory.path)
         let body = directory.file("ring.json")
         try ringBody.write(toFile: body, atomically: true, encoding: .utf8)
-        let result = try runTool("/usr/bin/nghttp", ["-v", "-d", body, "-H", "authorization: bearer any", "-H", "apns-push-type: voip", "-H", "apns-topic: com.poolse.app.voip",
+        let result = try runTool("/usr/bin/nghttp", ["-v", "-d", body, "-H", "authorization: bearer any", "-H", "apns-push-type: voip", "-H", "apns-topic: com.example.loop.voip",
                                                      "\(serve.baseURL)/3/device/\(deviceToken)"])
         #expect(result.status == 0, "\(result.error)")
         // The response HEADERS carry END_STREAM, and the server sends no DATA frame at all.
@@ -201,7 +201,7 @@ struct StrictSetup {
     func pushRings(_ count: Int, connections: Int, streams: Int, to serve: ServeProcess, in directory: TemporaryDirectory) throws {
         let body = try directory.write("ring.json", ringBody)
         let load = try runTool("/usr/bin/h2load", ["-n", "\(count)", "-c", "\(connections)", "-m", "\(streams)", "-d", body,
-                                                   "-H", "authorization: bearer any", "-H", "apns-push-type: voip", "-H", "apns-topic: com.poolse.app.voip",
+                                                   "-H", "authorization: bearer any", "-H", "apns-push-type: voip", "-H", "apns-topic: com.example.loop.voip",
                                                    "\(serve.baseURL)/3/device/\(deviceToken)"])
         #expect(load.output.contains("\(count) succeeded"), "\(load.output)")
     }
