@@ -75,4 +75,13 @@ import Testing
         let agreeing = try Self.check(Self.line(seq: 1, verdict: sameAsToday))
         #expect(!agreeing.output.contains("stored verdicts"))
     }
+
+    @Test func showNamesUnreadableLinesAndExits2() throws {
+        let directory = try TemporaryDirectory("show-recording")
+        let path = try directory.write("record.jsonl", Self.line(seq: 1) + #"{"v":99,"seq":2}"# + "\n")
+        let result = try pushproof(["show", path])
+        #expect(result.status == 2)
+        #expect(result.output.contains("/3/device/abcd"))
+        #expect(result.error.contains("line 2: unsupported record version 99 (this pushproof reads version 1)"), "\(result.error)")
+    }
 }
