@@ -141,11 +141,11 @@ struct CheckCommand: Subcommand {
             printError("pushproof check: warning: \(recordingPath) holds no requests: the gateway recorded nothing"
                        + (minRequests > 0 ? "" : " (--min-requests N makes this a failure)"))
         }
-        if let line = storedVerdicts.summaryLine, !quiet { print(line) }
 
         var report = result.report(recording: recordingPath, specsDirectory: specsDirectory)
         let comparison = expectations.map { deliveries.compare(with: $0) }
         if !quiet { print(result.summaryText(), terminator: "") }
+        if let line = storedVerdicts.summaryLine, !quiet { print("\n" + line) }
         if let comparison, let expectPath {
             if !quiet { print(comparison.text(path: expectPath, maxListed: max(maxFailures, 20)), terminator: "") }
             if case .object(var object) = report {
