@@ -46,6 +46,7 @@ public struct RecordLine: Sendable {
         public static let verdict: StaticString = "verdict"
         /// Inside `verdict`.
         public static let spec: StaticString = "spec"
+        public static let ok: StaticString = "ok"
         public static let violations: StaticString = "violations"
         public static let covered: StaticString = "covered"
         public static let gatewayWarnings: StaticString = "gateway_warnings"

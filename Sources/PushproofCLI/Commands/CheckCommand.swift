@@ -296,7 +296,7 @@ struct StoredVerdictDifferences {
         guard let stored, let storedSpec = stored[RecordLine.name(RecordLine.Field.spec)] else { return }
         let storedCovered = stored[RecordLine.name(RecordLine.Field.covered)] != .bool(false)
         let same = !computed.outOfScope && storedSpec.stringValue == computed.specID
-            && stored["ok"]?.boolValue == computed.violations.isEmpty && storedCovered == (computed.uncovered == nil)
+            && stored[RecordLine.name(RecordLine.Field.ok)]?.boolValue == computed.violations.isEmpty && storedCovered == (computed.uncovered == nil)
         guard !same else { return }
         count += 1
         if firstSequences.count < Self.listed { firstSequences.append(sequence) }
