@@ -26,6 +26,10 @@ let package = Package(
         // OpenSSL-backed crypto: JWS (ES256, RS256), keys, self-signed certificates.
         .target(name: "Crypto", dependencies: ["COpenSSL", "JSON"]),
 
+        // The record line (`serve --record`, `GET /requests`): its version, field names, encoder
+        // and decoder, one contract for the gateway that writes it and the tools that read it.
+        .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Crypto"]),
+
         // HTTP/2 (libnghttp2) and HTTP/1.1 (http-parser) over TLS (OpenSSL) or cleartext, epoll loops.
         .target(name: "HTTP2Server", dependencies: ["HTTPCore", "CNGHTTP2", "COpenSSL", "CHTTPParser"]),
 
@@ -33,7 +37,7 @@ let package = Package(
         .target(name: "SpecValidator", dependencies: ["JSON", "PushModel", "CPCRE2"]),
 
         // The mock APNs + FCM + OAuth gateway: validation, auth, tokens, faults, recording, admin API.
-        .target(name: "MockGateway", dependencies: ["HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator"]),
+        .target(name: "MockGateway", dependencies: ["HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"]),
 
         // The reference sender: seed rules, payloads, libcurl delivery, token cleanup.
         .target(name: "Sender", dependencies: ["JSON", "Crypto", "PushModel", "CCurl", "CSQLite"]),
@@ -52,7 +56,7 @@ let package = Package(
                                                        "MockGateway", "SpecValidator", "Sender", "Scenario"]),
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
-        .target(name: "PushproofCLI", dependencies: ["JSON", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl", "Scenario", "ScenarioRunner"]),
+        .target(name: "PushproofCLI", dependencies: ["JSON", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl", "Scenario", "ScenarioRunner", "RecordLine"]),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"]),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
@@ -62,11 +66,12 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "PushModel"]),
-        .testTarget(name: "MockGatewayTests", dependencies: ["MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator"]),
+        .testTarget(name: "MockGatewayTests", dependencies: ["MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"]),
+        .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON"]),
         .testTarget(name: "SenderTests", dependencies: ["Sender", "JSON", "Crypto", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "DriverTests", dependencies: ["Driver", "JSON", "PushModel"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "JSON"]),
         .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel"]),
-        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport"]),
+        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine"]),
     ]
 )

@@ -1,23 +1,73 @@
 /// The URL- and filename-safe base64 alphabet of RFC 4648 §5, as JWS uses it (RFC 7515 §2:
 /// "Base64url Encoding ... with all trailing '=' characters omitted").
 public enum Base64URL {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
-    /// 0...63 for alphabet bytes, 0xFF for anything else (including '+', '/', '=').
-    private static let decodeTable: [UInt8] = {
-        var table = [UInt8](repeating: 0xFF, count: 256)
-        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
-        return table
-    }()
+    private static let alphabet = Base64Alphabet(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8))
 
     /// Encodes without padding (RFC 7515 §2).
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        if let encoded = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) { return encoded }
-        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
+        alphabet.encode(bytes, padded: false)
     }
 
-    private static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
-        let outputCount = (input.count / 3) * 4 + [0, 2, 3][input.count % 3]
+    /// Decodes base64url text; `nil` when it is not valid.
+    ///
+    /// Accepts text with or without the trailing '=' padding (JWS omits it; other producers keep
+    /// it). Rejects characters outside the base64url alphabet (including the '+' and '/' of plain
+    /// base64 and whitespace), misplaced padding, an impossible length (one character left over),
+    /// and non-zero unused bits in the last character, so that each byte string has exactly one
+    /// accepted encoding (RFC 4648 §3.5 allows a decoder to reject such text).
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        alphabet.decode(text)
+    }
+
+    /// Decodes base64url given as ASCII bytes; same rules as `decode(_:)` for text.
+    public static func decode(bytes: some Collection<UInt8>) -> [UInt8]? {
+        alphabet.decode(bytes: bytes)
+    }
+
+    static func decode(buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        alphabet.decode(buffer: buffer)
+    }
+}
+
+/// The base64 alphabet of RFC 4648 §4 ('+' and '/'), padded with '=': what the record line's
+/// `body_base64` holds. Same codec as `Base64URL`, the other alphabet; the same strict decoding.
+public enum Base64 {
+    private static let alphabet = Base64Alphabet(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8))
+
+    /// Encodes with '=' padding to a multiple of four characters (RFC 4648 §4).
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        alphabet.encode(bytes, padded: true)
+    }
+
+    /// Decodes base64 text, padded or not; `nil` when it is not valid (the rules of
+    /// `Base64URL.decode(_:)`, with '+' and '/' in place of '-' and '_').
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        alphabet.decode(text)
+    }
+}
+
+/// One base64 codec over a 64-character alphabet: both RFC 4648 alphabets share it.
+struct Base64Alphabet: Sendable {
+    private let alphabet: [UInt8]
+    /// 0...63 for alphabet bytes, 0xFF for anything else (including '=').
+    private let decodeTable: [UInt8]
+
+    init(_ alphabet: [UInt8]) {
+        precondition(alphabet.count == 64)
+        self.alphabet = alphabet
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        decodeTable = table
+    }
+
+    func encode(_ bytes: some Collection<UInt8>, padded: Bool) -> String {
+        if let encoded = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0, padded: padded) }) { return encoded }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0, padded: padded) }
+    }
+
+    private func encode(buffer input: UnsafeBufferPointer<UInt8>, padded: Bool) -> String {
+        let tail = input.count % 3
+        let outputCount = (input.count / 3) * 4 + (padded ? (tail == 0 ? 0 : 4) : [0, 2, 3][tail])
         return alphabet.withUnsafeBufferPointer { table in
             String(unsafeUninitializedCapacity: outputCount) { output in
                 var read = 0, write = 0
@@ -44,30 +94,25 @@ public enum Base64URL {
                 default:
                     break
                 }
+                if padded {
+                    while write % 4 != 0 { output[write] = UInt8(ascii: "="); write += 1 }
+                }
                 return write
             }
         }
     }
 
-    /// Decodes base64url text; `nil` when it is not valid.
-    ///
-    /// Accepts text with or without the trailing '=' padding (JWS omits it; other producers keep
-    /// it). Rejects characters outside the base64url alphabet (including the '+' and '/' of plain
-    /// base64 and whitespace), misplaced padding, an impossible length (one character left over),
-    /// and non-zero unused bits in the last character, so that each byte string has exactly one
-    /// accepted encoding (RFC 4648 §3.5 allows a decoder to reject such text).
-    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    func decode(_ text: some StringProtocol) -> [UInt8]? {
         if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode(buffer: $0) }) { return decoded }
         return Array(text.utf8).withUnsafeBufferPointer { decode(buffer: $0) }
     }
 
-    /// Decodes base64url given as ASCII bytes; same rules as `decode(_:)` for text.
-    public static func decode(bytes: some Collection<UInt8>) -> [UInt8]? {
+    func decode(bytes: some Collection<UInt8>) -> [UInt8]? {
         if let decoded = bytes.withContiguousStorageIfAvailable({ decode(buffer: $0) }) { return decoded }
         return Array(bytes).withUnsafeBufferPointer { decode(buffer: $0) }
     }
 
-    static func decode(buffer rawInput: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    func decode(buffer rawInput: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var input = rawInput
         // Strip padding only when it brings the length to a multiple of four.
         if input.count % 4 == 0, input.count > 0, input[input.count - 1] == UInt8(ascii: "=") {

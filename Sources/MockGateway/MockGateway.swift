@@ -3,6 +3,7 @@ import HTTPCore
 import SpecValidator
 import JSON
 import PushModel
+import RecordLine
 import Synchronization
 
 /// The mock APNs + FCM + Google OAuth gateway: protocol logic only, served by the transport
@@ -183,7 +184,7 @@ public final class MockGateway: HTTPHandler {
             if let specVerdict, !specVerdict.outOfScope { verdict = specVerdict.json() }
             if !answer.warnings.isEmpty {
                 var object = verdict?.objectValue ?? JSONObject()
-                object["gateway_warnings"] = .array(answer.warnings.map { .string($0) })
+                object[RecordLine.name(RecordLine.Field.gatewayWarnings)] = .array(answer.warnings.map { .string($0) })
                 verdict = .object(object)
             }
             var exchange = GatewayExchange(request: request, response: answer.response, route: route, reason: answer.reason,

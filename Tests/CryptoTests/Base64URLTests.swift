@@ -81,3 +81,23 @@ import Testing
 func hex(_ bytes: [UInt8]) -> String {
     bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
 }
+
+/// The RFC 4648 §4 alphabet over the same codec (the record line's `body_base64`).
+@Suite struct Base64Tests {
+    /// RFC 4648 §10 test vectors.
+    @Test func rfc4648VectorsRoundTripPadded() {
+        let vectors = ["": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=", "foobar": "Zm9vYmFy"]
+        for (plain, encoded) in vectors {
+            #expect(Base64.encode(Array(plain.utf8)) == encoded)
+            #expect(Base64.decode(encoded) == Array(plain.utf8))
+        }
+        #expect(Base64.encode([0xFB, 0xFF]) == "+/8=")
+        #expect(Base64.decode("+/8=") == [0xFB, 0xFF])
+    }
+
+    @Test func theURLAlphabetAndJunkAreRefused() {
+        #expect(Base64.decode("-_8=") == nil)
+        #expect(Base64.decode("Zm9v YmFy") == nil)
+        #expect(Base64.decode("Zg=") == nil)
+    }
+}

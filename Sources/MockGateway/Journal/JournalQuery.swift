@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import PushModel
+import RecordLine
 
 /// A bad parameter of `GET /requests` or `/requests/count`: answered 400 `{"error": …}`.
 public struct JournalQueryError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -91,8 +92,8 @@ public struct JournalQuery: Sendable, Equatable {
         let bytes = line.bytes
         if reason != nil || spec != nil {
             guard let value = try? JSONParser.parse(bytes) else { return false }
-            if let reason, value["response"]?["reason"]?.stringValue != reason { return false }
-            if let spec, value["verdict"]?["spec"]?.stringValue != spec { return false }
+            if let reason, value[RecordLine.name(RecordLine.Field.response)]?[RecordLine.name(RecordLine.Field.reason)]?.stringValue != reason { return false }
+            if let spec, value[RecordLine.name(RecordLine.Field.verdict)]?[RecordLine.name(RecordLine.Field.spec)]?.stringValue != spec { return false }
         }
         guard let token else { return true }
         // Only the member needed is built (the rest of the line is only validated).
@@ -102,8 +103,8 @@ public struct JournalQuery: Sendable, Equatable {
         }
         let addressed: String?
         switch line.route {
-        case .apns: addressed = member("path").flatMap { AddressedDevice.token(route: "apns", path: $0, body: []) }
-        case .fcm: addressed = member("body").flatMap { AddressedDevice.token(route: "fcm", path: "", body: Array($0.utf8)) }
+        case .apns: addressed = member(RecordLine.name(RecordLine.Field.path)).flatMap { AddressedDevice.token(route: "apns", path: $0, body: []) }
+        case .fcm: addressed = member(RecordLine.name(RecordLine.Field.body)).flatMap { AddressedDevice.token(route: "fcm", path: "", body: Array($0.utf8)) }
         case .oauth, .unknown: addressed = nil
         }
         return addressed.map(AddressedDevice.comparable) == token

@@ -1,5 +1,6 @@
 import HTTPCore
 import JSON
+import RecordLine
 import Synchronization
 
 /// The newest requests the gateway answered, as record lines, for the control API's
@@ -26,7 +27,7 @@ public final class RequestJournal: Sendable {
 
         /// The whole record line, without its newline.
         func append(to out: inout [UInt8]) {
-            out.append(contentsOf: Recorder.linePrefix)
+            out.append(contentsOf: RecordLine.linePrefix)
             appendDecimal(sequence, to: &out)
             out.append(contentsOf: tail.dropLast())
         }

@@ -2,6 +2,7 @@ import Driver
 import Foundation
 import JSON
 import PushModel
+import RecordLine
 import Scenario
 import SpecValidator
 
@@ -21,6 +22,8 @@ struct CheckCommand: Subcommand {
             .value("junit", "FILE", "Write JUnit XML: a testcase per spec, its failures listed."),
             .value("json", "FILE", "Write the full result as JSON."),
             .value("max-failures", "N", "Failures listed per spec in the summary and reports.", default: "5"),
+            .value("min-requests", "N", "Fail (exit 1) when the recording holds fewer than N requests: a gate on a gateway "
+                   + "that recorded nothing.", default: "0"),
             .flag("quiet", "Print only the last line (totals)."),
             .flag("timing", "Report the validation cost per request (µs; judging only, not reading): mean, p50, p99, per spec."),
             .value("expect", "FILE", "The deliveries the recording must hold, as JSON: {\"deliveries\": [{\"token\", \"spec\", "
@@ -36,10 +39,16 @@ struct CheckCommand: Subcommand {
         claims is not covered by any spec: counted apart, by topic or project, and not a failure
         unless --require-spec is given. The gateway's own findings (the record's
         gateway_warnings) fail every push they are on, covered or not.
+        The recording itself is checked too: a jump in seq means the gateway lost lines (e.g. on
+        a full disk), and fails; seq going back to 1 is a new run appended (--record-append). An
+        empty recording is warned about (--min-requests N fails it). Where the gateway stored a
+        verdict (serve --specs) that differs from today's, one line says how many (the specs
+        changed since); that alone is not a failure.
         Exit status: 0 when every request passes its spec (and the deliveries match), 1 when any
         violates one (or its product has no spec for it, or it carries gateway warnings, or the
-        deliveries differ), 2 when the recording, the specs or the expectations cannot be read
-        (unreadable lines are listed), 64 on a usage error.
+        deliveries differ, or seq has gaps, or fewer than --min-requests were recorded), 2 when
+        the recording, the specs or the expectations cannot be read (unreadable lines, such as
+        a record version this pushproof does not read, are listed), 64 on a usage error.
 
         EXAMPLE:
           pushproof check out/record.jsonl --junit out/conformance.xml --json out/conformance.json
@@ -53,6 +62,7 @@ struct CheckCommand: Subcommand {
     let junitPath: String?
     let jsonPath: String?
     let maxFailures: Int
+    let minRequests: Int
     let quiet: Bool
     let timing: Bool
     let expectPath: String?
@@ -65,6 +75,7 @@ struct CheckCommand: Subcommand {
         junitPath = arguments.value("junit")
         jsonPath = arguments.value("json")
         maxFailures = try arguments.int("max-failures", default: 5, range: 0...10_000)
+        minRequests = try arguments.int("min-requests", default: 0, range: 0...Int(Int32.max))
         quiet = arguments.has("quiet")
         timing = arguments.has("timing")
         expectPath = arguments.value("expect")
@@ -99,28 +110,42 @@ struct CheckCommand: Subcommand {
         if !quiet { print(specsLocation.description) }
         var costs = ValidationCosts()
         var lineNumber = 0
+        var sequences = SequenceCheck()
+        var storedVerdicts = StoredVerdictDifferences()
         while let line = lines.next() {
             lineNumber += 1
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-            switch RecordedRequest.parse(line) {
-            case .failure(let problem):
-                result.noteUnreadable(line: lineNumber, problem: problem.description)
-            case .success(let request):
-                // Only the judge call is timed: reading and decoding the record line is the
-                // recording's cost, not validation's.
-                let started = timing ? monotonicNanos() : 0
-                let verdict = specs.judge(route: request.route, method: request.method, path: request.path,
-                                          headers: request.headers, body: request.body)
-                if timing { costs.add(monotonicNanos() - started, spec: verdict.outOfScope ? nil : (verdict.specID ?? "(unmatched)")) }
-                result.add(verdict, gatewayWarnings: request.gatewayWarnings, sequence: request.sequence ?? lineNumber)
-                if expectations != nil { deliveries.add(request, spec: verdict.specID, sequence: request.sequence ?? lineNumber) }
+            let request: RecordLine
+            do {
+                request = try RecordLine(decoding: line)
+            } catch {
+                result.noteUnreadable(line: lineNumber, problem: error.description)
+                continue
             }
+            result.recordedCount += 1
+            if let sequence = request.sequence { sequences.add(sequence) }
+            // Only the judge call is timed: reading and decoding the record line is the
+            // recording's cost, not validation's.
+            let started = timing ? monotonicNanos() : 0
+            let verdict = specs.judge(route: request.route, method: request.method, path: request.path,
+                                      headers: request.headers, body: request.body)
+            if timing { costs.add(monotonicNanos() - started, spec: verdict.outOfScope ? nil : (verdict.specID ?? "(unmatched)")) }
+            result.add(verdict, gatewayWarnings: request.gatewayWarnings, sequence: request.sequence ?? lineNumber)
+            storedVerdicts.compare(stored: request.verdict, computed: verdict, sequence: request.sequence ?? lineNumber)
+            if expectations != nil { deliveries.add(request, spec: verdict.specID, sequence: request.sequence ?? lineNumber) }
         }
         if let error = lines.error { result.noteUnreadable(line: lineNumber + 1, problem: error) }
+        result.sequenceGaps = sequences.gaps
+        result.minRequests = minRequests
+        if result.recordedCount == 0 && result.unreadable.isEmpty {
+            printError("pushproof check: warning: \(recordingPath) holds no requests: the gateway recorded nothing"
+                       + (minRequests > 0 ? "" : " (--min-requests N makes this a failure)"))
+        }
 
         var report = result.report(recording: recordingPath, specsDirectory: specsDirectory)
         let comparison = expectations.map { deliveries.compare(with: $0) }
         if !quiet { print(result.summaryText(), terminator: "") }
+        if let line = storedVerdicts.summaryLine, !quiet { print("\n" + line) }
         if let comparison, let expectPath {
             if !quiet { print(comparison.text(path: expectPath, maxListed: max(maxFailures, 20)), terminator: "") }
             if case .object(var object) = report {
@@ -128,6 +153,10 @@ struct CheckCommand: Subcommand {
                 if !comparison.passed { object["ok"] = false }
                 report = .object(object)
             }
+        }
+        if case .object(var object) = report, storedVerdicts.count > 0 {
+            object["stored_verdicts_differ"] = storedVerdicts.json()
+            report = .object(object)
         }
         if timing {
             print(costs.text(), terminator: "")
@@ -151,7 +180,7 @@ struct CheckCommand: Subcommand {
             return ExitCode.ioError
         }
         if !result.unreadable.isEmpty { return ExitCode.ioError }
-        return result.failedCount > 0 || comparison?.passed == false ? ExitCode.failure : ExitCode.success
+        return result.failedCount > 0 || !result.recordingComplete || comparison?.passed == false ? ExitCode.failure : ExitCode.success
     }
 }
 
@@ -222,51 +251,66 @@ private func monotonicNanos() -> UInt64 {
     return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }
 
-/// One request as the recording holds it (the README's "Recording format").
-struct RecordedRequest {
-    var sequence: Int?
-    var route: String
-    var method: String
-    var path: String
-    var headers: [(name: String, value: String)]
-    var body: [UInt8]
-    /// The answer's status (0: reset or dropped); nil when the line has none.
-    var status: Int?
-    /// What the gateway itself noted (`verdict.gateway_warnings`): protocol findings of its own.
-    var gatewayWarnings: [String] = []
-
+extension RecordLine {
     /// The device a push addressed: APNs `/3/device/<token>`, FCM `message.token`.
     var deviceToken: String? { AddressedDevice.token(route: route, path: path, body: body) }
+}
 
-    struct Unreadable: Error, CustomStringConvertible {
-        var description: String
-        init(_ description: String) { self.description = description }
+/// The record's `seq` numbers in file order: 1, 2, 3… with no gaps. A jump means the gateway
+/// lost lines (`RecordFile` counts them on a full disk and leaves the gap); a return to 1 is a
+/// new run appended to the file (`serve --record-append`), not a gap.
+struct SequenceCheck {
+    struct Gap: Equatable {
+        var from: Int
+        var to: Int
+        /// A jump forward: the lines between are missing.
+        var missing: Int { to - from - 1 }
+        /// Forward, the lines between are missing; backward (not to 1), the file is out of order.
+        var description: String {
+            to > from
+                ? "seq jumps from \(from) to \(to): \(missing) line\(missing == 1 ? "" : "s") missing (the gateway lost them, e.g. on a full disk)"
+                : "seq goes back from \(from) to \(to): lines out of order or repeated"
+        }
     }
 
-    static func parse(_ line: [UInt8]) -> Result<RecordedRequest, Unreadable> {
-        let value: JSONValue
-        do { value = try JSONParser.parse(line) } catch { return .failure(Unreadable("not JSON: \(error)")) }
-        guard let route = value["route"]?.stringValue, let method = value["method"]?.stringValue,
-              let path = value["path"]?.stringValue else {
-            return .failure(Unreadable("not a record line: route, method and path are required"))
-        }
-        var headers: [(name: String, value: String)] = []
-        for pair in value["headers"]?.arrayValue ?? [] {
-            guard let name = pair[0]?.stringValue, let headerValue = pair[1]?.stringValue else {
-                return .failure(Unreadable("headers must be [name, value] pairs of strings"))
-            }
-            headers.append((name, headerValue))
-        }
-        var body: [UInt8] = []
-        if let text = value["body"]?.stringValue {
-            body = Array(text.utf8)
-        } else if let encoded = value["body_base64"]?.stringValue {
-            guard let data = Data(base64Encoded: encoded) else { return .failure(Unreadable("body_base64 is not base64")) }
-            body = [UInt8](data)
-        }
-        return .success(RecordedRequest(sequence: value["seq"]?.intValue, route: route, method: method, path: path,
-                                        headers: headers, body: body, status: value["response"]?["status"]?.intValue,
-                                        gatewayWarnings: value["verdict"]?["gateway_warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []))
+    private var last: Int?
+    private(set) var gaps: [Gap] = []
+
+    mutating func add(_ sequence: Int) {
+        defer { last = sequence }
+        guard let last, sequence != last + 1, sequence != 1 else { return }
+        gaps.append(Gap(from: last, to: sequence))
+    }
+}
+
+/// Where the verdict the gateway stored (`serve --specs`) and the one `check` computes now
+/// differ (the specs changed since the run): counted and the first few seqs kept. Today's
+/// verdict is the one that counts; this only says the record's own verdicts are stale.
+struct StoredVerdictDifferences {
+    static let listed = 5
+    private(set) var count = 0
+    private(set) var firstSequences: [Int] = []
+
+    mutating func compare(stored: JSONValue?, computed: SpecVerdict, sequence: Int) {
+        // A verdict without `spec` holds only gateway warnings: the gateway judged nothing.
+        guard let stored, let storedSpec = stored[RecordLine.name(RecordLine.Field.spec)] else { return }
+        let storedCovered = stored[RecordLine.name(RecordLine.Field.covered)] != .bool(false)
+        let same = !computed.outOfScope && storedSpec.stringValue == computed.specID
+            && stored[RecordLine.name(RecordLine.Field.ok)]?.boolValue == computed.violations.isEmpty && storedCovered == (computed.uncovered == nil)
+        guard !same else { return }
+        count += 1
+        if firstSequences.count < Self.listed { firstSequences.append(sequence) }
+    }
+
+    var summaryLine: String? {
+        guard count > 0 else { return nil }
+        let seqs = firstSequences.map { "#\($0)" }.joined(separator: ", ") + (count > firstSequences.count ? ", …" : "")
+        return "stored verdicts differ on \(count) request\(count == 1 ? "" : "s") (\(seqs)): the specs changed since the recording; "
+            + "the results above are today's"
+    }
+
+    func json() -> JSONValue {
+        ["count": .number(Double(count)), "first_seqs": .array(firstSequences.map { .number(Double($0)) })]
     }
 }
 
@@ -296,6 +340,25 @@ struct CheckResult {
     var notCovered: [String: Int] = [:]
     var outOfScope = 0
     var unreadable: [(line: Int, problem: String)] = []
+    /// Lines that decoded as requests (judged or out of scope).
+    var recordedCount = 0
+    /// `--min-requests`: fewer recorded requests fail the check.
+    var minRequests = 0
+    /// Jumps in `seq`: lines the gateway lost.
+    var sequenceGaps: [SequenceCheck.Gap] = []
+
+    /// The record holds what was asked of it: no lost lines, at least `minRequests` requests.
+    var recordingComplete: Bool { sequenceGaps.isEmpty && recordedCount >= minRequests }
+
+    /// Why the recording itself fails, one sentence each.
+    var recordingProblems: [String] {
+        var problems = sequenceGaps.prefix(20).map(\.description)
+        if sequenceGaps.count > 20 { problems.append("… and \(sequenceGaps.count - 20) more seq gaps") }
+        if recordedCount < minRequests {
+            problems.append("only \(recordedCount) request\(recordedCount == 1 ? "" : "s") recorded, --min-requests \(minRequests)")
+        }
+        return problems
+    }
 
     init(specIDs: [String], maxFailures: Int, requireSpec: Bool = false) {
         self.specIDs = specIDs
@@ -368,6 +431,9 @@ struct CheckResult {
             line += ", \(notCoveredCount) not covered by any spec" + (requireSpec ? " (--require-spec: failed)" : "")
         }
         if !unreadable.isEmpty { line += ", \(unreadable.count) unreadable lines" }
+        let missing = sequenceGaps.reduce(0) { $0 + max(0, $1.missing) }
+        if !sequenceGaps.isEmpty { line += ", \(sequenceGaps.count) seq gap\(sequenceGaps.count == 1 ? "" : "s") (\(missing) lines missing)" }
+        if recordedCount < minRequests { line += ", only \(recordedCount) recorded (--min-requests \(minRequests))" }
         return line
     }
 
@@ -394,7 +460,9 @@ struct CheckResult {
                 for violation in failure.violations { out += "    \(violation.description)\n" }
             }
         }
-        for (line, problem) in unreadable { out += "line \(line): unreadable: \(problem)\n" }
+        if !recordingProblems.isEmpty { out += "\n" }
+        for problem in recordingProblems { out += "recording incomplete: \(problem)\n" }
+        for (line, problem) in unreadable { out += "line \(line): \(problem)\n" }
         return out
     }
 
@@ -438,6 +506,14 @@ struct CheckResult {
             cases += "      <failure message=\"\(unreadable.count) unreadable lines\" type=\"UnreadableRecording\">\(XML.escape(text))</failure>\n"
             cases += "    </testcase>\n"
         }
+        if !recordingProblems.isEmpty {
+            count += 1
+            failures += 1
+            cases += "    <testcase classname=\"pushproof\" name=\"recording is complete\">\n"
+            cases += "      <failure message=\"\(XML.escape(recordingProblems[0]))\" type=\"IncompleteRecording\">"
+            cases += XML.escape(recordingProblems.joined(separator: "\n")) + "</failure>\n"
+            cases += "    </testcase>\n"
+        }
         for testcase in extra {
             count += 1
             if testcase.failed { failures += 1 }
@@ -472,7 +548,9 @@ struct CheckResult {
             "passed": .number(Double(checkedCount - failedCount)),
             "failed": .number(Double(failedCount)),
             "out_of_scope": .number(Double(outOfScope)),
-            "ok": .bool(failedCount == 0 && unreadable.isEmpty),
+            "ok": .bool(failedCount == 0 && unreadable.isEmpty && recordingComplete),
+            "recorded": .number(Double(recordedCount)),
+            "seq_gaps": .array(sequenceGaps.map { ["from": .number(Double($0.from)), "to": .number(Double($0.to))] }),
             "specs": .array(orderedIDs.map { tallyJSON($0, tallies[$0] ?? Tally()) }),
             "unmatched": tallyJSON(nil, unmatched),
             "not_covered": [

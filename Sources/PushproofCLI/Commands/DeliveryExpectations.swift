@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import PushModel
 import Scenario
+import RecordLine
 
 /// `pushproof check --expect FILE`: did the pushes reach exactly the right devices? The file
 /// lists the deliveries a scenario must produce; the recording is compared with it:
@@ -75,7 +76,7 @@ struct DeliveryExpectations {
 
 extension DeliveryTally {
     /// Notes one recorded request: counted only if it was a push the gateway accepted.
-    mutating func add(_ request: RecordedRequest, spec: String?, sequence: Int) {
+    mutating func add(_ request: RecordLine, spec: String?, sequence: Int) {
         add(token: request.deviceToken, status: request.status, spec: spec, sequence: sequence)
     }
 

@@ -1,4 +1,5 @@
 import JSON
+import RecordLine
 
 /// `pushproof show RECORDING`: a recording as a table people can read.
 struct ShowCommand: Subcommand {
@@ -33,37 +34,40 @@ struct ShowCommand: Subcommand {
             return ExitCode.ioError
         }
         var rows: [String] = []
-        var unreadable = 0
+        var unreadable: [(line: Int, problem: String)] = []
         var judged = 0
+        var lineNumber = 0
         while let line = lines.next() {
-            guard let record = try? JSONParser.parse(line), let seq = record["seq"]?.intValue else {
-                unreadable += 1
+            lineNumber += 1
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+            let record: RecordLine
+            do { record = try RecordLine(decoding: line) } catch {
+                unreadable.append((lineNumber, error.description))
                 continue
             }
-            let recordRoute = record["route"]?.stringValue ?? "?"
-            if let route, route != recordRoute { continue }
-            let protocolName = record["protocol"]?.stringValue ?? "?"
-            let status = record["response"]?["status"]?.intValue.map(String.init) ?? "?"
-            let reason = record["response"]?["reason"]?.stringValue ?? ""
+            if let route, route != record.route { continue }
             var verdict = ""
-            if let v = record["verdict"], let spec = v["spec"] {
+            if let v = record.verdict, let spec = v[RecordLine.name(RecordLine.Field.spec)] {
                 judged += 1
-                let count = v["violations"]?.arrayValue?.count ?? 0
-                if v["covered"] == .bool(false) {
+                let count = v[RecordLine.name(RecordLine.Field.violations)]?.arrayValue?.count ?? 0
+                if v[RecordLine.name(RecordLine.Field.covered)] == .bool(false) {
                     verdict = "not covered by any spec"
                 } else {
                     verdict = (spec.stringValue ?? "unmatched") + (count == 0 ? " ok" : " \(count) violation\(count == 1 ? "" : "s")")
                 }
             }
-            if let warnings = record["verdict"]?["gateway_warnings"]?.arrayValue, !warnings.isEmpty {
+            let warnings = record.gatewayWarnings
+            if !warnings.isEmpty {
                 verdict += (verdict.isEmpty ? "" : ", ") + "\(warnings.count) gateway warning\(warnings.count == 1 ? "" : "s")"
             }
-            let path = record["path"]?.stringValue ?? ""
+            let path = record.path
             let shortPath = path.count > 44 ? String(path.prefix(30)) + "…" + String(path.suffix(8)) : path
-            var row = String(seq).leftPadded(6) + "  " + recordRoute.padding(to: 6) + protocolName.padding(to: 9)
-                + shortPath.padding(to: 46) + status.leftPadded(4) + "  " + reason.padding(to: 22) + verdict
+            let seq = record.sequence.map(String.init) ?? "?"
+            let status = record.status.map(String.init) ?? "?"
+            var row = seq.leftPadded(6) + "  " + record.route.padding(to: 6) + (record.protocol ?? "?").padding(to: 9)
+                + shortPath.padding(to: 46) + status.leftPadded(4) + "  " + (record.reason ?? "").padding(to: 22) + verdict
             // The gateway's own explanation of a refused credential, under its row.
-            if let detail = record["response"]?["detail"]?.stringValue { row += "\n" + String(repeating: " ", count: 8) + "detail: " + detail }
+            if let detail = record.detail { row += "\n" + String(repeating: " ", count: 8) + "detail: " + detail }
             rows.append(row)
             if let last, rows.count > last { rows.removeFirst() }
         }
@@ -72,7 +76,8 @@ struct ShowCommand: Subcommand {
         if judged == 0, !rows.isEmpty {
             print("(no spec verdicts: the gateway ran without --specs; 'pushproof check \(path)' judges this recording)")
         }
-        if unreadable > 0 { printError("pushproof show: \(unreadable) unreadable lines skipped") }
-        return unreadable > 0 ? ExitCode.ioError : ExitCode.success
+        for (line, problem) in unreadable.prefix(10) { printError("pushproof show: line \(line): \(problem)") }
+        if !unreadable.isEmpty { printError("pushproof show: \(unreadable.count) unreadable lines skipped") }
+        return unreadable.isEmpty ? ExitCode.success : ExitCode.ioError
     }
 }

@@ -1,0 +1,189 @@
+import Crypto
+import HTTPCore
+import JSON
+
+/// One line of a recording (`pushproof serve --record`, the control API's `GET /requests`):
+/// the contract between the gateway that writes it and every tool that reads it (`check`,
+/// `show`, the journal's filters). The README's "Recording format" documents the fields.
+///
+/// Version rule: `v` is the format's version. A change that a reader of the old format would
+/// misread (a field removed, renamed or given another meaning) raises it; adding a field does
+/// not. A reader refuses a line whose `v` it does not know rather than guess at it.
+///
+/// The decoded view holds what readers use; `encode` writes the line (byte-level, on the
+/// gateway's hot path).
+public struct RecordLine: Sendable {
+    /// The version this build writes and the only one it reads.
+    public static let formatVersion = 1
+
+    /// The member names of a line, in the order they are written.
+    public enum Field {
+        public static let version: StaticString = "v"
+        public static let sequence: StaticString = "seq"
+        public static let time: StaticString = "time"
+        public static let arrivalNanos: StaticString = "arrival_ns"
+        public static let answeredNanos: StaticString = "answered_ns"
+        public static let connection: StaticString = "connection"
+        public static let stream: StaticString = "stream"
+        public static let `protocol`: StaticString = "protocol"
+        public static let tls: StaticString = "tls"
+        public static let route: StaticString = "route"
+        public static let method: StaticString = "method"
+        public static let path: StaticString = "path"
+        public static let authority: StaticString = "authority"
+        public static let clientCertificate: StaticString = "client_certificate"
+        public static let subject: StaticString = "subject"
+        public static let headers: StaticString = "headers"
+        public static let body: StaticString = "body"
+        public static let bodyBase64: StaticString = "body_base64"
+        public static let response: StaticString = "response"
+        public static let status: StaticString = "status"
+        public static let reason: StaticString = "reason"
+        public static let detail: StaticString = "detail"
+        public static let delayNanos: StaticString = "delay_ns"
+        public static let actions: StaticString = "actions"
+        public static let fault: StaticString = "fault"
+        public static let verdict: StaticString = "verdict"
+        /// Inside `verdict`.
+        public static let spec: StaticString = "spec"
+        public static let ok: StaticString = "ok"
+        public static let violations: StaticString = "violations"
+        public static let covered: StaticString = "covered"
+        public static let gatewayWarnings: StaticString = "gateway_warnings"
+    }
+
+    // MARK: Decoded
+
+    public var version: Int
+    /// nil only on lines of a hand-made file; the gateway always writes it.
+    public var sequence: Int?
+    public var `protocol`: String?
+    public var route: String
+    public var method: String
+    public var path: String
+    public var headers: [(name: String, value: String)]
+    /// From `body` (UTF-8 text) or `body_base64`.
+    public var body: [UInt8]
+    /// The answer's status (0: reset or dropped); nil when the line has none.
+    public var status: Int?
+    public var reason: String?
+    public var detail: String?
+    /// What the gateway stored (`serve --specs`): spec id, ok, violations, gateway_warnings.
+    public var verdict: JSONValue?
+
+    /// What the gateway itself noted (`verdict.gateway_warnings`): protocol findings of its own.
+    public var gatewayWarnings: [String] {
+        verdict?[Self.name(Field.gatewayWarnings)]?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
+    /// The member name as a `String` (short names stay inline: no allocation).
+    public static func name(_ field: StaticString) -> String { field.description }
+
+    // MARK: Encoding
+
+    /// A line begins `{"v":1,"seq":` and the sequence number follows, assigned by whoever
+    /// numbers the lines (the record file, or the journal without one); `encodeTail` is the rest.
+    public static let linePrefix: [UInt8] = {
+        var w = JSONWriter(capacity: 16)
+        w.beginObject()
+        w.key(plain: Field.version); w.int(formatVersion)
+        w.key(plain: Field.sequence)
+        return w.bytes
+    }()
+
+    /// The line after its sequence number: `,"time":…}` and a newline. Secrets never reach it:
+    /// `authorization` goes through `Redaction.authorization`, and an OAuth `/token` body
+    /// (`redactAssertion`) through `Redaction.formAssertion`.
+    public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
+                                  detail: String?, fault: String?, verdict: JSONValue?, answeredNanos: UInt64,
+                                  clientCertificateSubject: String?, redactAssertion: Bool) -> [UInt8] {
+        var w = JSONWriter(capacity: 512 + request.body.count)
+        w.continueAfterValue()  // the line so far is `{"v":1,"seq":N`
+        w.key(plain: Field.time); w.string(utf8: Timestamp.iso8601Bytes(nanos: request.arrivalNanos))
+        w.key(plain: Field.arrivalNanos); w.uint(request.arrivalNanos)
+        w.key(plain: Field.answeredNanos); w.uint(answeredNanos)
+        w.key(plain: Field.connection); w.uint(request.connectionID)
+        w.key(plain: Field.stream); w.int(Int(request.streamID))
+        w.key(plain: Field.protocol); w.string(request.version.rawValue)
+        w.key(plain: Field.tls); w.bool(request.isTLS)
+        w.key(plain: Field.route); w.string(route)
+        w.key(plain: Field.method); w.string(request.method)
+        w.key(plain: Field.path); w.string(request.path)
+        if let authority = request.authority { w.key(plain: Field.authority); w.string(authority) }
+        if let clientCertificateSubject {
+            w.key(plain: Field.clientCertificate)
+            w.beginObject()
+            w.key(plain: Field.subject); w.string(clientCertificateSubject)
+            w.endObject()
+        }
+        w.key(plain: Field.headers)
+        writeHeaders(request.headers, to: &w)
+        writeBody(request.body, redactAssertion: redactAssertion, to: &w)
+        w.key(plain: Field.response)
+        w.beginObject()
+        w.key(plain: Field.status); w.int(response.status)
+        w.key(plain: Field.reason)
+        if let reason { w.string(reason) } else { w.null() }
+        if let detail { w.key(plain: Field.detail); w.string(detail) }
+        w.key(plain: Field.headers)
+        writeHeaders(response.headers, to: &w)
+        writeBody(response.body, redactAssertion: false, to: &w)
+        if response.delayNanos > 0 { w.key(plain: Field.delayNanos); w.uint(response.delayNanos) }
+        if !response.actions.isEmpty {
+            w.key(plain: Field.actions)
+            w.beginArray()
+            for action in response.actions { w.string(describe(action)) }
+            w.endArray()
+        }
+        w.endObject()
+        if let fault { w.key(plain: Field.fault); w.string(fault) }
+        if let verdict { w.key(plain: Field.verdict); w.value(verdict) }
+        var tail = w.bytes
+        tail.append(UInt8(ascii: "}"))
+        tail.append(0x0A)
+        return tail
+    }
+
+    private static func writeHeaders(_ headers: [HTTPHeader], to w: inout JSONWriter) {
+        // Pairs, not an object: order and repeated names are part of what is judged.
+        w.beginArray()
+        for header in headers {
+            w.beginArray()
+            w.string(header.name)
+            if header.name == "authorization" {
+                w.string(Redaction.authorization(header.value))
+            } else {
+                w.string(header.value)
+            }
+            w.endArray()
+        }
+        w.endArray()
+    }
+
+    private static func writeBody(_ body: [UInt8], redactAssertion: Bool, to w: inout JSONWriter) {
+        if body.isEmpty {
+            w.key(plain: Field.body); w.string("")
+            return
+        }
+        if UTF8Check.isValid(body) {
+            w.key(plain: Field.body)
+            if redactAssertion {
+                w.string(Redaction.formAssertion(String(decoding: body, as: UTF8.self)))
+            } else {
+                w.string(utf8: body)
+            }
+        } else {
+            // Not text: kept exactly, as base64, so nothing received is lost.
+            w.key(plain: Field.bodyBase64); w.string(Base64.encode(body))
+        }
+    }
+
+    private static func describe(_ action: ConnectionAction) -> String {
+        switch action {
+        case .goAway(let code, _): "goaway:\(code)"
+        case .resetStream(let code): "rst_stream:\(code)"
+        case .closeConnection: "close"
+        case .setMaxConcurrentStreams(let n): "max_concurrent_streams:\(n)"
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Crypto
+import JSON
+
+/// Why a line is not a record line this build can read; `description` is the sentence a tool
+/// prints after `line N: `.
+public enum RecordLineError: Error, Equatable, CustomStringConvertible {
+    /// Not JSON at all (a torn line, another file).
+    case notJSON(String)
+    /// `v` is a version this build does not read (see `RecordLine`'s version rule).
+    case unsupportedVersion(String)
+    /// JSON, but a member is missing or of the wrong kind.
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .notJSON(let problem): "not JSON: \(problem)"
+        case .unsupportedVersion(let found):
+            "unsupported record version \(found) (this pushproof reads version \(RecordLine.formatVersion))"
+        case .malformed(let problem): "malformed record: \(problem)"
+        }
+    }
+}
+
+extension RecordLine {
+    /// Decodes one line (without its newline). The version is checked first: a line of another
+    /// version is reported as such, not as whatever its fields look like to this reader.
+    public init(decoding line: [UInt8]) throws(RecordLineError) {
+        let value: JSONValue
+        do { value = try JSONParser.parse(line) } catch { throw .notJSON("\(error)") }
+        guard case .object = value else { throw .malformed("a record line is a JSON object") }
+        try self.init(decoding: value)
+    }
+
+    /// Decodes a line already parsed.
+    public init(decoding value: JSONValue) throws(RecordLineError) {
+        func member(_ field: StaticString) -> JSONValue? { value[Self.name(field)] }
+        func string(_ field: StaticString) throws(RecordLineError) -> String {
+            guard let text = member(field)?.stringValue else {
+                throw .malformed("\(field) must be a string" + (member(field) == nil ? " (it is missing)" : ""))
+            }
+            return text
+        }
+        func optionalString(_ field: StaticString, in object: JSONValue?) throws(RecordLineError) -> String? {
+            switch object?[Self.name(field)] {
+            case nil, .null?: return nil
+            case .string(let text)?: return text
+            default: throw .malformed("\(field) must be a string or null")
+            }
+        }
+
+        switch member(Field.version) {
+        case nil: throw .malformed("v (the format version) is missing")
+        case let version? where version.intValue == Self.formatVersion: break
+        case let version?: throw .unsupportedVersion(version.serialized())
+        }
+        self.version = Self.formatVersion
+
+        switch member(Field.sequence) {
+        case nil: sequence = nil
+        case let seq?:
+            guard let number = seq.intValue, number >= 1 else { throw .malformed("seq must be a whole number of 1 or more") }
+            sequence = number
+        }
+        route = try string(Field.route)
+        method = try string(Field.method)
+        path = try string(Field.path)
+        `protocol` = try optionalString(Field.protocol, in: value)
+        headers = try Self.headers(member(Field.headers), field: "headers")
+
+        if let text = member(Field.body)?.stringValue {
+            body = Array(text.utf8)
+        } else if let encodedValue = member(Field.bodyBase64) {
+            guard let encoded = encodedValue.stringValue, let bytes = Base64.decode(encoded) else {
+                throw .malformed("body_base64 must be a base64 string (RFC 4648 §4)")
+            }
+            body = bytes
+        } else if member(Field.body) != nil {
+            throw .malformed("body must be a string")
+        } else {
+            body = []
+        }
+
+        let response = member(Field.response)
+        switch response {
+        case nil: status = nil
+        case .object?:
+            switch response?[Self.name(Field.status)] {
+            case nil: status = nil
+            case let found?:
+                guard let number = found.intValue else { throw .malformed("response.status must be a whole number") }
+                status = number
+            }
+        default: throw .malformed("response must be an object")
+        }
+        reason = try optionalString(Field.reason, in: response)
+        detail = try optionalString(Field.detail, in: response)
+
+        switch member(Field.verdict) {
+        case nil, .null?: verdict = nil
+        case let found? where found.objectValue != nil: verdict = found
+        default: throw .malformed("verdict must be an object")
+        }
+    }
+
+    /// `[[name, value], …]`, both strings; absent is none.
+    private static func headers(_ value: JSONValue?, field: String) throws(RecordLineError) -> [(name: String, value: String)] {
+        guard let value else { return [] }
+        let problem = RecordLineError.malformed("\(field) must be an array of [name, value] pairs")
+        guard let pairs = value.arrayValue else { throw problem }
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(pairs.count)
+        for pair in pairs {
+            guard let items = pair.arrayValue, items.count == 2,
+                  let name = items[0].stringValue, let headerValue = items[1].stringValue else { throw problem }
+            headers.append((name, headerValue))
+        }
+        return headers
+    }
+}

@@ -1,0 +1,87 @@
+// `pushproof check` on recordings that are themselves wrong: another record version, malformed
+// members, nothing recorded, lost lines (seq gaps), verdicts stored by an older spec set.
+import JSON
+import PushproofTestSupport
+import Testing
+
+@Suite struct CheckRecordingTests {
+    /// A push no shipped product claims (its topic is nobody's): it passes without --require-spec.
+    static func line(seq: Int, verdict: String? = nil) -> String {
+        #"{"v":1,"seq":\#(seq),"route":"apns","method":"POST","path":"/3/device/abcd","#
+            + #""headers":[["apns-topic","com.nobody.app"],["apns-push-type","alert"]],"body":"{\"aps\":{\"alert\":\"hi\"}}","#
+            + #""response":{"status":200,"reason":null,"headers":[],"body":""}"# + (verdict.map { #","verdict":"# + $0 } ?? "") + "}\n"
+    }
+
+    static func check(_ text: String, _ extra: [String] = []) throws -> ToolResult {
+        let directory = try TemporaryDirectory("check-recording")
+        let path = try directory.write("record.jsonl", text)
+        return try pushproof(["check", path, "--specs", specsDirectory] + extra)
+    }
+
+    @Test func aGoodRecordingPasses() throws {
+        let result = try Self.check((1...3).map { Self.line(seq: $0) }.joined())
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(!result.output.contains("seq"))
+        #expect(!result.error.contains("warning"))
+    }
+
+    @Test func anotherRecordVersionAndMalformedHeadersExit2Listed() throws {
+        let text = Self.line(seq: 1)
+            + #"{"v":99,"seq":2,"route":"apns","method":"POST","path":"/3/device/abcd"}"# + "\n"
+            + #"{"v":1,"seq":3,"route":"apns","method":"POST","path":"/3/device/abcd","headers":5}"# + "\n"
+        let result = try Self.check(text)
+        #expect(result.status == 2)
+        #expect(result.output.contains("line 2: unsupported record version 99 (this pushproof reads version 1)"), "\(result.output)")
+        #expect(result.output.contains("line 3: malformed record: headers must be an array of [name, value] pairs"), "\(result.output)")
+        #expect(result.output.contains("2 unreadable lines"))
+    }
+
+    @Test func anEmptyRecordingWarnsAndMinRequestsFailsIt() throws {
+        let empty = try Self.check("")
+        #expect(empty.status == 0)
+        #expect(empty.error.contains("warning:") && empty.error.contains("holds no requests"), "\(empty.error)")
+        let gated = try Self.check("", ["--min-requests", "1"])
+        #expect(gated.status == 1)
+        #expect(gated.output.contains("only 0 requests recorded, --min-requests 1"), "\(gated.output)")
+        let few = try Self.check(Self.line(seq: 1) + Self.line(seq: 2), ["--min-requests", "3"])
+        #expect(few.status == 1)
+        #expect(few.output.contains("only 2 requests recorded, --min-requests 3"), "\(few.output)")
+        let enough = try Self.check(Self.line(seq: 1) + Self.line(seq: 2), ["--min-requests", "2"])
+        #expect(enough.status == 0, "\(enough.output)")
+    }
+
+    @Test func aSeqGapFailsAndAnAppendedRunRestartingAtOneDoesNot() throws {
+        let gap = try Self.check(Self.line(seq: 164) + Self.line(seq: 165) + Self.line(seq: 302) + Self.line(seq: 303), ["--json", "/dev/stdout"])
+        #expect(gap.status == 1)
+        #expect(gap.output.contains("seq jumps from 165 to 302: 136 lines missing (the gateway lost them, e.g. on a full disk)"), "\(gap.output)")
+        #expect(gap.output.contains("1 seq gap (136 lines missing)"))
+        let appended = try Self.check(Self.line(seq: 1) + Self.line(seq: 2) + Self.line(seq: 1) + Self.line(seq: 2) + Self.line(seq: 3))
+        #expect(appended.status == 0, "\(appended.output)")
+        #expect(!appended.output.contains("seq"))
+        let backwards = try Self.check(Self.line(seq: 1) + Self.line(seq: 2) + Self.line(seq: 3) + Self.line(seq: 2))
+        #expect(backwards.status == 1)
+        #expect(backwards.output.contains("seq goes back from 3 to 2"))
+    }
+
+    @Test func storedVerdictsThatDifferFromTodaysAreCountedNotFailed() throws {
+        let stale = #"{"spec":"poolse.ring.apns","ok":true,"violations":[]}"#
+        let sameAsToday = #"{"spec":null,"ok":true,"covered":false,"violations":[]}"#
+        let warningsOnly = #"{"gateway_warnings":[]}"#
+        let text = (1...7).map { Self.line(seq: $0, verdict: $0 == 6 ? sameAsToday : $0 == 7 ? warningsOnly : stale) }.joined()
+        let result = try Self.check(text)
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("stored verdicts differ on 5 requests (#1, #2, #3, #4, #5): the specs changed since the recording"),
+                "\(result.output)")
+        let agreeing = try Self.check(Self.line(seq: 1, verdict: sameAsToday))
+        #expect(!agreeing.output.contains("stored verdicts"))
+    }
+
+    @Test func showNamesUnreadableLinesAndExits2() throws {
+        let directory = try TemporaryDirectory("show-recording")
+        let path = try directory.write("record.jsonl", Self.line(seq: 1) + #"{"v":99,"seq":2}"# + "\n")
+        let result = try pushproof(["show", path])
+        #expect(result.status == 2)
+        #expect(result.output.contains("/3/device/abcd"))
+        #expect(result.error.contains("line 2: unsupported record version 99 (this pushproof reads version 1)"), "\(result.error)")
+    }
+}

@@ -1,0 +1,76 @@
+import HTTPCore
+import JSON
+import Testing
+import RecordLine
+
+@Suite struct RecordLineTests {
+    static let valid = #"{"v":1,"seq":4,"protocol":"h2","route":"apns","method":"POST","path":"/3/device/ab","headers":[["apns-topic","com.x"]],"#
+        + #""body_base64":"/wDDKEE=","response":{"status":410,"reason":"Unregistered","headers":[],"body":""},"#
+        + #""verdict":{"spec":"poolse.ring.apns","ok":true,"violations":[],"gateway_warnings":["w"]}}"#
+
+    @Test func anEncodedLineDecodesToWhatWasEncoded() throws {
+        let request = HTTPRequest(method: "POST", path: "/token", headers: [HTTPHeader("a", "1"), HTTPHeader("a", "2")],
+                                  body: [0xFF, 0x01], version: .http1_1, connectionID: 1, streamID: 1, arrivalNanos: 5)
+        let tail = RecordLine.encodeTail(request: request, response: HTTPResponse(status: 200), route: "oauth", reason: nil,
+                                         detail: "why", fault: nil, verdict: nil, answeredNanos: 6,
+                                         clientCertificateSubject: nil, redactAssertion: true)
+        let line = try RecordLine(decoding: RecordLine.linePrefix + Array("12".utf8) + tail.dropLast())
+        #expect(line.version == RecordLine.formatVersion)
+        #expect(line.sequence == 12)
+        #expect(line.protocol == "http/1.1")
+        #expect(line.route == "oauth")
+        #expect(line.headers.map { "\($0.name)=\($0.value)" } == ["a=1", "a=2"])
+        #expect(line.body == [0xFF, 0x01])
+        #expect(line.status == 200)
+        #expect(line.reason == nil)
+        #expect(line.detail == "why")
+    }
+
+    @Test func aHandWrittenLineDecodes() throws {
+        let line = try RecordLine(decoding: Array(Self.valid.utf8))
+        #expect(line.sequence == 4)
+        #expect(line.body == [0xFF, 0x00, 0xC3, 0x28, 0x41])
+        #expect(line.reason == "Unregistered")
+        #expect(line.verdict?["spec"] == "poolse.ring.apns")
+        #expect(line.gatewayWarnings == ["w"])
+    }
+
+    @Test(arguments: [
+        (#"{"v":99,"route":"apns"}"#, "unsupported record version 99 (this pushproof reads version 1)"),
+        (#"{"v":"1","route":"apns"}"#, #"unsupported record version "1" (this pushproof reads version 1)"#),
+        (#"{"seq":1,"route":"apns","method":"POST","path":"/"}"#, "malformed record: v (the format version) is missing"),
+        (#"{"v":1,"seq":1,"route":"apns","method":"POST","path":"/","headers":5}"#,
+         "malformed record: headers must be an array of [name, value] pairs"),
+        (#"{"v":1,"seq":1,"route":"apns","method":"POST","path":"/","headers":[["a"]]}"#,
+         "malformed record: headers must be an array of [name, value] pairs"),
+        (#"{"v":1,"seq":0,"route":"apns","method":"POST","path":"/"}"#, "malformed record: seq must be a whole number of 1 or more"),
+        (#"{"v":1,"seq":1,"method":"POST","path":"/"}"#, "malformed record: route must be a string (it is missing)"),
+        (#"{"v":1,"seq":1,"route":"apns","method":"POST","path":"/","body_base64":"-_"}"#,
+         "malformed record: body_base64 must be a base64 string (RFC 4648 §4)"),
+        (#"{"v":1,"seq":1,"route":"apns","method":"POST","path":"/","response":{"status":"200"}}"#,
+         "malformed record: response.status must be a whole number"),
+        (#"{"v":1,"seq":1,"route":"apns","method":"POST","path":"/","verdict":[]}"#, "malformed record: verdict must be an object"),
+        ("[1]", "malformed record: a record line is a JSON object"),
+    ])
+    func badLinesSayWhatIsWrong(line: String, message: String) {
+        #expect(throws: RecordLineError.self) { try RecordLine(decoding: Array(line.utf8)) }
+        do {
+            _ = try RecordLine(decoding: Array(line.utf8))
+        } catch {
+            #expect(error.description == message)
+        }
+    }
+
+    @Test func notJSONIsSaidSo() {
+        do {
+            _ = try RecordLine(decoding: Array("{\"v\":1,".utf8))
+            Issue.record("a torn line decoded")
+        } catch {
+            #expect(error.description.hasPrefix("not JSON: "))
+        }
+    }
+
+    @Test func theLinePrefixCarriesTheVersion() {
+        #expect(String(decoding: RecordLine.linePrefix, as: UTF8.self) == #"{"v":1,"seq":"#)
+    }
+}
