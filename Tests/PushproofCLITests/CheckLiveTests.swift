@@ -204,9 +204,9 @@ func send(_ example: SpecExampleRequest, to serve: ServeProcess, body: JSONValue
     }
 
     @Test(arguments: [
-        (#"{"deliveries": [{"spec": "poolse.ring.apns"}]}"#, "deliveries[0].token: a non-empty string is required"),
-        (#"{"deliveries": [{"token": "a", "count": 0}]}"#, "deliveries[0].count: expected a whole number of at least 1"),
-        (#"{"deliveries": [{"token": "a", "kind": "x"}]}"#, #"deliveries[0]: unknown key "kind""#),
+        (#"{"deliveries": [{"spec": "poolse.ring.apns"}]}"#, "deliveries[0].token: required (a non-empty string)"),
+        (#"{"deliveries": [{"token": "a", "count": 0}]}"#, "deliveries[0].count: must be between 1 and"),
+        (#"{"deliveries": [{"token": "a", "kind": "x"}]}"#, "deliveries[0].kind: unknown key (allowed: token, spec, count)"),
         (#"{"deliveries": [{"token": "a"}, {"token": "a"}]}"#, "deliveries[1]: a (any spec) is listed twice; use count"),
         (#"[{"token": "a"}]"#, #"expected {"deliveries""#),
         ("{", "not valid JSON"),
