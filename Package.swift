@@ -18,8 +18,9 @@ let package = Package(
         .systemLibrary(name: "CHTTPParser"),
         .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8"),
 
-        // Pure Swift, no C.
+        // Pure Swift, no C (Clocks: Glibc's clock_gettime only).
         .target(name: "JSON"),
+        .target(name: "Clocks"),
         .target(name: "HTTPCore"),
         .target(name: "PushModel", dependencies: ["JSON"]),
 
@@ -59,6 +60,7 @@ let package = Package(
         .target(name: "PushproofTestSupport", path: "Sources/PushproofTestSupport"),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "PushModel"]),
