@@ -2,6 +2,7 @@
 // random source, message ids, hex and base64url helpers. No Foundation here: everything runs
 // once per request.
 #if canImport(Glibc)
+import Clocks
 import Glibc
 #endif
 import JSON
@@ -21,11 +22,7 @@ public struct GatewayClock: Sendable {
     public var nowMillis: UInt64 { read() / 1_000_000 }
 
     /// The wall clock (CLOCK_REALTIME).
-    public static let system = GatewayClock {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
-    }
+    public static let system = GatewayClock { SystemClock.wallClockNanoseconds() }
 }
 
 /// A clock that only moves when told to, for tests and for replaying recordings.

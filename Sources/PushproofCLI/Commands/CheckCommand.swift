@@ -1,3 +1,4 @@
+import Clocks
 import Driver
 import Foundation
 import JSON
@@ -108,10 +109,10 @@ struct CheckCommand: Subcommand {
             case .success(let request):
                 // Only the judge call is timed: reading and decoding the record line is the
                 // recording's cost, not validation's.
-                let started = timing ? monotonicNanos() : 0
+                let started = timing ? SystemClock.monotonicNanoseconds() : 0
                 let verdict = specs.judge(route: request.route, method: request.method, path: request.path,
                                           headers: request.headers, body: request.body)
-                if timing { costs.add(monotonicNanos() - started, spec: verdict.outOfScope ? nil : (verdict.specID ?? "(unmatched)")) }
+                if timing { costs.add(SystemClock.monotonicNanoseconds() - started, spec: verdict.outOfScope ? nil : (verdict.specID ?? "(unmatched)")) }
                 result.add(verdict, gatewayWarnings: request.gatewayWarnings, sequence: request.sequence ?? lineNumber)
                 if expectations != nil { deliveries.add(request, spec: verdict.specID, sequence: request.sequence ?? lineNumber) }
             }
@@ -214,12 +215,6 @@ struct ValidationCosts {
         let fraction = hundredths % 100
         return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
-}
-
-private func monotonicNanos() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }
 
 /// One request as the recording holds it (the README's "Recording format").

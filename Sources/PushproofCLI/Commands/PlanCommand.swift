@@ -1,3 +1,4 @@
+import Clocks
 import Driver
 import Foundation
 import JSON
@@ -162,7 +163,7 @@ struct PlanCommand: Subcommand {
             var measurement = Measurement(setup: setup, pushesPerCall: 0)
             for round in 0...calls {
                 callNumber += 1
-                let started = monotonicNow()
+                let started = SystemClock.monotonicNanoseconds()
                 let pushes: [PushRequest]
                 do {
                     pushes = try workspace.ring(callID: "call-plan-\(callNumber)").filter { transports.contains($0.transport) }

@@ -1,3 +1,4 @@
+import Clocks
 import Crypto
 import Foundation
 import JSON
@@ -164,19 +165,19 @@ struct SendCommand: Subcommand {
 
     private func fanOuts(_ run: inout SendRun, store: any DeviceStore, projectID: String) async throws -> JSONObject {
         let app = AppConfig(iosBundleID: options.bundleID, fcmProjectID: projectID)
-        let setupStart = monotonicNow()
+        let setupStart = SystemClock.monotonicNanoseconds()
         let workspace = try GroupWorkspace(members: members, store: store, app: app)
         printNow("group of \(members): \(members * 3) devices registered in "
-                 + "\(Figures.milliseconds(monotonicNow() - setupStart)) ms (\(devicesPath ?? "in memory"))")
+                 + "\(Figures.milliseconds(SystemClock.monotonicNanoseconds() - setupStart)) ms (\(devicesPath ?? "in memory"))")
         var roundsJSON: [JSONValue] = []
         var throughputs: [Double] = []
         for round in 1...rounds {
-            let started = monotonicNow()
+            let started = SystemClock.monotonicNanoseconds()
             var pushes = scenario == .ring
                 ? try workspace.ring(callID: "call-\(round)-\(started)")
                 : try workspace.message(id: "msg-\(round)-\(started)")
             if transports.count < 2 { pushes.removeAll { !transports.contains($0.transport) } }
-            let built = monotonicNow()
+            let built = SystemClock.monotonicNanoseconds()
             let step = await run.step(scenario == .ring ? "ring" : "message", pushes, startedAt: started).step
             let elapsed = Double(step.lastFinish &- started) / 1e9
             let throughput = elapsed > 0 ? Double(pushes.count) / elapsed : 0
@@ -200,9 +201,9 @@ struct SendCommand: Subcommand {
     /// Times rule evaluation plus payload building alone (issue 4: it must cost a small
     /// fraction of delivery). The workspace is set up once, untimed; one untimed round warms up.
     private func buildOnlyRun() -> JSONObject? {
-        let setupStart = monotonicNow()
+        let setupStart = SystemClock.monotonicNanoseconds()
         let workload = SenderWorkload(members: members)
-        let setup = monotonicNow() - setupStart
+        let setup = SystemClock.monotonicNanoseconds() - setupStart
         let isRing = scenario == .ring
         let build = { () throws -> [PushRequest] in isRing ? try workload.ringFanout() : try workload.messageFanout() }
         var perPush: [Double] = []
@@ -210,9 +211,9 @@ struct SendCommand: Subcommand {
         do {
             pushCount = try build().count
             for _ in 0..<rounds {
-                let start = monotonicNow()
+                let start = SystemClock.monotonicNanoseconds()
                 let pushes = try build()
-                let elapsed = monotonicNow() - start
+                let elapsed = SystemClock.monotonicNanoseconds() - start
                 perPush.append(Double(elapsed) / Double(max(1, pushes.count)))
             }
         } catch {
@@ -426,9 +427,9 @@ struct SendRun {
     /// Delivers `pushes`, prints one line about them, and returns the step with its results.
     @discardableResult
     mutating func step(_ name: String, _ pushes: [PushRequest], startedAt: UInt64? = nil) async -> (step: Step, results: [TimedResult]) {
-        let start = startedAt ?? monotonicNow()
+        let start = startedAt ?? SystemClock.monotonicNanoseconds()
         let results = await dispatcher.deliverAll(pushes)
-        let end = monotonicNow()
+        let end = SystemClock.monotonicNanoseconds()
         var counts: [String: Int] = [:]
         var order: [String] = []
         var lastFinish = start, lastDelivered: UInt64 = 0
