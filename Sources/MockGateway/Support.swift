@@ -25,22 +25,9 @@ public struct GatewayClock: Sendable {
     public static let system = GatewayClock { SystemClock.wallClockNanoseconds() }
 }
 
-/// A clock that only moves when told to, for tests and for replaying recordings.
-public final class ManualClock: Sendable {
-    private let nanos: Atomic<UInt64>
-
-    public init(epochSeconds: UInt64 = 1_800_000_000) {
-        nanos = Atomic(epochSeconds * 1_000_000_000)
-    }
-
-    public var nowSeconds: UInt64 { nanos.load(ordering: .relaxed) / 1_000_000_000 }
-
-    public func advance(seconds: UInt64) {
-        nanos.add(seconds * 1_000_000_000, ordering: .relaxed)
-    }
-
+extension ManualClock {
     public var gatewayClock: GatewayClock {
-        GatewayClock { [nanos = self] in nanos.nanos.load(ordering: .relaxed) }
+        GatewayClock { [self] in nowNanoseconds }
     }
 }
 
