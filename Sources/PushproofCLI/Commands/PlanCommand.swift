@@ -203,8 +203,8 @@ struct PlanCommand: Subcommand {
     private func line(for m: Measurement, target: UInt64) -> String {
         let verdict = m.meets(withinNanoseconds: target) ? "meets" : "misses"
         var text = "\(m.setup.label): \(m.pushesPerCall) pushes a call, all rung in "
-            + "\(Figures.milliseconds(m.medianNanoseconds)) ms median, \(Figures.milliseconds(m.worstNanoseconds)) ms worst "
-            + "(\(Figures.significant(m.rate)) pushes/s) -> \(verdict) the target"
+            + "\(Format.milliseconds(m.medianNanoseconds)) ms median, \(Format.milliseconds(m.worstNanoseconds)) ms worst "
+            + "(\(Format.significant(m.rate)) pushes/s) -> \(verdict) the target"
         if m.undelivered > 0 { text += "; \(m.undelivered) pushes not delivered" }
         return text
     }
@@ -232,13 +232,13 @@ struct PlanCommand: Subcommand {
         func text(withinMilliseconds: Int) -> String {
             if let recommended {
                 return "plan: \(recommended.setup.label) per machine rings all \(recommended.pushesPerCall) phones within "
-                    + "\(withinMilliseconds) ms (worst call \(Figures.milliseconds(recommended.worstNanoseconds)) ms)"
+                    + "\(withinMilliseconds) ms (worst call \(Format.milliseconds(recommended.worstNanoseconds)) ms)"
             }
             guard let fastest, let machines else {
                 return "plan: no set-up delivered every push; no plan can be made from this run"
             }
             return "plan: no set-up rings all \(fastest.pushesPerCall) phones within \(withinMilliseconds) ms on this machine; "
-                + "the fastest, \(fastest.setup.label), reached \(Figures.significant(fastest.rate)) pushes/s, "
+                + "the fastest, \(fastest.setup.label), reached \(Format.significant(fastest.rate)) pushes/s, "
                 + "so \(machines) machines, each ringing an equal share of the group, would be needed"
         }
     }

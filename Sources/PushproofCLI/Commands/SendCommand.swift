@@ -1,5 +1,6 @@
 import Clocks
 import Crypto
+import Driver
 import Foundation
 import JSON
 import PushModel
@@ -168,7 +169,7 @@ struct SendCommand: Subcommand {
         let setupStart = SystemClock.monotonicNanoseconds()
         let workspace = try GroupWorkspace(members: members, store: store, app: app)
         printNow("group of \(members): \(members * 3) devices registered in "
-                 + "\(Figures.milliseconds(SystemClock.monotonicNanoseconds() - setupStart)) ms (\(devicesPath ?? "in memory"))")
+                 + "\(Format.milliseconds(SystemClock.monotonicNanoseconds() - setupStart)) ms (\(devicesPath ?? "in memory"))")
         var roundsJSON: [JSONValue] = []
         var throughputs: [Double] = []
         for round in 1...rounds {
@@ -183,9 +184,9 @@ struct SendCommand: Subcommand {
             let throughput = elapsed > 0 ? Double(pushes.count) / elapsed : 0
             throughputs.append(throughput)
             let allLabel = scenario == .ring ? "time to ring all" : "time to notify all"
-            printNow("  \(pushes.count) pushes built in \(Figures.milliseconds(built - started)) ms; "
-                     + "\(Figures.significant(throughput)) pushes/s; \(allLabel) "
-                     + (step.lastDelivered > 0 ? "\(Figures.milliseconds(step.lastDelivered - started)) ms" : "n/a (none delivered)"))
+            printNow("  \(pushes.count) pushes built in \(Format.milliseconds(built - started)) ms; "
+                     + "\(Format.significant(throughput)) pushes/s; \(allLabel) "
+                     + (step.lastDelivered > 0 ? "\(Format.milliseconds(step.lastDelivered - started)) ms" : "n/a (none delivered)"))
             var entry = step.json
             entry["build_ms"] = .number(Double(built - started) / 1e6)
             entry["throughput_per_s"] = .number(throughput)
@@ -194,7 +195,7 @@ struct SendCommand: Subcommand {
             roundsJSON.append(.object(entry))
         }
         let median = throughputs.sorted()[throughputs.count / 2]
-        if rounds > 1 { printNow("median throughput over \(rounds) rounds: \(Figures.significant(median)) pushes/s") }
+        if rounds > 1 { printNow("median throughput over \(rounds) rounds: \(Format.significant(median)) pushes/s") }
         return ["members": .number(Double(members)), "rounds": .array(roundsJSON), "median_throughput_per_s": .number(median)]
     }
 
@@ -223,9 +224,9 @@ struct SendCommand: Subcommand {
         let sorted = perPush.sorted()
         let median = sorted[sorted.count / 2]
         printNow("build only: \(scenario.rawValue) fan-out of \(members) members = \(pushCount) pushes "
-                 + "(rules + payloads, nothing sent); workspace set-up \(Figures.milliseconds(setup)) ms")
-        printNow("  per push: median \(Figures.significant(median)) ns, best \(Figures.significant(sorted[0])) ns "
-                 + "over \(rounds) rounds = \(Figures.significant(1e9 / median)) pushes/s built")
+                 + "(rules + payloads, nothing sent); workspace set-up \(Format.milliseconds(setup)) ms")
+        printNow("  per push: median \(Format.significant(median)) ns, best \(Format.significant(sorted[0])) ns "
+                 + "over \(rounds) rounds = \(Format.significant(1e9 / median)) pushes/s built")
         return [
             "scenario": .string(scenario.rawValue), "build_only": true, "members": .number(Double(members)),
             "pushes": .number(Double(pushCount)), "rounds": .number(Double(rounds)),
@@ -462,7 +463,7 @@ struct SendRun {
         let kinds = Array(Set(pushes.map(\.kind))).sorted().joined(separator: ", ")
         let summary = outcomes.isEmpty ? "" : ": " + outcomes.map { "\($0.count) \($0.key)" }.joined(separator: ", ")
         printNow("  \(name): \(pushes.count) push\(pushes.count == 1 ? "" : "es")"
-                 + (kinds.isEmpty ? "" : " (\(kinds))") + summary + " in \(Figures.milliseconds(end - start)) ms")
+                 + (kinds.isEmpty ? "" : " (\(kinds))") + summary + " in \(Format.milliseconds(end - start)) ms")
         return (step, results)
     }
 
@@ -503,18 +504,5 @@ struct SendRun {
 extension String {
     func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
-    }
-}
-
-/// Figures for people: milliseconds with 3 significant digits, and the like.
-enum Figures {
-    static func milliseconds(_ nanoseconds: UInt64) -> String { significant(Double(nanoseconds) / 1e6) }
-
-    static func significant(_ value: Double) -> String {
-        guard value.isFinite else { return "\(value)" }
-        let magnitude = abs(value)
-        if magnitude >= 1000 || magnitude == 0 { return String(Int(value.rounded())) }
-        let decimals = magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : magnitude >= 1 ? 2 : 3
-        return String(format: "%.\(decimals)f", value)
     }
 }
