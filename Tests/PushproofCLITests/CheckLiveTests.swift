@@ -93,7 +93,7 @@ func send(_ example: SpecExampleRequest, to serve: ServeProcess, body: JSONValue
         #expect(failed.output.contains("/body/message/data/sent_at"))
         let xml = try String(contentsOfFile: junit, encoding: .utf8)
         #expect(xml.contains(#"<testcase classname="poolse" name="poolse.ring.fcm" assertions="2">"#))
-        #expect(xml.contains(#"<failure message="1 of 2 requests violate poolse.ring.fcm""#))
+        #expect(xml.contains(#"<failure type="SpecViolation" message="1 of 2 requests violate poolse.ring.fcm""#))
         #expect(XMLParser(data: Data(xml.utf8)).parse(), "the JUnit file is well-formed XML")
         let report = try JSONParser.parse(String(contentsOfFile: json, encoding: .utf8))
         #expect(report["failed"] == 1)

@@ -394,58 +394,33 @@ struct CheckResult {
     }
 
     /// `extra`: further testcases (the deliveries' comparison).
-    func junitXML(extra: [(xml: String, failed: Bool)] = []) -> String {
-        var cases = ""
-        var failures = 0
-        var skipped = 0
-        var count = 0
+    func junitXML(extra: [JUnit.TestCase] = []) -> String {
+        var cases: [JUnit.TestCase] = []
         for (id, tally) in orderedIDs.map({ ($0, tallies[$0] ?? Tally()) }) + extraRows {
-            count += 1
             let product = id.split(separator: ".").first.map(String.init) ?? "pushproof"
-            cases += "    <testcase classname=\"\(XML.escape(product))\" name=\"\(XML.escape(id))\" assertions=\"\(tally.checked)\">\n"
+            var testCase = JUnit.TestCase(classname: product, name: id, assertions: tally.checked)
             if tally.checked == 0 {
-                skipped += 1
-                cases += "      <skipped message=\"no recorded request matched this spec\"/>\n"
+                testCase.result = .skipped(message: "no recorded request matched this spec")
             } else if tally.failed > 0 {
-                failures += 1
                 var text = ""
                 for failure in tally.failures {
                     text += "request #\(failure.sequence)\n"
                     for violation in failure.violations { text += "  \(violation.description)\n" }
                 }
-                cases += "      <failure message=\"\(tally.failed) of \(tally.checked) requests violate \(XML.escape(id))\" type=\"SpecViolation\">"
-                cases += XML.escape(text) + "</failure>\n"
+                testCase.result = .failed(type: "SpecViolation", message: "\(tally.failed) of \(tally.checked) requests violate \(id)", text: text)
             }
-            cases += "    </testcase>\n"
+            cases.append(testCase)
         }
         if !notCovered.isEmpty, !requireSpec {
-            count += 1
-            skipped += 1
-            cases += "    <testcase classname=\"pushproof\" name=\"not covered by any spec\" assertions=\"0\">\n"
-            cases += "      <skipped message=\"\(XML.escape(notCoveredLines.joined(separator: "; ")))\"/>\n"
-            cases += "    </testcase>\n"
+            cases.append(JUnit.TestCase(classname: "pushproof", name: "not covered by any spec", assertions: 0,
+                                        result: .skipped(message: notCoveredLines.joined(separator: "; "))))
         }
         if !unreadable.isEmpty {
-            count += 1
-            failures += 1
             let text = unreadable.map { "line \($0.line): \($0.problem)" }.joined(separator: "\n")
-            cases += "    <testcase classname=\"pushproof\" name=\"recording is readable\">\n"
-            cases += "      <failure message=\"\(unreadable.count) unreadable lines\" type=\"UnreadableRecording\">\(XML.escape(text))</failure>\n"
-            cases += "    </testcase>\n"
+            cases.append(JUnit.TestCase(classname: "pushproof", name: "recording is readable",
+                                        result: .failed(type: "UnreadableRecording", message: "\(unreadable.count) unreadable lines", text: text)))
         }
-        for testcase in extra {
-            count += 1
-            if testcase.failed { failures += 1 }
-            cases += testcase.xml
-        }
-        return """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <testsuites name="pushproof check" tests="\(count)" failures="\(failures)" skipped="\(skipped)">
-          <testsuite name="pushproof check" tests="\(count)" failures="\(failures)" skipped="\(skipped)" errors="0">
-        \(cases)  </testsuite>
-        </testsuites>
-
-        """
+        return JUnit.document(name: "pushproof check", suites: [JUnit.Suite(name: "pushproof check", cases: cases + extra)])
     }
 
     func report(recording: String, specsDirectory: String) -> JSONValue {

@@ -103,12 +103,10 @@ extension DeliveryComparison {
     }
 
     /// One testcase, failing with every problem listed.
-    func junitTestcase(path: String) -> (xml: String, failed: Bool) {
-        var xml = "    <testcase classname=\"pushproof\" name=\"deliveries match \(XML.escape(path))\" assertions=\"\(expectedCount)\">\n"
-        if !passed {
-            xml += "      <failure message=\"\(missing.count) missing, \(unexpected.count) unexpected, \(repeated.count) repeated\" "
-                + "type=\"DeliveryMismatch\">\(XML.escape(problems.joined(separator: "\n")))</failure>\n"
-        }
-        return (xml + "    </testcase>\n", !passed)
+    func junitTestcase(path: String) -> JUnit.TestCase {
+        JUnit.TestCase(classname: "pushproof", name: "deliveries match \(path)", assertions: expectedCount,
+                       result: passed ? .passed : .failed(type: "DeliveryMismatch",
+                                                          message: "\(missing.count) missing, \(unexpected.count) unexpected, \(repeated.count) repeated",
+                                                          text: problems.joined(separator: "\n")))
     }
 }

@@ -275,27 +275,17 @@ struct PlanCommand: Subcommand {
     /// missing the target is an answer, not a failure), and one for the plan, which fails when
     /// no set-up meets the target, as the exit status does.
     private func junit(_ measurements: [Measurement], verdict: Verdict, target: UInt64) -> String {
-        var cases: [String] = []
-        for m in measurements {
-            let name = XML.escape("\(m.setup.label): \(m.pushesPerCall) phones")
-            let seconds = String(format: "%.3f", Double(m.worstNanoseconds) / 1e9)
-            let detail = XML.escape(line(for: m, target: target))
-            if m.undelivered > 0 {
-                cases.append(#"  <testcase classname="plan.setups" name="\#(name)" time="\#(seconds)"><failure type="undelivered" message="\#(detail)"/></testcase>"#)
-            } else {
-                cases.append(#"  <testcase classname="plan.setups" name="\#(name)" time="\#(seconds)"><system-out>\#(detail)</system-out></testcase>"#)
-            }
+        var cases: [JUnit.TestCase] = measurements.map { m in
+            let detail = line(for: m, target: target)
+            return JUnit.TestCase(classname: "plan.setups", name: "\(m.setup.label): \(m.pushesPerCall) phones",
+                                  time: Double(m.worstNanoseconds) / 1e9,
+                                  result: m.undelivered > 0 ? .failed(type: "undelivered", message: detail) : .passed,
+                                  systemOut: m.undelivered > 0 ? nil : detail)
         }
-        let planName = XML.escape("a set-up rings all phones of a \(members)-member group within \(withinMilliseconds) ms")
-        let planText = XML.escape(verdict.text(withinMilliseconds: withinMilliseconds))
-        if verdict.recommended != nil {
-            cases.append(#"  <testcase classname="plan" name="\#(planName)" time="0"><system-out>\#(planText)</system-out></testcase>"#)
-        } else {
-            cases.append(#"  <testcase classname="plan" name="\#(planName)" time="0"><failure type="capacity" message="\#(planText)"/></testcase>"#)
-        }
-        let failures = measurements.filter { $0.undelivered > 0 }.count + (verdict.recommended == nil ? 1 : 0)
-        return #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-            + #"<testsuite name="pushproof plan" tests="\#(cases.count)" failures="\#(failures)">"# + "\n"
-            + cases.joined(separator: "\n") + "\n</testsuite>\n"
+        let planText = verdict.text(withinMilliseconds: withinMilliseconds)
+        cases.append(JUnit.TestCase(classname: "plan", name: "a set-up rings all phones of a \(members)-member group within \(withinMilliseconds) ms",
+                                    time: 0, result: verdict.recommended != nil ? .passed : .failed(type: "capacity", message: planText),
+                                    systemOut: verdict.recommended != nil ? planText : nil))
+        return JUnit.document(name: "pushproof plan", suites: [JUnit.Suite(name: "pushproof plan", cases: cases)])
     }
 }
