@@ -18,8 +18,9 @@ let package = Package(
         .systemLibrary(name: "CHTTPParser"),
         .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8"),
 
-        // Pure Swift, no C.
+        // Pure Swift, no C (Clocks: Glibc's clock_gettime only).
         .target(name: "JSON"),
+        .target(name: "Clocks"),
         .target(name: "HTTPCore"),
         .target(name: "PushModel", dependencies: ["JSON"]),
 
@@ -31,20 +32,20 @@ let package = Package(
         .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Crypto"]),
 
         // HTTP/2 (libnghttp2) and HTTP/1.1 (http-parser) over TLS (OpenSSL) or cleartext, epoll loops.
-        .target(name: "HTTP2Server", dependencies: ["HTTPCore", "CNGHTTP2", "COpenSSL", "CHTTPParser"]),
+        .target(name: "HTTP2Server", dependencies: ["HTTPCore", "Clocks", "CNGHTTP2", "COpenSSL", "CHTTPParser"]),
 
         // JSON Schema 2020-12 and the push spec format; `pattern` runs on PCRE2.
         .target(name: "SpecValidator", dependencies: ["JSON", "PushModel", "CPCRE2"]),
 
         // The mock APNs + FCM + OAuth gateway: validation, auth, tokens, faults, recording, admin API.
-        .target(name: "MockGateway", dependencies: ["HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"]),
+        .target(name: "MockGateway", dependencies: ["HTTPCore", "Clocks", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"]),
 
         // The reference sender: seed rules, payloads, libcurl delivery, token cleanup.
-        .target(name: "Sender", dependencies: ["JSON", "Crypto", "PushModel", "CCurl", "CSQLite"]),
+        .target(name: "Sender", dependencies: ["JSON", "Clocks", "Crypto", "PushModel", "CCurl", "CSQLite"]),
 
         // Load runs: fans group calls and message storms through a sender; HDR histograms,
         // thresholds, JUnit/JSON/HTML reports.
-        .target(name: "Driver", dependencies: ["JSON", "PushModel", "Sender"]),
+        .target(name: "Driver", dependencies: ["JSON", "Clocks", "PushModel", "Sender"]),
 
         // Scenarios: the file model (people, devices, events, expected deliveries), its decoder
         // and generator, and the delivery comparison `check --expect` and `run` share.
@@ -56,19 +57,20 @@ let package = Package(
                                                        "MockGateway", "SpecValidator", "Sender", "Scenario"]),
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
-        .target(name: "PushproofCLI", dependencies: ["JSON", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl", "Scenario", "ScenarioRunner", "RecordLine"]),
+        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl", "Scenario", "ScenarioRunner", "RecordLine"]),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"]),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
         .target(name: "PushproofTestSupport", path: "Sources/PushproofTestSupport"),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON"]),
-        .testTarget(name: "HTTP2ServerTests", dependencies: ["HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
+        .testTarget(name: "HTTP2ServerTests", dependencies: ["Clocks", "HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "PushModel"]),
-        .testTarget(name: "MockGatewayTests", dependencies: ["MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"]),
+        .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"]),
         .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON"]),
-        .testTarget(name: "SenderTests", dependencies: ["Sender", "JSON", "Crypto", "PushModel", "PushproofTestSupport"]),
+        .testTarget(name: "SenderTests", dependencies: ["Clocks", "Sender", "JSON", "Crypto", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "DriverTests", dependencies: ["Driver", "JSON", "PushModel"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "JSON"]),
         .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel"]),

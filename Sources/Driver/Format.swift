@@ -1,7 +1,8 @@
 import Foundation
 
-/// Number formatting for reports (cold path: Foundation's printf is fine here).
-enum Format {
+/// Number formatting for people: reports, and the CLI's progress lines (`send`, `plan`,
+/// `drive`). Cold path: Foundation's printf is fine here.
+public enum Format {
     /// Up to 3 decimals, trailing zeros dropped: 5000, 12.5, 0.333.
     static func number(_ value: Double) -> String {
         guard value.isFinite else { return value.isNaN ? "nan" : (value > 0 ? "inf" : "-inf") }
@@ -13,7 +14,7 @@ enum Format {
     }
 
     /// Three significant digits, trailing zeros dropped: 0.0123, 1.2, 123, 12346.
-    static func significant(_ value: Double) -> String {
+    public static func significant(_ value: Double) -> String {
         guard value.isFinite else { return number(value) }
         if value == 0 { return "0" }
         let magnitude = Int(floor(log10(abs(value))))
@@ -27,7 +28,7 @@ enum Format {
     }
 
     /// Nanoseconds as milliseconds to 3 significant digits: "0.0521", "12.3", "250".
-    static func milliseconds(_ nanoseconds: UInt64) -> String {
+    public static func milliseconds(_ nanoseconds: UInt64) -> String {
         significant(Double(nanoseconds) / 1e6)
     }
 

@@ -3,36 +3,19 @@
 /// and a `run` testcase that fails when the run measured nothing.
 public enum JUnitReport {
     public static func xml(_ reports: [RunReport]) -> String {
-        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        let cases = reports.map(testCases)
-        let tests = cases.reduce(0) { $0 + $1.count }
-        let failures = cases.reduce(0) { $0 + $1.filter { $0.failure != nil }.count }
-        let time = reports.reduce(0.0) { $0 + $1.summary.elapsedSeconds }
-        out += "<testsuites name=\"pushproof load\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"0\" time=\"\(Format.number(time))\">\n"
-        for (report, testCases) in zip(reports, cases) {
+        let suites = reports.map { report in
             let s = report.summary
-            let failed = testCases.filter { $0.failure != nil }.count
-            out += "  <testsuite name=\"\(XML.escape(s.scenario))\" tests=\"\(testCases.count)\" failures=\"\(failed)\" errors=\"0\""
-            out += " skipped=\"0\" time=\"\(Format.number(s.elapsedSeconds))\" timestamp=\"\(XML.escape(s.environment.date))\""
-            out += " hostname=\"\(XML.escape(s.environment.hostname))\">\n"
-            out += "    <properties>\n"
-            for (name, value) in properties(s) {
-                out += "      <property name=\"\(XML.escape(name))\" value=\"\(XML.escape(value))\"/>\n"
-            }
-            out += "    </properties>\n"
-            for testCase in testCases {
-                out += "    <testcase classname=\"pushproof.load.\(XML.escape(s.scenario))\" name=\"\(XML.escape(testCase.name))\" time=\"0\""
-                if let failure = testCase.failure {
-                    out += ">\n      <failure type=\"\(testCase.type)\" message=\"\(XML.escape(failure))\">\(XML.escape(failure))</failure>\n    </testcase>\n"
-                } else {
-                    out += "/>\n"
-                }
-            }
-            out += "    <system-out>\(XML.escape(report.text))</system-out>\n"
-            out += "  </testsuite>\n"
+            return JUnit.Suite(
+                name: s.scenario, time: s.elapsedSeconds,
+                attributes: [("timestamp", s.environment.date), ("hostname", s.environment.hostname)],
+                properties: properties(s),
+                cases: testCases(report).map { testCase in
+                    JUnit.TestCase(classname: "pushproof.load.\(s.scenario)", name: testCase.name, time: 0,
+                                   result: testCase.failure.map { .failed(type: testCase.type, message: $0, text: $0) } ?? .passed)
+                },
+                systemOut: report.text)
         }
-        out += "</testsuites>\n"
-        return out
+        return JUnit.document(name: "pushproof load", suites: suites, time: reports.reduce(0.0) { $0 + $1.summary.elapsedSeconds })
     }
 
     public static func xml(_ report: RunReport) -> String { xml([report]) }
@@ -59,7 +42,7 @@ public enum JUnitReport {
         return cases
     }
 
-    static func properties(_ s: RunSummary) -> [(String, String)] {
+    static func properties(_ s: RunSummary) -> [(name: String, value: String)] {
         [
             ("model", s.modelDescription),
             ("cores", String(s.environment.cores)),

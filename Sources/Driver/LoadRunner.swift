@@ -1,3 +1,4 @@
+import Clocks
 import PushModel
 import Synchronization
 
@@ -27,9 +28,8 @@ public struct LoadRunner: Sendable {
     /// Runs the plan; throws only when the plan is invalid.
     public func run(source: @escaping LoadSource) async throws(LoadPlanError) -> RunResult {
         try plan.validate()
-        let clock = ContinuousClock()
         let environment = RunEnvironment.current()
-        let state = RunState(plan: plan, source: source, start: clock.now)
+        let state = RunState(plan: plan, source: source, start: SystemClock.monotonicNanoseconds())
         let workerCount: Int
         switch plan.model {
         case .open: workerCount = plan.maxInFlight
@@ -43,7 +43,7 @@ public struct LoadRunner: Sendable {
                 }
             }
         }
-        let deadline = state.start.advanced(by: plan.effectiveTimeLimit + plan.drainTimeout)
+        let deadline = state.start &+ HDRHistogram.nanoseconds(plan.effectiveTimeLimit + plan.drainTimeout)
         let finished = await withTaskCancellationHandler {
             await Self.wait(for: workers, until: deadline)
         } onCancel: {
@@ -53,20 +53,22 @@ public struct LoadRunner: Sendable {
             // Sends still running past the bound: cancel them and give well-behaved targets a
             // moment to return, so their outcomes still count.
             workers.cancel()
-            _ = await Self.wait(for: workers, until: clock.now.advanced(by: .milliseconds(500)))
+            _ = await Self.wait(for: workers, until: SystemClock.monotonicNanoseconds() &+ 500_000_000)
         }
-        return state.result(environment: environment, end: clock.now, timedOut: !finished)
+        return state.result(environment: environment, end: SystemClock.monotonicNanoseconds(), timedOut: !finished)
     }
 
-    /// Waits until `task` finishes (true) or `deadline` passes (false), whichever comes first.
-    private static func wait(for task: Task<Void, Never>, until deadline: ContinuousClock.Instant) async -> Bool {
+    /// Waits until `task` finishes (true) or `deadline` (monotonic nanoseconds) passes (false),
+    /// whichever comes first.
+    private static func wait(for task: Task<Void, Never>, until deadline: UInt64) async -> Bool {
         let signal = FirstSignal()
         let finisher = Task {
             await task.value
             signal.fire(true)
         }
         let timer = Task {
-            try? await Task.sleep(until: deadline, clock: .continuous)
+            let now = SystemClock.monotonicNanoseconds()
+            try? await Task.sleep(for: .nanoseconds(Int64(clamping: deadline > now ? deadline - now : 0)), clock: .continuous)
             signal.fire(false)
         }
         let result = await signal.wait()
@@ -179,7 +181,8 @@ final class Shard: Sendable {
 final class RunState: Sendable {
     let plan: LoadPlan
     let source: LoadSource
-    let start: ContinuousClock.Instant
+    /// Monotonic nanoseconds (``SystemClock``) at the start; every other time is an offset from it.
+    let start: UInt64
     let cursor = Mutex(Cursor())
     let shards: [Shard]
     /// Measured and warm-up pushes handed to the target, counted at the send so pushes still in
@@ -199,7 +202,7 @@ final class RunState: Sendable {
     /// ...and those due before this one (the plan cut at the time limit) are started.
     let scheduleEnd: UInt64
 
-    init(plan: LoadPlan, source: @escaping LoadSource, start: ContinuousClock.Instant) {
+    init(plan: LoadPlan, source: @escaping LoadSource, start: UInt64) {
         self.plan = plan
         self.source = source
         self.start = start
@@ -223,7 +226,7 @@ final class RunState: Sendable {
 
     @inline(__always)
     func now() -> UInt64 {
-        HDRHistogram.nanoseconds(ContinuousClock.now - start)
+        SystemClock.monotonicNanoseconds() &- start
     }
 
     /// Open model: when iteration `index` is due, in nanoseconds from the start.
@@ -244,10 +247,11 @@ final class RunState: Sendable {
         let shard = shards[worker % shards.count]
         while !Task.isCancelled {
             guard let job = next(at: now()) else { return }
-            if job.intended > now() {
-                let due = start.advanced(by: .nanoseconds(Int64(clamping: job.intended)))
+            let early = now()
+            if job.intended > early {
+                // The continuous clock only times the sleep; the time is read from SystemClock.
                 do {
-                    try await Task.sleep(until: due, tolerance: .zero, clock: .continuous)
+                    try await Task.sleep(for: .nanoseconds(Int64(clamping: job.intended - early)), tolerance: .zero, clock: .continuous)
                 } catch {
                     // Cancelled while waiting: the push was never sent.
                     if job.measured { cancelledBeforeSend.add(1, ordering: .relaxed) }
@@ -393,7 +397,7 @@ final class RunState: Sendable {
         }
     }
 
-    func result(environment: RunEnvironment, end: ContinuousClock.Instant, timedOut: Bool) -> RunResult {
+    func result(environment: RunEnvironment, end: UInt64, timedOut: Bool) -> RunResult {
         var merged = ShardStats()
         for shard in shards {
             shard.stats.withLock { stats in
@@ -412,7 +416,7 @@ final class RunState: Sendable {
             }
         }
         let cursor = self.cursor.withLock { $0 }
-        let elapsed = HDRHistogram.nanoseconds(end - start)
+        let elapsed = end &- start
         let sent = sentMeasured.load(ordering: .relaxed)
 
         var counts = RunCounts()

@@ -238,46 +238,73 @@ extension RunSummary {
     }
 
     /// Reads a summary back, from ``json`` or from a whole report (which carries the same keys).
+    /// Errors name the key path of the culprit (`counts.sent: …`).
     public init(json: JSONValue) throws(ReportDecodingError) {
-        let root = try JSONFields(json, path: "")
-        let model = try root.object("model")
-        let environment = try root.object("environment")
-        let counts = try root.object("counts")
+        do {
+            self = try Self.decode(JSONFields(json))
+        } catch {
+            throw ReportDecodingError(error.description)
+        }
+    }
+
+    private static func decode(_ root: JSONFields) throws(JSONFieldError) -> RunSummary {
+        let model = try root.requiredObject("model")
+        let environment = try root.requiredObject("environment")
+        let counts = try root.requiredObject("counts")
         var decodedCounts = RunCounts()
         for (key, path) in RunCounts.fields {
-            decodedCounts[keyPath: path] = try counts.int(key)
+            decodedCounts[keyPath: path] = try counts.requiredInt(key, range: .wholeNumbers)
         }
         var outcomes: [OutcomeCount] = []
-        for (index, element) in try root.array("outcomes").enumerated() {
-            let fields = try JSONFields(element, path: "/outcomes/\(index)")
-            outcomes.append(OutcomeCount(kind: try fields.string("kind"), reason: try fields.string("reason"),
-                                         count: try fields.int("count")))
+        for fields in try requiredObjects(root, "outcomes") {
+            outcomes.append(OutcomeCount(kind: try fields.requiredString("kind", allowEmpty: true),
+                                         reason: try fields.requiredString("reason", allowEmpty: true),
+                                         count: try fields.requiredInt("count", range: .wholeNumbers)))
         }
-        let violations = try root.optionalInt("violations")
-        self.init(
-            scenario: try root.string("scenario"), modelKind: try model.string("kind"),
-            modelDescription: try model.string("description"), targetRate: try model.optionalDouble("rate_per_s"),
-            plannedSeconds: try model.optionalDouble("duration_s"), concurrency: try model.optionalInt("concurrency"),
-            plannedCount: try model.optionalInt("count"), warmUpSeconds: try model.double("warm_up_s"),
-            environment: RunEnvironment(cores: try environment.int("cores"), hostname: try environment.string("hostname"),
-                                        operatingSystem: try environment.string("os"), date: try environment.string("date")),
+        var notes: [String] = []
+        for (index, note) in try root.requiredArray("notes").enumerated() {
+            guard let text = note.stringValue else {
+                throw JSONFieldError(keyPath: root.path("notes", index), problem: "expected a string, found \(note.typeName)")
+            }
+            notes.append(text)
+        }
+        return RunSummary(
+            scenario: try root.requiredString("scenario", allowEmpty: true),
+            modelKind: try model.requiredString("kind", allowEmpty: true),
+            modelDescription: try model.requiredString("description", allowEmpty: true),
+            targetRate: try model.number("rate_per_s", range: .allNumbers),
+            plannedSeconds: try model.number("duration_s", range: .allNumbers),
+            concurrency: try model.int("concurrency", range: .wholeNumbers),
+            plannedCount: try model.int("count", range: .wholeNumbers), warmUpSeconds: try model.requiredNumber("warm_up_s"),
+            environment: RunEnvironment(cores: try environment.requiredInt("cores", range: .wholeNumbers),
+                                        hostname: try environment.requiredString("hostname", allowEmpty: true),
+                                        operatingSystem: try environment.requiredString("os", allowEmpty: true),
+                                        date: try environment.requiredString("date", allowEmpty: true)),
             counts: decodedCounts, outcomes: outcomes,
-            elapsedSeconds: try root.double("elapsed_s"), measuredSeconds: try root.double("measured_s"),
-            throughput: try root.double("throughput_per_s"), deliveredThroughput: try root.double("delivered_per_s"),
-            errorRate: try root.double("error_rate"),
-            latency: try LatencySummary(json: root.object("latency_ns")),
-            serviceTime: try LatencySummary(json: root.object("service_time_ns")),
-            sendLag: try LatencySummary(json: root.object("send_lag_ns")),
-            timeToRingAll: try LatencySummary(json: root.object("time_to_ring_all_ns")),
-            latencyTable: try Self.table(root, "latency_percentiles"),
-            serviceTimeTable: try Self.table(root, "service_time_percentiles"),
-            completedPerSecond: try root.intArray("completed_per_second"),
-            deliveredPerSecond: try root.intArray("delivered_per_second"),
-            violations: violations, timedOut: try root.bool("timed_out"),
-            notes: try root.array("notes").enumerated().map { (index, note) throws(ReportDecodingError) in
-                guard let text = note.stringValue else { throw ReportDecodingError("/notes/\(index): expected a string") }
-                return text
-            })
+            elapsedSeconds: try root.requiredNumber("elapsed_s"), measuredSeconds: try root.requiredNumber("measured_s"),
+            throughput: try root.requiredNumber("throughput_per_s"), deliveredThroughput: try root.requiredNumber("delivered_per_s"),
+            errorRate: try root.requiredNumber("error_rate"),
+            latency: try LatencySummary(json: root.requiredObject("latency_ns")),
+            serviceTime: try LatencySummary(json: root.requiredObject("service_time_ns")),
+            sendLag: try LatencySummary(json: root.requiredObject("send_lag_ns")),
+            timeToRingAll: try LatencySummary(json: root.requiredObject("time_to_ring_all_ns")),
+            latencyTable: try table(root, "latency_percentiles"),
+            serviceTimeTable: try table(root, "service_time_percentiles"),
+            completedPerSecond: try requiredInts(root, "completed_per_second"),
+            deliveredPerSecond: try requiredInts(root, "delivered_per_second"),
+            violations: try root.int("violations", range: .wholeNumbers), timedOut: try root.requiredBool("timed_out"),
+            notes: notes)
+    }
+
+    /// Reports always carry their arrays, so an absent one is an error (not an empty list).
+    private static func requiredObjects(_ root: JSONFields, _ key: String) throws(JSONFieldError) -> [JSONFields] {
+        _ = try root.requiredArray(key)
+        return try root.objects(key)
+    }
+
+    private static func requiredInts(_ root: JSONFields, _ key: String) throws(JSONFieldError) -> [Int] {
+        guard let numbers = try root.ints(key, range: .wholeNumbers) else { throw root.fail(key, "required (an array)") }
+        return numbers
     }
 
     /// Parses a summary or report from JSON text.
@@ -295,13 +322,11 @@ extension RunSummary {
         .array(table.map { ["percentile": .number($0.percentile), "value_ns": .number(Double($0.value))] })
     }
 
-    static func table(_ root: JSONFields, _ key: String) throws(ReportDecodingError) -> [PercentilePoint] {
-        var points: [PercentilePoint] = []
-        for (index, element) in try root.array(key).enumerated() {
-            let fields = try JSONFields(element, path: "/\(key)/\(index)")
-            points.append(PercentilePoint(percentile: try fields.double("percentile"), value: try fields.uint64("value_ns")))
+    static func table(_ root: JSONFields, _ key: String) throws(JSONFieldError) -> [PercentilePoint] {
+        try requiredObjects(root, key).map { (fields) throws(JSONFieldError) in
+            PercentilePoint(percentile: try fields.requiredNumber("percentile"),
+                            value: UInt64(try fields.requiredInt("value_ns", range: .nonNegative)))
         }
-        return points
     }
 }
 
@@ -327,10 +352,11 @@ extension LatencySummary {
          "p99_9": .number(Double(p999)), "max": .number(Double(max))]
     }
 
-    init(json fields: JSONFields) throws(ReportDecodingError) {
-        self.init(count: try fields.uint64("count"), min: try fields.uint64("min"), mean: try fields.double("mean"),
-                  p50: try fields.uint64("p50"), p90: try fields.uint64("p90"), p99: try fields.uint64("p99"),
-                  p999: try fields.uint64("p99_9"), max: try fields.uint64("max"))
+    init(json fields: JSONFields) throws(JSONFieldError) {
+        func count(_ key: String) throws(JSONFieldError) -> UInt64 { UInt64(try fields.requiredInt(key, range: .nonNegative)) }
+        self.init(count: try count("count"), min: try count("min"), mean: try fields.requiredNumber("mean"),
+                  p50: try count("p50"), p90: try count("p90"), p99: try count("p99"),
+                  p999: try count("p99_9"), max: try count("max"))
     }
 }
 
@@ -341,86 +367,11 @@ public struct ReportDecodingError: Error, Sendable, Equatable, CustomStringConve
     public var description: String { message }
 }
 
-/// Typed access to an object's members, with errors that name the JSON Pointer of the culprit.
-struct JSONFields {
-    let object: JSONObject
-    let path: String
+private extension ClosedRange where Bound == Int {
+    static var wholeNumbers: ClosedRange<Int> { Int.min...Int.max }
+    static var nonNegative: ClosedRange<Int> { 0...Int.max }
+}
 
-    init(_ value: JSONValue, path: String) throws(ReportDecodingError) {
-        guard let object = value.objectValue else {
-            throw ReportDecodingError("\(path.isEmpty ? "/" : path): expected an object, found \(value.typeName)")
-        }
-        self.object = object
-        self.path = path
-    }
-
-    private func member(_ key: String) throws(ReportDecodingError) -> JSONValue {
-        guard let value = object[key] else { throw ReportDecodingError("\(path)/\(key): missing") }
-        return value
-    }
-
-    private func mismatch(_ key: String, _ expected: String, _ value: JSONValue) -> ReportDecodingError {
-        ReportDecodingError("\(path)/\(key): expected \(expected), found \(value.typeName)")
-    }
-
-    func object(_ key: String) throws(ReportDecodingError) -> JSONFields {
-        try JSONFields(member(key), path: "\(path)/\(key)")
-    }
-
-    func array(_ key: String) throws(ReportDecodingError) -> [JSONValue] {
-        let value = try member(key)
-        guard let array = value.arrayValue else { throw mismatch(key, "an array", value) }
-        return array
-    }
-
-    func string(_ key: String) throws(ReportDecodingError) -> String {
-        let value = try member(key)
-        guard let text = value.stringValue else { throw mismatch(key, "a string", value) }
-        return text
-    }
-
-    func bool(_ key: String) throws(ReportDecodingError) -> Bool {
-        let value = try member(key)
-        guard let flag = value.boolValue else { throw mismatch(key, "a boolean", value) }
-        return flag
-    }
-
-    func double(_ key: String) throws(ReportDecodingError) -> Double {
-        let value = try member(key)
-        guard let number = value.doubleValue else { throw mismatch(key, "a number", value) }
-        return number
-    }
-
-    func int(_ key: String) throws(ReportDecodingError) -> Int {
-        let value = try member(key)
-        guard let number = value.intValue else { throw mismatch(key, "an integer", value) }
-        return number
-    }
-
-    func uint64(_ key: String) throws(ReportDecodingError) -> UInt64 {
-        let value = try member(key)
-        guard let number = value.intValue, number >= 0 else { throw mismatch(key, "a non-negative integer", value) }
-        return UInt64(number)
-    }
-
-    func optionalDouble(_ key: String) throws(ReportDecodingError) -> Double? {
-        guard let value = object[key], !value.isNull else { return nil }
-        return try double(key)
-    }
-
-    func optionalInt(_ key: String) throws(ReportDecodingError) -> Int? {
-        guard let value = object[key], !value.isNull else { return nil }
-        return try int(key)
-    }
-
-    func intArray(_ key: String) throws(ReportDecodingError) -> [Int] {
-        var result: [Int] = []
-        for (index, element) in try array(key).enumerated() {
-            guard let number = element.intValue else {
-                throw ReportDecodingError("\(path)/\(key)/\(index): expected an integer, found \(element.typeName)")
-            }
-            result.append(number)
-        }
-        return result
-    }
+private extension ClosedRange where Bound == Double {
+    static var allNumbers: ClosedRange<Double> { -Double.infinity...Double.infinity }
 }

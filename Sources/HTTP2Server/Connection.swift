@@ -3,6 +3,7 @@
 // gets our last bytes instead of a TCP RST.
 import CHTTPParser
 import CNGHTTP2
+import Clocks
 import Glibc
 import HTTPCore
 
@@ -149,11 +150,11 @@ final class Connection {
         if pausedForSession { return }
         let buffer = loop.readBuffer
         var rounds = 0
-        let turnStarted = monotonicNanos()
+        let turnStarted = SystemClock.monotonicNanoseconds()
         // A limit on rounds and on time (LoopTurn) keeps one busy client from starving the
         // others (level-triggered epoll brings us back); decrypted bytes OpenSSL already holds
         // must be drained now, since epoll will not report them.
-        reading: while (rounds < LoopTurn.maximumReads && monotonicNanos() &- turnStarted < LoopTurn.budgetNanos)
+        reading: while (rounds < LoopTurn.maximumReads && SystemClock.monotonicNanoseconds() &- turnStarted < LoopTurn.budgetNanos)
                         || tls?.hasPendingData == true {
             if output.count - outputStart >= Connection.outputHighWater {
                 setPausedForOutput(true)

@@ -4,6 +4,7 @@
 // Everything a loop owns is touched only by its thread.
 import CHTTPParser
 import CNGHTTP2
+import Clocks
 import Glibc
 import HTTPCore
 import Synchronization
@@ -178,7 +179,7 @@ final class EventLoop {
         self.state = state
         self.settings = settings
         self.listeners = listeners
-        self.now = monotonicNanos()
+        self.now = SystemClock.monotonicNanoseconds()
         self.http2Callbacks = callbacks
         self.http2Options = options
         self.http1Settings = makeHTTP1Settings()
@@ -234,11 +235,11 @@ final class EventLoop {
 
     /// Runs until a shutdown has drained every connection.
     func run() {
-        now = monotonicNanos()
+        now = SystemClock.monotonicNanoseconds()
         timers.schedule(.idleSweep, at: now &+ idleSweepInterval)
         while true {
             let ready = epoll_wait(epollFD, events, eventCapacity, waitTimeoutMilliseconds())
-            now = monotonicNanos()
+            now = SystemClock.monotonicNanoseconds()
             if ready < 0 {
                 if errno == EINTR { continue }
                 break
@@ -264,7 +265,7 @@ final class EventLoop {
 
     private func waitTimeoutMilliseconds() -> Int32 {
         guard let deadline = timers.nextDeadline else { return -1 }
-        let current = monotonicNanos()
+        let current = SystemClock.monotonicNanoseconds()
         if deadline <= current { return 0 }
         let milliseconds = (deadline - current + 999_999) / 1_000_000
         return Int32(clamping: milliseconds)

@@ -1,6 +1,7 @@
 // HTTP/1.1 on http-parser: keep-alive, pipelined requests answered strictly in order
 // (a delayed response holds back the ones after it), Content-Length and chunked bodies.
 import CHTTPParser
+import Clocks
 import Glibc
 import HTTPCore
 
@@ -176,7 +177,7 @@ final class HTTP1Session {
         readingValue = false
         headers = []
         body = []
-        arrivalNanos = wallClockNanos()
+        arrivalNanos = SystemClock.wallClockNanoseconds()
         headDeadline.startIfIdle(nowNanos: connection.loop.now)
         return 0
     }

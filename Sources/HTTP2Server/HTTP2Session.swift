@@ -2,6 +2,7 @@
 // owns the socket and batches writes. Callbacks are file-private functions that recover
 // the session from nghttp2's user_data; nothing in them can throw.
 import CNGHTTP2
+import Clocks
 import Glibc
 import HTTPCore
 
@@ -212,7 +213,7 @@ final class HTTP2Session {
               frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST, let session else { return 0 }
         let streamID = frame.pointee.hd.stream_id
         headerBlockDeadline.restart(nowNanos: connection.loop.now)
-        let stream = HTTP2Stream(arrivalNanos: wallClockNanos())
+        let stream = HTTP2Stream(arrivalNanos: SystemClock.wallClockNanoseconds())
         streams[streamID] = stream
         _ = nghttp2_session_set_stream_user_data(session, streamID, Unmanaged.passUnretained(stream).toOpaque())
         return 0

@@ -1,6 +1,7 @@
 // The public face of the transport: binds every listener on every loop, runs one event
 // loop per thread, and shuts down gracefully.
 import CHTTPParser
+import Clocks
 import Glibc
 import HTTPCore
 import Synchronization
@@ -158,7 +159,7 @@ public final class HTTPServer: Sendable {
             return (control.threads, control.wakeFDs)
         }
         guard let (threads, wakeFDs) = taken else { return }
-        state.graceDeadline.store(monotonicNanos() &+ gracePeriod.clampedNanoseconds, ordering: .relaxed)
+        state.graceDeadline.store(SystemClock.monotonicNanoseconds() &+ gracePeriod.clampedNanoseconds, ordering: .relaxed)
         state.stopping.store(true, ordering: .releasing)
         for fd in wakeFDs { wake(fd) }
         for thread in threads { pthread_join(thread, nil) }

@@ -2,20 +2,6 @@
 // thrown `HTTPServerError` on cold paths; hot paths call Glibc directly and check errno.
 import Glibc
 
-@inline(__always)
-func monotonicNanos() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
-}
-
-@inline(__always)
-func wallClockNanos() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
-}
-
 func systemError(_ call: String, _ code: Int32 = errno) -> HTTPServerError {
     HTTPServerError("\(call) failed: \(String(cString: strerror(code))) (errno \(code))")
 }

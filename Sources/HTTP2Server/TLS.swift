@@ -12,35 +12,23 @@ enum NegotiatedProtocol {
 
 /// ALPN server selection (RFC 7301 §3.2): h2 when the client offers it, else http/1.1,
 /// else no ALPN at all (the handshake goes on; the connection then sniffs the h2 preface,
-/// since some APNs clients speak h2 over TLS without ALPN).
+/// since some APNs clients speak h2 over TLS without ALPN). OpenSSL's SSL_select_next_proto
+/// walks the lists: the first of the server's protocols (`argument`, the context's
+/// ``TLSContext/serverProtocols``) that the client offers, in the server's order of preference.
 private func selectApplicationProtocol(
     _ ssl: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
     _ outLength: UnsafeMutablePointer<UInt8>?, _ offered: UnsafePointer<UInt8>?,
     _ offeredLength: UInt32, _ argument: UnsafeMutableRawPointer?
 ) -> Int32 {
-    guard let out, let outLength, let offered else { return SSL_TLSEXT_ERR_NOACK }
-    var http1: (UnsafePointer<UInt8>, UInt8)?
-    var index = 0
-    let total = Int(offeredLength)
-    while index < total {
-        let length = Int(offered[index])
-        let start = index + 1
-        guard length > 0, start + length <= total else { break }
-        let name = UnsafeBufferPointer(start: offered + start, count: length)
-        if length == 2, name[0] == UInt8(ascii: "h"), name[1] == UInt8(ascii: "2") {
-            out.pointee = offered + start
-            outLength.pointee = 2
-            return SSL_TLSEXT_ERR_OK
-        }
-        if length == 8, name.elementsEqual("http/1.1".utf8) { http1 = (offered + start, 8) }
-        index = start + length
-    }
-    if let http1 {
-        out.pointee = http1.0
-        outLength.pointee = http1.1
-        return SSL_TLSEXT_ERR_OK
-    }
-    return SSL_TLSEXT_ERR_NOACK
+    guard let out, let outLength, let offered, let argument else { return SSL_TLSEXT_ERR_NOACK }
+    let server = argument.assumingMemoryBound(to: UInt8.self)
+    var selected: UnsafeMutablePointer<UInt8>?
+    let result = SSL_select_next_proto(&selected, outLength, server, UInt32(TLSContext.serverProtocolList.count),
+                                       offered, offeredLength)
+    // NO_OVERLAP points `selected` at the client's first protocol: that is not an answer here.
+    guard result == OPENSSL_NPN_NEGOTIATED, let selected else { return SSL_TLSEXT_ERR_NOACK }
+    out.pointee = UnsafePointer(selected)
+    return SSL_TLSEXT_ERR_OK
 }
 
 /// PEM text loaded once per listener at start-up (cold path: Foundation is fine here).
@@ -80,15 +68,23 @@ private func openSSLErrorText() -> String {
 /// Owns one SSL_CTX configured for a server: TLS 1.2 minimum, ALPN h2/http1.1.
 final class TLSContext {
     let context: OpaquePointer
+    /// The ALPN protocols this server speaks, in order of preference, in the wire format (length
+    /// byte, name): `h2`, `http/1.1`.
+    static let serverProtocolList: [UInt8] = [2] + Array("h2".utf8) + [8] + Array("http/1.1".utf8)
+    /// `serverProtocolList`, in memory the context owns for its lifetime: the selection callback
+    /// may answer with a pointer into it, which OpenSSL reads after the callback returns.
+    private let serverProtocols: UnsafeMutableBufferPointer<UInt8>
 
     init(material: TLSMaterial) throws(HTTPServerError) {
         guard let context = SSL_CTX_new(TLS_server_method()) else {
             throw HTTPServerError("SSL_CTX_new: \(openSSLErrorText())")
         }
         self.context = context
+        serverProtocols = .allocate(capacity: Self.serverProtocolList.count)
+        _ = serverProtocols.initialize(from: Self.serverProtocolList)
         _ = cshim_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
         _ = cshim_SSL_CTX_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
-        SSL_CTX_set_alpn_select_cb(context, selectApplicationProtocol, nil)
+        SSL_CTX_set_alpn_select_cb(context, selectApplicationProtocol, UnsafeMutableRawPointer(serverProtocols.baseAddress))
         if material.requestsClientCertificate {
             // Accept whatever the client presents; the application decides.
             SSL_CTX_set_verify(context, SSL_VERIFY_PEER, { _, _ in 1 })
@@ -103,7 +99,10 @@ final class TLSContext {
         }
     }
 
-    deinit { SSL_CTX_free(context) }
+    deinit {
+        SSL_CTX_free(context)
+        serverProtocols.deallocate()
+    }
 
     private func loadCertificateChain(_ pem: [UInt8]) throws(HTTPServerError) {
         let result: HTTPServerError? = pem.withUnsafeBytes { bytes in

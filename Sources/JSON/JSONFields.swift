@@ -42,6 +42,9 @@ public struct JSONFields: Sendable {
 
     public func path(_ key: String) -> String { Self.join(path, key) }
 
+    /// `path.key[index]`: an element of the array member `key`.
+    public func path(_ key: String, _ index: Int) -> String { "\(path(key))[\(index)]" }
+
     public func fail(_ key: String, _ problem: String) -> JSONFieldError {
         JSONFieldError(keyPath: path(key), problem: problem)
     }
@@ -63,9 +66,11 @@ public struct JSONFields: Sendable {
         return text
     }
 
-    /// A non-empty string that must be there.
-    public func requiredString(_ key: String) throws(JSONFieldError) -> String {
-        guard let text = try string(key), !text.isEmpty else { throw fail(key, "required (a non-empty string)") }
+    /// A non-empty string that must be there; `allowEmpty` where "" is a value (a report's
+    /// empty outcome reason).
+    public func requiredString(_ key: String, allowEmpty: Bool = false) throws(JSONFieldError) -> String {
+        guard let text = try string(key) else { throw fail(key, allowEmpty ? "required (a string)" : "required (a non-empty string)") }
+        guard allowEmpty || !text.isEmpty else { throw fail(key, "required (a non-empty string)") }
         return text
     }
 
@@ -91,7 +96,7 @@ public struct JSONFields: Sendable {
         var result: [String] = []
         for (index, element) in elements.enumerated() {
             guard case .string(let text) = element, !text.isEmpty else {
-                throw JSONFieldError(keyPath: "\(path(key))[\(index)]", problem: "expected a non-empty string, found \(element.typeName)")
+                throw JSONFieldError(keyPath: path(key, index), problem: "expected a non-empty string, found \(element.typeName)")
             }
             result.append(text)
         }
@@ -123,9 +128,32 @@ public struct JSONFields: Sendable {
         return number
     }
 
+    public func requiredNumber(_ key: String, range: ClosedRange<Double> = -.infinity ... .infinity) throws(JSONFieldError) -> Double {
+        guard let number = try number(key, range: range) else { throw fail(key, "required (a number)") }
+        return number
+    }
+
+    /// An array of whole numbers in `range`; nil when absent.
+    public func ints(_ key: String, range: ClosedRange<Int>) throws(JSONFieldError) -> [Int]? {
+        guard let elements = try array(key) else { return nil }
+        var result: [Int] = []
+        for (index, element) in elements.enumerated() {
+            guard let number = element.intValue, range.contains(number) else {
+                throw JSONFieldError(keyPath: path(key, index), problem: "expected a whole number between \(range.lowerBound) and \(range.upperBound), found \(element.serialized())")
+            }
+            result.append(number)
+        }
+        return result
+    }
+
     public func bool(_ key: String) throws(JSONFieldError) -> Bool? {
         guard let value = value(key) else { return nil }
         guard case .bool(let flag) = value else { throw fail(key, "expected true or false, found \(value.typeName)") }
+        return flag
+    }
+
+    public func requiredBool(_ key: String) throws(JSONFieldError) -> Bool {
+        guard let flag = try bool(key) else { throw fail(key, "required (true or false)") }
         return flag
     }
 
@@ -137,17 +165,27 @@ public struct JSONFields: Sendable {
         return elements
     }
 
+    public func requiredArray(_ key: String) throws(JSONFieldError) -> [JSONValue] {
+        guard let elements = try array(key) else { throw fail(key, "required (an array)") }
+        return elements
+    }
+
     /// A nested object; nil when absent.
     public func object(_ key: String, allowed: [String]? = nil) throws(JSONFieldError) -> JSONFields? {
         guard let value = value(key) else { return nil }
         return try JSONFields(value, path: path(key), allowed: allowed)
     }
 
+    public func requiredObject(_ key: String, allowed: [String]? = nil) throws(JSONFieldError) -> JSONFields {
+        guard let fields = try object(key, allowed: allowed) else { throw fail(key, "required (an object)") }
+        return fields
+    }
+
     /// An array of objects, each read with `allowed` keys at `path.key[i]`; empty when absent.
     public func objects(_ key: String, allowed: [String]? = nil) throws(JSONFieldError) -> [JSONFields] {
         var result: [JSONFields] = []
         for (index, element) in (try array(key) ?? []).enumerated() {
-            result.append(try JSONFields(element, path: "\(path(key))[\(index)]", allowed: allowed))
+            result.append(try JSONFields(element, path: path(key, index), allowed: allowed))
         }
         return result
     }

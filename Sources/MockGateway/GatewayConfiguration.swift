@@ -3,18 +3,10 @@ import Crypto
 import Foundation
 import JSON
 
-/// A configuration problem, naming the key path (`apns.keys[0].team_id`) and what is wrong.
-public struct GatewayConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var keyPath: String
-    public var problem: String
-
-    public init(keyPath: String, problem: String) {
-        self.keyPath = keyPath
-        self.problem = problem
-    }
-
-    public var description: String { keyPath.isEmpty ? problem : "\(keyPath): \(problem)" }
-}
+/// A configuration problem, naming the key path (`apns.keys[0].team_id`) and what is wrong:
+/// the JSON module's typed-reading error, so the gateway's file, the control API and the
+/// scenario format word their errors alike.
+public typealias GatewayConfigurationError = JSONFieldError
 
 /// `production` (api.push.apple.com) or `development` (api.sandbox.push.apple.com).
 /// The development environment adds `apns-unique-id` to answers (apns.md: development only).
@@ -294,7 +286,8 @@ public enum LatencyDistribution: Sendable, Equatable {
 
 // MARK: - Reading
 
-/// Walks the configuration document, keeping the key path for error messages.
+/// Walks the configuration document with ``JSONFields``, which keeps the key path for error
+/// messages; this adds what only the configuration has (key files, rate limits, faults).
 struct ConfigReader {
     let baseDirectory: String
 
@@ -302,81 +295,21 @@ struct ConfigReader {
         GatewayConfigurationError(keyPath: path, problem: problem)
     }
 
-    func object(_ value: JSONValue, _ path: String, allowed: Set<String>) throws(GatewayConfigurationError) -> JSONObject {
-        guard case .object(let object) = value else { throw fail(path, "expected an object, found \(value.typeName)") }
-        for key in object.keys where !allowed.contains(key) {
-            throw fail(join(path, key), "unknown key (allowed: \(allowed.sorted().joined(separator: ", ")))")
-        }
-        return object
-    }
-
-    func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
-
-    func string(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> String? {
-        guard let value = object[key], !value.isNull else { return nil }
-        guard case .string(let s) = value else { throw fail(join(path, key), "expected a string, found \(value.typeName)") }
-        return s
-    }
-
-    func requiredString(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> String {
-        guard let s = try string(object, key, path), !s.isEmpty else { throw fail(join(path, key), "required (a non-empty string)") }
-        return s
-    }
-
-    func integer(_ object: JSONObject, _ key: String, _ path: String, range: ClosedRange<Int>) throws(GatewayConfigurationError) -> Int? {
-        guard let value = object[key], !value.isNull else { return nil }
-        guard let i = value.intValue else { throw fail(join(path, key), "expected an integer, found \(value.serialized())") }
-        guard range.contains(i) else { throw fail(join(path, key), "must be between \(range.lowerBound) and \(range.upperBound), found \(i)") }
-        return i
-    }
-
     /// A gone or expired token's `since_ms`: whole milliseconds since 1970, not negative. Shared
     /// by the configuration file and the control API's `PUT /tokens/<t>`.
-    func sinceMillis(_ object: JSONObject, _ path: String) throws(GatewayConfigurationError) -> UInt64? {
-        try integer(object, "since_ms", path, range: 0...Int(Int64.max)).map { UInt64($0) }
+    func sinceMillis(_ o: JSONFields) throws(GatewayConfigurationError) -> UInt64? {
+        try o.int("since_ms", range: 0...Int(Int64.max)).map { UInt64($0) }
     }
 
-    func rateLimit(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> RateLimit? {
-        guard let value = object[key], !value.isNull else { return nil }
-        let limitPath = join(path, key)
-        let o = try self.object(value, limitPath, allowed: ["max", "per_seconds"])
-        guard let maximum = try integer(o, "max", limitPath, range: 1...Int(Int32.max)) else {
-            throw fail(join(limitPath, "max"), "required (a positive integer)")
+    func rateLimit(_ o: JSONFields, _ key: String) throws(GatewayConfigurationError) -> RateLimit? {
+        guard let limit = try o.object(key, allowed: ["max", "per_seconds"]) else { return nil }
+        guard let maximum = try limit.int("max", range: 1...Int(Int32.max)) else {
+            throw limit.fail("max", "required (a positive integer)")
         }
-        guard let seconds = try number(o, "per_seconds", limitPath, range: 0.001...86_400) else {
-            throw fail(join(limitPath, "per_seconds"), "required (seconds, a positive number)")
+        guard let seconds = try limit.number("per_seconds", range: 0.001...86_400) else {
+            throw limit.fail("per_seconds", "required (seconds, a positive number)")
         }
         return RateLimit(maximum: maximum, perSeconds: seconds)
-    }
-
-    func bool(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> Bool? {
-        guard let value = object[key], !value.isNull else { return nil }
-        guard case .bool(let b) = value else { throw fail(join(path, key), "expected true or false, found \(value.typeName)") }
-        return b
-    }
-
-    func number(_ object: JSONObject, _ key: String, _ path: String, range: ClosedRange<Double>) throws(GatewayConfigurationError) -> Double? {
-        guard let value = object[key], !value.isNull else { return nil }
-        guard let d = value.doubleValue else { throw fail(join(path, key), "expected a number, found \(value.typeName)") }
-        guard range.contains(d) else { throw fail(join(path, key), "must be between \(range.lowerBound) and \(range.upperBound), found \(d)") }
-        return d
-    }
-
-    func array(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> [JSONValue] {
-        guard let value = object[key], !value.isNull else { return [] }
-        guard case .array(let a) = value else { throw fail(join(path, key), "expected an array, found \(value.typeName)") }
-        return a
-    }
-
-    func stringArray(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> [String] {
-        var result: [String] = []
-        for (i, element) in try array(object, key, path).enumerated() {
-            guard case .string(let s) = element, !s.isEmpty else {
-                throw fail("\(join(path, key))[\(i)]", "expected a non-empty string, found \(element.typeName)")
-            }
-            result.append(s)
-        }
-        return result
     }
 
     func readFile(_ file: String, _ path: String) throws(GatewayConfigurationError) -> String {
@@ -386,96 +319,91 @@ struct ConfigReader {
     }
 
     mutating func configuration(_ document: JSONValue) throws(GatewayConfigurationError) -> GatewayConfiguration {
-        let root = try object(document, "", allowed: ["apns", "fcm", "tokens", "faults"])
+        let root = try JSONFields(document, allowed: ["apns", "fcm", "tokens", "faults"])
         var configuration = GatewayConfiguration()
-        if let apns = root["apns"] { configuration.apns = try apnsConfiguration(apns, "apns") }
-        if let fcm = root["fcm"] { configuration.fcm = try fcmConfiguration(fcm, "fcm") }
-        if let tokens = root["tokens"] { configuration.tokens = try tokenConfiguration(tokens, "tokens") }
-        if let faults = root["faults"] { configuration.faults = try faultConfiguration(faults, "faults") }
+        if let apns = root.object["apns"] { configuration.apns = try apnsConfiguration(apns, "apns") }
+        if let fcm = root.object["fcm"] { configuration.fcm = try fcmConfiguration(fcm, "fcm") }
+        if let tokens = root.object["tokens"] { configuration.tokens = try tokenConfiguration(tokens, "tokens") }
+        if let faults = root.object["faults"] { configuration.faults = try faultConfiguration(faults, "faults") }
         return configuration
     }
 
-    func environment(_ object: JSONObject, _ key: String, _ path: String) throws(GatewayConfigurationError) -> APNSEnvironment? {
-        guard let text = try string(object, key, path) else { return nil }
+    func environment(_ o: JSONFields, _ key: String) throws(GatewayConfigurationError) -> APNSEnvironment? {
+        guard let text = try o.string(key) else { return nil }
         switch text {
         case "production": return .production
         case "development", "sandbox": return .development
-        default: throw fail(join(path, key), "expected \"production\" or \"development\", found \"\(text)\"")
+        default: throw o.fail(key, "expected \"production\" or \"development\", found \"\(text)\"")
         }
     }
 
     func apnsConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> APNSConfiguration {
-        let o = try object(value, path, allowed: ["keys", "bundle_ids", "token_hex_length", "max_token_hex_length",
-                                                  "max_concurrent_streams", "environment", "accept_der_signatures",
-                                                  "device_rate_limit", "certificate_authorities"])
+        let o = try JSONFields(value, path: path, allowed: ["keys", "bundle_ids", "token_hex_length", "max_token_hex_length",
+                                                            "max_concurrent_streams", "environment", "accept_der_signatures",
+                                                            "device_rate_limit", "certificate_authorities"])
         var keys: [APNSConfiguration.SigningKey] = []
-        for (i, element) in try array(o, "keys", path).enumerated() {
-            let keyPath = "\(path).keys[\(i)]"
-            let k = try object(element, keyPath, allowed: ["key_id", "team_id", "public_key_pem", "public_key_file", "environment"])
-            let keyID = try requiredString(k, "key_id", keyPath)
-            let teamID = try requiredString(k, "team_id", keyPath)
+        for k in try o.objects("keys", allowed: ["key_id", "team_id", "public_key_pem", "public_key_file", "environment"]) {
+            let keyID = try k.requiredString("key_id")
+            let teamID = try k.requiredString("team_id")
             let pem: String
-            if let inline = try string(k, "public_key_pem", keyPath) {
+            if let inline = try k.string("public_key_pem") {
                 pem = inline
-            } else if let file = try string(k, "public_key_file", keyPath) {
-                pem = try readFile(file, join(keyPath, "public_key_file"))
+            } else if let file = try k.string("public_key_file") {
+                pem = try readFile(file, k.path("public_key_file"))
             } else {
-                throw fail(keyPath, "needs public_key_pem or public_key_file")
+                throw fail(k.path, "needs public_key_pem or public_key_file")
             }
-            if keys.contains(where: { $0.keyID == keyID }) { throw fail(join(keyPath, "key_id"), "duplicate key id \(keyID)") }
-            keys.append(.init(keyID: keyID, teamID: teamID, publicKeyPEM: pem, environment: try environment(k, "environment", keyPath)))
+            if keys.contains(where: { $0.keyID == keyID }) { throw k.fail("key_id", "duplicate key id \(keyID)") }
+            keys.append(.init(keyID: keyID, teamID: teamID, publicKeyPEM: pem, environment: try environment(k, "environment")))
         }
-        let bundles = o["bundle_ids"] == nil ? nil : Set(try stringArray(o, "bundle_ids", path))
-        let minLength = try integer(o, "token_hex_length", path, range: 8...1024) ?? 64
-        let maxLength = try integer(o, "max_token_hex_length", path, range: 8...1024) ?? minLength
+        // Present (even null) means a list: `"bundle_ids": null` allows no bundle, as before.
+        let bundles = o.object["bundle_ids"] == nil ? nil : Set(try o.strings("bundle_ids") ?? [])
+        let minLength = try o.int("token_hex_length", range: 8...1024) ?? 64
+        let maxLength = try o.int("max_token_hex_length", range: 8...1024) ?? minLength
         guard maxLength >= minLength else {
-            throw fail(join(path, "max_token_hex_length"), "must not be less than token_hex_length (\(minLength))")
+            throw o.fail("max_token_hex_length", "must not be less than token_hex_length (\(minLength))")
         }
-        let streams = try integer(o, "max_concurrent_streams", path, range: 1...Int(Int32.max)) ?? 1000
+        let streams = try o.int("max_concurrent_streams", range: 1...Int(Int32.max)) ?? 1000
         return APNSConfiguration(keys: keys, bundleIDs: bundles, tokenHexLength: minLength, maxTokenHexLength: maxLength,
                                  maxConcurrentStreams: UInt32(streams),
-                                 environment: try environment(o, "environment", path) ?? .production,
-                                 acceptDERSignatures: try bool(o, "accept_der_signatures", path) ?? false,
-                                 deviceRateLimit: try rateLimit(o, "device_rate_limit", path),
-                                 certificateAuthorities: try certificateAuthorities(o, path))
+                                 environment: try environment(o, "environment") ?? .production,
+                                 acceptDERSignatures: try o.bool("accept_der_signatures") ?? false,
+                                 deviceRateLimit: try rateLimit(o, "device_rate_limit"),
+                                 certificateAuthorities: try certificateAuthorities(o))
     }
 
-    func certificateAuthorities(_ o: JSONObject, _ path: String) throws(GatewayConfigurationError) -> ProviderCertificateAuthorities? {
-        guard o["certificate_authorities"] != nil else { return nil }
+    func certificateAuthorities(_ o: JSONFields) throws(GatewayConfigurationError) -> ProviderCertificateAuthorities? {
+        guard o.object["certificate_authorities"] != nil else { return nil }
         var pems: [String] = []
-        for (i, element) in try array(o, "certificate_authorities", path).enumerated() {
-            let itemPath = "\(path).certificate_authorities[\(i)]"
-            let item = try object(element, itemPath, allowed: ["pem", "file"])
-            if let inline = try string(item, "pem", itemPath) {
+        for item in try o.objects("certificate_authorities", allowed: ["pem", "file"]) {
+            if let inline = try item.string("pem") {
                 pems.append(inline)
-            } else if let file = try string(item, "file", itemPath) {
-                pems.append(try readFile(file, join(itemPath, "file")))
+            } else if let file = try item.string("file") {
+                pems.append(try readFile(file, item.path("file")))
             } else {
-                throw fail(itemPath, "needs pem or file")
+                throw fail(item.path, "needs pem or file")
             }
         }
-        guard !pems.isEmpty else { throw fail(join(path, "certificate_authorities"), "lists no authority; leave it out to turn certificate auth off") }
+        guard !pems.isEmpty else { throw o.fail("certificate_authorities", "lists no authority; leave it out to turn certificate auth off") }
         do {
             return try ProviderCertificateAuthorities(pems: pems)
         } catch {
-            throw fail(join(path, "certificate_authorities"), "\(error)")
+            throw o.fail("certificate_authorities", "\(error)")
         }
     }
 
     func fcmConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> FCMConfiguration {
-        let o = try object(value, path, allowed: ["project_id", "project_number", "token_url", "service_accounts",
-                                                  "access_token_lifetime_seconds", "quota_per_minute", "device_rate_limit"])
+        let o = try JSONFields(value, path: path, allowed: ["project_id", "project_number", "token_url", "service_accounts",
+                                                            "access_token_lifetime_seconds", "quota_per_minute", "device_rate_limit"])
         var accounts: [FCMConfiguration.ServiceAccount] = []
-        for (i, element) in try array(o, "service_accounts", path).enumerated() {
-            let accountPath = "\(path).service_accounts[\(i)]"
-            let a = try object(element, accountPath, allowed: ["client_email", "private_key_id", "public_key_pem",
-                                                               "private_key_pem", "service_account_file"])
-            var email = try string(a, "client_email", accountPath)
-            var keyID = try string(a, "private_key_id", accountPath)
-            var pem = try string(a, "public_key_pem", accountPath)
-            if pem == nil { pem = try string(a, "private_key_pem", accountPath) }
-            if let file = try string(a, "service_account_file", accountPath) {
-                let filePath = join(accountPath, "service_account_file")
+        for a in try o.objects("service_accounts", allowed: ["client_email", "private_key_id", "public_key_pem",
+                                                             "private_key_pem", "service_account_file"]) {
+            var email = try a.string("client_email")
+            var keyID = try a.string("private_key_id")
+            var pem = try a.string("public_key_pem")
+            if pem == nil { pem = try a.string("private_key_pem") }
+            if let file = try a.string("service_account_file") {
+                let filePath = a.path("service_account_file")
                 let text = try readFile(file, filePath)
                 guard case .object(let sa)? = try? JSONParser.parse(text) else {
                     throw fail(filePath, "\(file) is not a service-account JSON object")
@@ -484,41 +412,41 @@ struct ConfigReader {
                 keyID = keyID ?? sa["private_key_id"]?.stringValue
                 pem = pem ?? sa["private_key"]?.stringValue
             }
-            guard let email, !email.isEmpty else { throw fail(join(accountPath, "client_email"), "required (a non-empty string)") }
-            guard let keyID, !keyID.isEmpty else { throw fail(join(accountPath, "private_key_id"), "required (a non-empty string)") }
+            guard let email, !email.isEmpty else { throw a.fail("client_email", "required (a non-empty string)") }
+            guard let keyID, !keyID.isEmpty else { throw a.fail("private_key_id", "required (a non-empty string)") }
             guard let pem, !pem.isEmpty else {
-                throw fail(accountPath, "needs public_key_pem, private_key_pem or service_account_file")
+                throw fail(a.path, "needs public_key_pem, private_key_pem or service_account_file")
             }
             accounts.append(.init(clientEmail: email, privateKeyID: keyID, keyPEM: pem))
         }
-        let lifetime = try integer(o, "access_token_lifetime_seconds", path, range: 1...86_400) ?? 3600
-        return FCMConfiguration(projectID: try string(o, "project_id", path), projectNumber: try string(o, "project_number", path),
-                                serviceAccounts: accounts, tokenURL: try string(o, "token_url", path),
+        let lifetime = try o.int("access_token_lifetime_seconds", range: 1...86_400) ?? 3600
+        return FCMConfiguration(projectID: try o.string("project_id"), projectNumber: try o.string("project_number"),
+                                serviceAccounts: accounts, tokenURL: try o.string("token_url"),
                                 accessTokenLifetimeSeconds: lifetime,
-                                quotaPerMinute: try integer(o, "quota_per_minute", path, range: 1...Int(Int32.max)),
-                                deviceRateLimit: try rateLimit(o, "device_rate_limit", path))
+                                quotaPerMinute: try o.int("quota_per_minute", range: 1...Int(Int32.max)),
+                                deviceRateLimit: try rateLimit(o, "device_rate_limit"))
     }
 
     func tokenConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> TokenConfiguration {
-        let o = try object(value, path, allowed: ["default", "valid", "gone", "expired", "bad", "other_sender"])
+        let o = try JSONFields(value, path: path, allowed: ["default", "valid", "gone", "expired", "bad", "other_sender"])
         var policy = UnknownTokenPolicy.accept
-        if let text = try string(o, "default", path) {
+        if let text = try o.string("default") {
             guard let p = UnknownTokenPolicy(rawValue: text) else {
-                throw fail(join(path, "default"), "expected \"valid\" or \"refuse\", found \"\(text)\"")
+                throw o.fail("default", "expected \"valid\" or \"refuse\", found \"\(text)\"")
             }
             policy = p
         }
         func datedTokens(_ key: String) throws(GatewayConfigurationError) -> [(token: String, sinceMillis: UInt64?)] {
             var tokens: [(token: String, sinceMillis: UInt64?)] = []
-            for (i, element) in try array(o, key, path).enumerated() {
-                let elementPath = "\(path).\(key)[\(i)]"
+            for (i, element) in (try o.array(key) ?? []).enumerated() {
+                let elementPath = o.path(key, i)
                 switch element {
                 case .string(let token) where !token.isEmpty:
                     tokens.append((token, nil))
                 case .object:
-                    let g = try object(element, elementPath, allowed: ["token", "since_ms"])
-                    let since = try sinceMillis(g, elementPath)
-                    tokens.append((try requiredString(g, "token", elementPath), since))
+                    let g = try JSONFields(element, path: elementPath, allowed: ["token", "since_ms"])
+                    let since = try sinceMillis(g)
+                    tokens.append((try g.requiredString("token"), since))
                 default:
                     throw fail(elementPath, "expected a token string or {\"token\", \"since_ms\"}")
                 }
@@ -527,72 +455,72 @@ struct ConfigReader {
         }
         let gone = try datedTokens("gone")
         let expired = try datedTokens("expired")
-        return TokenConfiguration(unknownTokens: policy, valid: try stringArray(o, "valid", path), gone: gone,
-                                  expired: expired, bad: try stringArray(o, "bad", path),
-                                  otherSender: try stringArray(o, "other_sender", path))
+        return TokenConfiguration(unknownTokens: policy, valid: try o.strings("valid") ?? [], gone: gone,
+                                  expired: expired, bad: try o.strings("bad") ?? [],
+                                  otherSender: try o.strings("other_sender") ?? [])
     }
 
     func faultConfiguration(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> FaultConfiguration {
-        let o = try object(value, path, allowed: ["seed", "max_concurrent_streams", "apns", "fcm", "oauth"])
+        let o = try JSONFields(value, path: path, allowed: ["seed", "max_concurrent_streams", "apns", "fcm", "oauth"])
         var faults = FaultConfiguration()
-        if let seed = try integer(o, "seed", path, range: 0...Int.max) { faults.seed = UInt64(seed) }
-        faults.maxConcurrentStreams = try integer(o, "max_concurrent_streams", path, range: 1...Int(Int32.max)).map { UInt32($0) }
+        if let seed = try o.int("seed", range: 0...Int.max) { faults.seed = UInt64(seed) }
+        faults.maxConcurrentStreams = try o.int("max_concurrent_streams", range: 1...Int(Int32.max)).map { UInt32($0) }
         for route in [GatewayRoute.apns, .fcm, .oauth] {
-            if let routeValue = o[route.rawValue] {
-                faults.routes[route] = try routeFaults(routeValue, join(path, route.rawValue))
+            if let routeValue = o.object[route.rawValue] {
+                faults.routes[route] = try routeFaults(routeValue, o.path(route.rawValue))
             }
         }
         return faults
     }
 
     func routeFaults(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> RouteFaults {
-        let o = try object(value, path, allowed: ["latency", "error_rates", "retry_after_seconds", "goaway_after_streams",
-                                                  "reset_rate", "close_rate"])
+        let o = try JSONFields(value, path: path, allowed: ["latency", "error_rates", "retry_after_seconds", "goaway_after_streams",
+                                                            "reset_rate", "close_rate"])
         var faults = RouteFaults()
-        if let latency = o["latency"], !latency.isNull { faults.latency = try latencyDistribution(latency, join(path, "latency")) }
-        if let rates = o["error_rates"], !rates.isNull {
-            let ratesPath = join(path, "error_rates")
-            guard case .object(let r) = rates else { throw fail(ratesPath, "expected an object like {\"503\": 0.01}") }
-            for (key, _) in r.entries {
+        if let latency = o.value("latency") { faults.latency = try latencyDistribution(latency, o.path("latency")) }
+        if let rates = o.value("error_rates") {
+            let ratesPath = o.path("error_rates")
+            guard case .object = rates else { throw fail(ratesPath, "expected an object like {\"503\": 0.01}") }
+            let r = try JSONFields(rates, path: ratesPath)
+            for (key, _) in r.object.entries {
                 guard let status = Int(key), [429, 500, 503].contains(status) else {
-                    throw fail(join(ratesPath, key), "status must be one of 429, 500, 503")
+                    throw r.fail(key, "status must be one of 429, 500, 503")
                 }
-                faults.errorRates[status] = try number(r, key, ratesPath, range: 0...1)
+                faults.errorRates[status] = try r.number(key, range: 0...1)
             }
             guard faults.errorRates.values.reduce(0, +) <= 1 else { throw fail(ratesPath, "rates add up to more than 1") }
         }
-        faults.retryAfterSeconds = try integer(o, "retry_after_seconds", path, range: 0...86_400) ?? 30
-        faults.goAwayAfterStreams = try integer(o, "goaway_after_streams", path, range: 1...Int(Int32.max))
-        faults.resetRate = try number(o, "reset_rate", path, range: 0...1) ?? 0
-        faults.closeRate = try number(o, "close_rate", path, range: 0...1) ?? 0
+        faults.retryAfterSeconds = try o.int("retry_after_seconds", range: 0...86_400) ?? 30
+        faults.goAwayAfterStreams = try o.int("goaway_after_streams", range: 1...Int(Int32.max))
+        faults.resetRate = try o.number("reset_rate", range: 0...1) ?? 0
+        faults.closeRate = try o.number("close_rate", range: 0...1) ?? 0
         return faults
     }
 
     func latencyDistribution(_ value: JSONValue, _ path: String) throws(GatewayConfigurationError) -> LatencyDistribution {
-        let o = try object(value, path, allowed: ["fixed_ms", "distribution"])
+        let o = try JSONFields(value, path: path, allowed: ["fixed_ms", "distribution"])
         let limit = 600_000.0
-        if let fixed = try number(o, "fixed_ms", path, range: 0...limit) {
-            guard o["distribution"] == nil else { throw fail(path, "give fixed_ms or distribution, not both") }
+        if let fixed = try o.number("fixed_ms", range: 0...limit) {
+            guard o.object["distribution"] == nil else { throw fail(path, "give fixed_ms or distribution, not both") }
             return .fixed(milliseconds: fixed)
         }
-        guard let d = o["distribution"] else { throw fail(path, "needs fixed_ms or distribution") }
-        let dPath = join(path, "distribution")
-        let dist = try object(d, dPath, allowed: ["kind", "min_ms", "max_ms", "mean_ms", "stddev_ms"])
+        guard let d = o.object["distribution"] else { throw fail(path, "needs fixed_ms or distribution") }
+        let dist = try JSONFields(d, path: o.path("distribution"), allowed: ["kind", "min_ms", "max_ms", "mean_ms", "stddev_ms"])
         func need(_ key: String) throws(GatewayConfigurationError) -> Double {
-            guard let v = try number(dist, key, dPath, range: 0...limit) else { throw fail(join(dPath, key), "required for this kind") }
+            guard let v = try dist.number(key, range: 0...limit) else { throw dist.fail(key, "required for this kind") }
             return v
         }
-        switch try requiredString(dist, "kind", dPath) {
+        switch try dist.requiredString("kind") {
         case "uniform":
             let low = try need("min_ms"), high = try need("max_ms")
-            guard high >= low else { throw fail(join(dPath, "max_ms"), "must not be less than min_ms") }
+            guard high >= low else { throw dist.fail("max_ms", "must not be less than min_ms") }
             return .uniform(minMilliseconds: low, maxMilliseconds: high)
         case "normal":
             return .normal(meanMilliseconds: try need("mean_ms"), standardDeviationMilliseconds: try need("stddev_ms"))
         case "exponential":
             return .exponential(meanMilliseconds: try need("mean_ms"))
         case let other:
-            throw fail(join(dPath, "kind"), "expected uniform, normal or exponential, found \"\(other)\"")
+            throw dist.fail("kind", "expected uniform, normal or exponential, found \"\(other)\"")
         }
     }
 }

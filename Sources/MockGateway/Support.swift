@@ -2,6 +2,7 @@
 // random source, message ids, hex and base64url helpers. No Foundation here: everything runs
 // once per request.
 #if canImport(Glibc)
+import Clocks
 import Glibc
 #endif
 import JSON
@@ -21,29 +22,12 @@ public struct GatewayClock: Sendable {
     public var nowMillis: UInt64 { read() / 1_000_000 }
 
     /// The wall clock (CLOCK_REALTIME).
-    public static let system = GatewayClock {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
-    }
+    public static let system = GatewayClock { SystemClock.wallClockNanoseconds() }
 }
 
-/// A clock that only moves when told to, for tests and for replaying recordings.
-public final class ManualClock: Sendable {
-    private let nanos: Atomic<UInt64>
-
-    public init(epochSeconds: UInt64 = 1_800_000_000) {
-        nanos = Atomic(epochSeconds * 1_000_000_000)
-    }
-
-    public var nowSeconds: UInt64 { nanos.load(ordering: .relaxed) / 1_000_000_000 }
-
-    public func advance(seconds: UInt64) {
-        nanos.add(seconds * 1_000_000_000, ordering: .relaxed)
-    }
-
+extension ManualClock {
     public var gatewayClock: GatewayClock {
-        GatewayClock { [nanos = self] in nanos.nanos.load(ordering: .relaxed) }
+        GatewayClock { [self] in nowNanoseconds }
     }
 }
 

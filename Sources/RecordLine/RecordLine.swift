@@ -174,7 +174,7 @@ public struct RecordLine: Sendable {
             }
         } else {
             // Not text: kept exactly, as base64, so nothing received is lost.
-            w.key(plain: Field.bodyBase64); w.string(Base64.encode(body))
+            w.key(plain: Field.bodyBase64); w.string(Base64.standard.encode(body))
         }
     }
 

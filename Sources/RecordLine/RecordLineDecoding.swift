@@ -70,7 +70,7 @@ extension RecordLine {
         if let text = member(Field.body)?.stringValue {
             body = Array(text.utf8)
         } else if let encodedValue = member(Field.bodyBase64) {
-            guard let encoded = encodedValue.stringValue, let bytes = Base64.decode(encoded) else {
+            guard let encoded = encodedValue.stringValue, let bytes = Base64.standard.decode(encoded) else {
                 throw .malformed("body_base64 must be a base64 string (RFC 4648 §4)")
             }
             body = bytes

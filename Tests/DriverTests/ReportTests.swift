@@ -88,12 +88,12 @@ func sampleRun() async throws -> RunResult {
         #expect(throws: ReportDecodingError.self) { try RunSummary(jsonText: text) }
     }
 
-    @Test func missingFieldNamesItsPointer() throws {
+    @Test func missingFieldNamesItsKeyPath() throws {
         guard case .object(var object) = fixtureSummary().json else { Issue.record("not an object"); return }
         var counts = try #require(object["counts"]?.objectValue)
         counts["sent"] = .string("many")
         object["counts"] = .object(counts)
-        #expect(throws: ReportDecodingError("/counts/sent: expected an integer, found string")) {
+        #expect(throws: ReportDecodingError(#"counts.sent: expected a whole number, found "many""#)) {
             try RunSummary(json: .object(object))
         }
     }

@@ -2,6 +2,7 @@
 // memory. The decisions (HostileClientLimits.swift) are tested with time passed in; the live
 // tests run each attack bounded in count and time and assert the bound itself: memory growth,
 // how long a concurrent request waits, how many requests get in, the answer code.
+import Clocks
 import Foundation
 import Glibc
 import HTTPCore
@@ -91,7 +92,7 @@ private func frame(type: UInt8, flags: UInt8, streamID: UInt32, _ payload: [UInt
 }
 
 /// Seconds since `start`.
-private func elapsed(since start: UInt64) -> Double { Double(monotonicNanos() - start) / 1e9 }
+private func elapsed(since start: UInt64) -> Double { Double(SystemClock.monotonicNanoseconds() - start) / 1e9 }
 
 /// Sends without blocking; how many bytes the kernel took.
 private func sendWithoutBlocking(_ client: RawClient, _ bytes: [UInt8]) -> Int {
@@ -121,7 +122,7 @@ private func sendWithoutBlocking(_ client: RawClient, _ bytes: [UInt8]) -> Int {
         let handler = RecordingEchoHandler()
         try withServer(handler: handler, configuration: configuration) { server, port in
             let client = try RawClient(port: port)
-            let start = monotonicNanos()
+            let start = SystemClock.monotonicNanoseconds()
             var answer: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
             for byte in Array("GET /slow HTTP/1.1\r\nHost: x\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".utf8) {
@@ -150,7 +151,7 @@ private func sendWithoutBlocking(_ client: RawClient, _ bytes: [UInt8]) -> Int {
             let stalledHead = try RawClient(port: port)
             let block: [UInt8] = [0x82, 0x86, 0x84]
             stalledHead.send(prefaceAndSettings + frame(type: 0x1, flags: 0x0, streamID: 1, block))
-            let start = monotonicNanos()
+            let start = SystemClock.monotonicNanoseconds()
             let bodyFrames = parseFrames(stalledBody.readToEnd(timeoutMicroseconds: 1_500_000).bytes)
             // An answer (HEADERS: the 408, in HPACK), then RST_STREAM(NO_ERROR).
             #expect(bodyFrames.contains { $0.type == 0x1 && $0.streamID == 1 })
@@ -193,7 +194,7 @@ private func sendWithoutBlocking(_ client: RawClient, _ bytes: [UInt8]) -> Int {
             attackers.forEach { $0.start() }
             var worst = 0.0
             for index in 0..<8 {
-                let start = monotonicNanos()
+                let start = SystemClock.monotonicNanoseconds()
                 let result = try curl(["--http2-prior-knowledge", "http://127.0.0.1:\(port)/calm\(index)"])
                 worst = max(worst, elapsed(since: start))
                 #expect(result.output.contains("path=/calm\(index)"))
@@ -362,7 +363,7 @@ private struct FlowControlledSender {
         // Closes them: the server sees EOF on those it accepted and frees their descriptors;
         // those still queued in the backlog (ahead of the next client) are accepted and close.
         clients.removeFirst(70)
-        let start = monotonicNanos()
+        let start = SystemClock.monotonicNanoseconds()
         let result = try curl(["--http2-prior-knowledge", "--max-time", "8", "\(server.baseURL)/3/device/x"])
         #expect(result.status == 0, "\(result.error)")
         #expect(elapsed(since: start) < 5, "served \(elapsed(since: start)) s after descriptors were freed")

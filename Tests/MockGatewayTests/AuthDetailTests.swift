@@ -3,6 +3,7 @@
 // credential (`detail`, recorded, never sent) and its fixed kind (a metric label); zero config
 // answering a push with no credential 403 MissingProviderToken while any client certificate
 // authenticates. In process: `handle` called directly, no socket.
+import Clocks
 import Crypto
 import Foundation
 import HTTPCore

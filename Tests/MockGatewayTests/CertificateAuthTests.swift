@@ -2,6 +2,7 @@
 // issued by a configured authority is authenticated by it (apns.md: `authorization` is absent
 // for certificate auth; 403 BadCertificate, BadCertificateEnvironment). In process with the
 // certificate set on the connection, and over the wire with curl's --cert.
+import Clocks
 import Crypto
 import Foundation
 import HTTPCore

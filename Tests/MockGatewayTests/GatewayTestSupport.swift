@@ -1,3 +1,4 @@
+import Clocks
 import Crypto
 import HTTPCore
 import JSON

@@ -61,5 +61,7 @@ import Testing
         #expect(formEncoded("urn:ietf:params:oauth:grant-type:jwt-bearer") == "urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer")
         #expect(percentEncodedPathSegment("a/b c") == "a%2Fb%20c")
         #expect(percentEncodedPathSegment("0af3") == "0af3")
+        #expect(percentEncodedPathSegment("é~%") == "%C3%A9~%25", "UTF-8 bytes one by one; tilde is unreserved")
+        #expect(percentEncodedPathSegment("") == "")
     }
 }

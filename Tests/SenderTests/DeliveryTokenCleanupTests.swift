@@ -1,3 +1,4 @@
+import Clocks
 import PushModel
 import PushproofTestSupport
 import Testing
@@ -18,7 +19,7 @@ import Testing
         let result = await withCheckedContinuation { continuation in
             let job = DeliveryJob(ticket: 7, push: PushRequest(device: gone, kind: "yama.message", body: []), attempts: 1,
                                   holdsSlot: false, completion: { continuation.resume(returning: $0) })
-            deliverer.shared.removeToken(of: job, reason: "Unregistered", status: 410, answeredAtNanoseconds: monotonicNanoseconds())
+            deliverer.shared.removeToken(of: job, reason: "Unregistered", status: 410, answeredAtNanoseconds: SystemClock.monotonicNanoseconds())
         }
         await deliverer.shutdown()
 

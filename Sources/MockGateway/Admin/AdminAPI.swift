@@ -180,7 +180,7 @@ public final class AdminAPI: HTTPHandler {
         case "other_sender": gateway.tokens.set(token, to: .otherSender)
         case "gone", "expired":
             let given: UInt64?
-            do { given = try ConfigReader(baseDirectory: ".").sinceMillis(document.objectValue ?? [:], "") } catch {
+            do { given = try ConfigReader(baseDirectory: ".").sinceMillis(JSONFields(document)) } catch {
                 return self.error(400, "\(error)")
             }
             let since = given ?? GatewayClock.system.nowMillis

@@ -1,3 +1,4 @@
+import Clocks
 import Driver
 import Foundation
 import JSON
@@ -126,10 +127,10 @@ struct CheckCommand: Subcommand {
             if let sequence = request.sequence { sequences.add(sequence) }
             // Only the judge call is timed: reading and decoding the record line is the
             // recording's cost, not validation's.
-            let started = timing ? monotonicNanos() : 0
+            let started = timing ? SystemClock.monotonicNanoseconds() : 0
             let verdict = specs.judge(route: request.route, method: request.method, path: request.path,
                                       headers: request.headers, body: request.body)
-            if timing { costs.add(monotonicNanos() - started, spec: verdict.outOfScope ? nil : (verdict.specID ?? "(unmatched)")) }
+            if timing { costs.add(SystemClock.monotonicNanoseconds() - started, spec: verdict.outOfScope ? nil : (verdict.specID ?? "(unmatched)")) }
             result.add(verdict, gatewayWarnings: request.gatewayWarnings, sequence: request.sequence ?? lineNumber)
             storedVerdicts.compare(stored: request.verdict, computed: verdict, sequence: request.sequence ?? lineNumber)
             if expectations != nil { deliveries.add(request, spec: verdict.specID, sequence: request.sequence ?? lineNumber) }
@@ -243,12 +244,6 @@ struct ValidationCosts {
         let fraction = hundredths % 100
         return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
-}
-
-private func monotonicNanos() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }
 
 extension RecordLine {
@@ -467,66 +462,38 @@ struct CheckResult {
     }
 
     /// `extra`: further testcases (the deliveries' comparison).
-    func junitXML(extra: [(xml: String, failed: Bool)] = []) -> String {
-        var cases = ""
-        var failures = 0
-        var skipped = 0
-        var count = 0
+    func junitXML(extra: [JUnit.TestCase] = []) -> String {
+        var cases: [JUnit.TestCase] = []
         for (id, tally) in orderedIDs.map({ ($0, tallies[$0] ?? Tally()) }) + extraRows {
-            count += 1
             let product = id.split(separator: ".").first.map(String.init) ?? "pushproof"
-            cases += "    <testcase classname=\"\(XML.escape(product))\" name=\"\(XML.escape(id))\" assertions=\"\(tally.checked)\">\n"
+            var testCase = JUnit.TestCase(classname: product, name: id, assertions: tally.checked)
             if tally.checked == 0 {
-                skipped += 1
-                cases += "      <skipped message=\"no recorded request matched this spec\"/>\n"
+                testCase.result = .skipped(message: "no recorded request matched this spec")
             } else if tally.failed > 0 {
-                failures += 1
                 var text = ""
                 for failure in tally.failures {
                     text += "request #\(failure.sequence)\n"
                     for violation in failure.violations { text += "  \(violation.description)\n" }
                 }
-                cases += "      <failure message=\"\(tally.failed) of \(tally.checked) requests violate \(XML.escape(id))\" type=\"SpecViolation\">"
-                cases += XML.escape(text) + "</failure>\n"
+                testCase.result = .failed(type: "SpecViolation", message: "\(tally.failed) of \(tally.checked) requests violate \(id)", text: text)
             }
-            cases += "    </testcase>\n"
+            cases.append(testCase)
         }
         if !notCovered.isEmpty, !requireSpec {
-            count += 1
-            skipped += 1
-            cases += "    <testcase classname=\"pushproof\" name=\"not covered by any spec\" assertions=\"0\">\n"
-            cases += "      <skipped message=\"\(XML.escape(notCoveredLines.joined(separator: "; ")))\"/>\n"
-            cases += "    </testcase>\n"
+            cases.append(JUnit.TestCase(classname: "pushproof", name: "not covered by any spec", assertions: 0,
+                                        result: .skipped(message: notCoveredLines.joined(separator: "; "))))
         }
         if !unreadable.isEmpty {
-            count += 1
-            failures += 1
             let text = unreadable.map { "line \($0.line): \($0.problem)" }.joined(separator: "\n")
-            cases += "    <testcase classname=\"pushproof\" name=\"recording is readable\">\n"
-            cases += "      <failure message=\"\(unreadable.count) unreadable lines\" type=\"UnreadableRecording\">\(XML.escape(text))</failure>\n"
-            cases += "    </testcase>\n"
+            cases.append(JUnit.TestCase(classname: "pushproof", name: "recording is readable",
+                                        result: .failed(type: "UnreadableRecording", message: "\(unreadable.count) unreadable lines", text: text)))
         }
         if !recordingProblems.isEmpty {
-            count += 1
-            failures += 1
-            cases += "    <testcase classname=\"pushproof\" name=\"recording is complete\">\n"
-            cases += "      <failure message=\"\(XML.escape(recordingProblems[0]))\" type=\"IncompleteRecording\">"
-            cases += XML.escape(recordingProblems.joined(separator: "\n")) + "</failure>\n"
-            cases += "    </testcase>\n"
+            cases.append(JUnit.TestCase(classname: "pushproof", name: "recording is complete",
+                                        result: .failed(type: "IncompleteRecording", message: recordingProblems[0],
+                                                        text: recordingProblems.joined(separator: "\n"))))
         }
-        for testcase in extra {
-            count += 1
-            if testcase.failed { failures += 1 }
-            cases += testcase.xml
-        }
-        return """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <testsuites name="pushproof check" tests="\(count)" failures="\(failures)" skipped="\(skipped)">
-          <testsuite name="pushproof check" tests="\(count)" failures="\(failures)" skipped="\(skipped)" errors="0">
-        \(cases)  </testsuite>
-        </testsuites>
-
-        """
+        return JUnit.document(name: "pushproof check", suites: [JUnit.Suite(name: "pushproof check", cases: cases + extra)])
     }
 
     func report(recording: String, specsDirectory: String) -> JSONValue {

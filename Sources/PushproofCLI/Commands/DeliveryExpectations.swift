@@ -41,32 +41,21 @@ struct DeliveryExpectations {
         }
         var expected: [Expected] = []
         var seen: Set<String> = []
-        for (index, entry) in entries.enumerated() {
-            let at = "deliveries[\(index)]"
-            guard let object = entry.objectValue else { throw FileError(path: path, reason: "\(at): expected an object") }
-            if let unknown = object.keys.first(where: { !["token", "spec", "count"].contains($0) }) {
-                throw FileError(path: path, reason: "\(at): unknown key \"\(unknown)\" (token, spec, count)")
-            }
-            guard let token = object["token"]?.stringValue, !token.isEmpty else {
-                throw FileError(path: path, reason: "\(at).token: a non-empty string is required")
-            }
-            var spec: String?
-            if let value = object["spec"] {
-                guard let text = value.stringValue, !text.isEmpty else { throw FileError(path: path, reason: "\(at).spec: expected a spec id") }
-                spec = text
-            }
-            var count = 1
-            if let value = object["count"] {
-                guard let number = value.intValue, number >= 1 else {
-                    throw FileError(path: path, reason: "\(at).count: expected a whole number of at least 1")
+        do throws(JSONFieldError) {
+            for (index, entry) in entries.enumerated() {
+                let fields = try JSONFields(entry, path: "deliveries[\(index)]", allowed: ["token", "spec", "count"])
+                let token = try fields.requiredString("token")
+                // Present means given: `"spec": null` or `"count": null` is an error, not a default.
+                let spec = try fields.object["spec"] == nil ? nil : fields.requiredString("spec")
+                let count = try fields.object["count"] == nil ? 1 : fields.requiredInt("count", range: 1...Int.max)
+                let key = Self.normalized(token) + "\u{0}" + (spec ?? "")
+                guard seen.insert(key).inserted else {
+                    throw JSONFieldError(keyPath: fields.path, problem: "\(token) \(spec ?? "(any spec)") is listed twice; use count")
                 }
-                count = number
+                expected.append(Expected(token: token, spec: spec, count: count))
             }
-            let key = Self.normalized(token) + "\u{0}" + (spec ?? "")
-            guard seen.insert(key).inserted else {
-                throw FileError(path: path, reason: "\(at): \(token) \(spec ?? "(any spec)") is listed twice; use count")
-            }
-            expected.append(Expected(token: token, spec: spec, count: count))
+        } catch {
+            throw FileError(path: path, reason: error.description)
         }
         self.expected = expected
     }
@@ -115,12 +104,10 @@ extension DeliveryComparison {
     }
 
     /// One testcase, failing with every problem listed.
-    func junitTestcase(path: String) -> (xml: String, failed: Bool) {
-        var xml = "    <testcase classname=\"pushproof\" name=\"deliveries match \(XML.escape(path))\" assertions=\"\(expectedCount)\">\n"
-        if !passed {
-            xml += "      <failure message=\"\(missing.count) missing, \(unexpected.count) unexpected, \(repeated.count) repeated\" "
-                + "type=\"DeliveryMismatch\">\(XML.escape(problems.joined(separator: "\n")))</failure>\n"
-        }
-        return (xml + "    </testcase>\n", !passed)
+    func junitTestcase(path: String) -> JUnit.TestCase {
+        JUnit.TestCase(classname: "pushproof", name: "deliveries match \(path)", assertions: expectedCount,
+                       result: passed ? .passed : .failed(type: "DeliveryMismatch",
+                                                          message: "\(missing.count) missing, \(unexpected.count) unexpected, \(repeated.count) repeated",
+                                                          text: problems.joined(separator: "\n")))
     }
 }

@@ -172,8 +172,8 @@ struct DriveCommand: Subcommand {
     private static func double(_ arguments: ParsedArguments, _ name: String, range: ClosedRange<Double>) throws(UsageError) -> Double? {
         guard let text = arguments.value(name) else { return nil }
         guard let value = Double(text), value.isFinite, range.contains(value) else {
-            throw UsageError(message: "--\(name) takes a number from \(Figures.significant(range.lowerBound)) to "
-                             + "\(Figures.significant(range.upperBound)), not '\(text)'")
+            throw UsageError(message: "--\(name) takes a number from \(Format.significant(range.lowerBound)) to "
+                             + "\(Format.significant(range.upperBound)), not '\(text)'")
         }
         return value
     }
@@ -349,8 +349,8 @@ struct DriveCommand: Subcommand {
         var note = "token cleanup: \(s.tokensRemoved) pushes found their token gone, \(s.devicesDeleted) devices deleted from the store"
         if s.tokenRemovalErrors > 0 { note += ", \(s.tokenRemovalErrors) deletions failed" }
         if cleanup.count > 0 {
-            note += "; answer to deletion mean \(Figures.milliseconds(UInt64(cleanup.meanNanoseconds))) ms, "
-                + "max \(Figures.milliseconds(UInt64(cleanup.maxNanoseconds))) ms"
+            note += "; answer to deletion mean \(Format.milliseconds(UInt64(cleanup.meanNanoseconds))) ms, "
+                + "max \(Format.milliseconds(UInt64(cleanup.maxNanoseconds))) ms"
         }
         return note
     }

@@ -1,3 +1,4 @@
+import Clocks
 import Driver
 import Foundation
 import JSON
@@ -162,7 +163,7 @@ struct PlanCommand: Subcommand {
             var measurement = Measurement(setup: setup, pushesPerCall: 0)
             for round in 0...calls {
                 callNumber += 1
-                let started = monotonicNow()
+                let started = SystemClock.monotonicNanoseconds()
                 let pushes: [PushRequest]
                 do {
                     pushes = try workspace.ring(callID: "call-plan-\(callNumber)").filter { transports.contains($0.transport) }
@@ -202,8 +203,8 @@ struct PlanCommand: Subcommand {
     private func line(for m: Measurement, target: UInt64) -> String {
         let verdict = m.meets(withinNanoseconds: target) ? "meets" : "misses"
         var text = "\(m.setup.label): \(m.pushesPerCall) pushes a call, all rung in "
-            + "\(Figures.milliseconds(m.medianNanoseconds)) ms median, \(Figures.milliseconds(m.worstNanoseconds)) ms worst "
-            + "(\(Figures.significant(m.rate)) pushes/s) -> \(verdict) the target"
+            + "\(Format.milliseconds(m.medianNanoseconds)) ms median, \(Format.milliseconds(m.worstNanoseconds)) ms worst "
+            + "(\(Format.significant(m.rate)) pushes/s) -> \(verdict) the target"
         if m.undelivered > 0 { text += "; \(m.undelivered) pushes not delivered" }
         return text
     }
@@ -231,13 +232,13 @@ struct PlanCommand: Subcommand {
         func text(withinMilliseconds: Int) -> String {
             if let recommended {
                 return "plan: \(recommended.setup.label) per machine rings all \(recommended.pushesPerCall) phones within "
-                    + "\(withinMilliseconds) ms (worst call \(Figures.milliseconds(recommended.worstNanoseconds)) ms)"
+                    + "\(withinMilliseconds) ms (worst call \(Format.milliseconds(recommended.worstNanoseconds)) ms)"
             }
             guard let fastest, let machines else {
                 return "plan: no set-up delivered every push; no plan can be made from this run"
             }
             return "plan: no set-up rings all \(fastest.pushesPerCall) phones within \(withinMilliseconds) ms on this machine; "
-                + "the fastest, \(fastest.setup.label), reached \(Figures.significant(fastest.rate)) pushes/s, "
+                + "the fastest, \(fastest.setup.label), reached \(Format.significant(fastest.rate)) pushes/s, "
                 + "so \(machines) machines, each ringing an equal share of the group, would be needed"
         }
     }
@@ -274,27 +275,17 @@ struct PlanCommand: Subcommand {
     /// missing the target is an answer, not a failure), and one for the plan, which fails when
     /// no set-up meets the target, as the exit status does.
     private func junit(_ measurements: [Measurement], verdict: Verdict, target: UInt64) -> String {
-        var cases: [String] = []
-        for m in measurements {
-            let name = XML.escape("\(m.setup.label): \(m.pushesPerCall) phones")
-            let seconds = String(format: "%.3f", Double(m.worstNanoseconds) / 1e9)
-            let detail = XML.escape(line(for: m, target: target))
-            if m.undelivered > 0 {
-                cases.append(#"  <testcase classname="plan.setups" name="\#(name)" time="\#(seconds)"><failure type="undelivered" message="\#(detail)"/></testcase>"#)
-            } else {
-                cases.append(#"  <testcase classname="plan.setups" name="\#(name)" time="\#(seconds)"><system-out>\#(detail)</system-out></testcase>"#)
-            }
+        var cases: [JUnit.TestCase] = measurements.map { m in
+            let detail = line(for: m, target: target)
+            return JUnit.TestCase(classname: "plan.setups", name: "\(m.setup.label): \(m.pushesPerCall) phones",
+                                  time: Double(m.worstNanoseconds) / 1e9,
+                                  result: m.undelivered > 0 ? .failed(type: "undelivered", message: detail) : .passed,
+                                  systemOut: m.undelivered > 0 ? nil : detail)
         }
-        let planName = XML.escape("a set-up rings all phones of a \(members)-member group within \(withinMilliseconds) ms")
-        let planText = XML.escape(verdict.text(withinMilliseconds: withinMilliseconds))
-        if verdict.recommended != nil {
-            cases.append(#"  <testcase classname="plan" name="\#(planName)" time="0"><system-out>\#(planText)</system-out></testcase>"#)
-        } else {
-            cases.append(#"  <testcase classname="plan" name="\#(planName)" time="0"><failure type="capacity" message="\#(planText)"/></testcase>"#)
-        }
-        let failures = measurements.filter { $0.undelivered > 0 }.count + (verdict.recommended == nil ? 1 : 0)
-        return #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-            + #"<testsuite name="pushproof plan" tests="\#(cases.count)" failures="\#(failures)">"# + "\n"
-            + cases.joined(separator: "\n") + "\n</testsuite>\n"
+        let planText = verdict.text(withinMilliseconds: withinMilliseconds)
+        cases.append(JUnit.TestCase(classname: "plan", name: "a set-up rings all phones of a \(members)-member group within \(withinMilliseconds) ms",
+                                    time: 0, result: verdict.recommended != nil ? .passed : .failed(type: "capacity", message: planText),
+                                    systemOut: verdict.recommended != nil ? planText : nil))
+        return JUnit.document(name: "pushproof plan", suites: [JUnit.Suite(name: "pushproof plan", cases: cases)])
     }
 }

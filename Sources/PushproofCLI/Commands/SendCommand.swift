@@ -1,4 +1,6 @@
+import Clocks
 import Crypto
+import Driver
 import Foundation
 import JSON
 import PushModel
@@ -164,27 +166,27 @@ struct SendCommand: Subcommand {
 
     private func fanOuts(_ run: inout SendRun, store: any DeviceStore, projectID: String) async throws -> JSONObject {
         let app = AppConfig(iosBundleID: options.bundleID, fcmProjectID: projectID)
-        let setupStart = monotonicNow()
+        let setupStart = SystemClock.monotonicNanoseconds()
         let workspace = try GroupWorkspace(members: members, store: store, app: app)
         printNow("group of \(members): \(members * 3) devices registered in "
-                 + "\(Figures.milliseconds(monotonicNow() - setupStart)) ms (\(devicesPath ?? "in memory"))")
+                 + "\(Format.milliseconds(SystemClock.monotonicNanoseconds() - setupStart)) ms (\(devicesPath ?? "in memory"))")
         var roundsJSON: [JSONValue] = []
         var throughputs: [Double] = []
         for round in 1...rounds {
-            let started = monotonicNow()
+            let started = SystemClock.monotonicNanoseconds()
             var pushes = scenario == .ring
                 ? try workspace.ring(callID: "call-\(round)-\(started)")
                 : try workspace.message(id: "msg-\(round)-\(started)")
             if transports.count < 2 { pushes.removeAll { !transports.contains($0.transport) } }
-            let built = monotonicNow()
+            let built = SystemClock.monotonicNanoseconds()
             let step = await run.step(scenario == .ring ? "ring" : "message", pushes, startedAt: started).step
             let elapsed = Double(step.lastFinish &- started) / 1e9
             let throughput = elapsed > 0 ? Double(pushes.count) / elapsed : 0
             throughputs.append(throughput)
             let allLabel = scenario == .ring ? "time to ring all" : "time to notify all"
-            printNow("  \(pushes.count) pushes built in \(Figures.milliseconds(built - started)) ms; "
-                     + "\(Figures.significant(throughput)) pushes/s; \(allLabel) "
-                     + (step.lastDelivered > 0 ? "\(Figures.milliseconds(step.lastDelivered - started)) ms" : "n/a (none delivered)"))
+            printNow("  \(pushes.count) pushes built in \(Format.milliseconds(built - started)) ms; "
+                     + "\(Format.significant(throughput)) pushes/s; \(allLabel) "
+                     + (step.lastDelivered > 0 ? "\(Format.milliseconds(step.lastDelivered - started)) ms" : "n/a (none delivered)"))
             var entry = step.json
             entry["build_ms"] = .number(Double(built - started) / 1e6)
             entry["throughput_per_s"] = .number(throughput)
@@ -193,16 +195,16 @@ struct SendCommand: Subcommand {
             roundsJSON.append(.object(entry))
         }
         let median = throughputs.sorted()[throughputs.count / 2]
-        if rounds > 1 { printNow("median throughput over \(rounds) rounds: \(Figures.significant(median)) pushes/s") }
+        if rounds > 1 { printNow("median throughput over \(rounds) rounds: \(Format.significant(median)) pushes/s") }
         return ["members": .number(Double(members)), "rounds": .array(roundsJSON), "median_throughput_per_s": .number(median)]
     }
 
     /// Times rule evaluation plus payload building alone (issue 4: it must cost a small
     /// fraction of delivery). The workspace is set up once, untimed; one untimed round warms up.
     private func buildOnlyRun() -> JSONObject? {
-        let setupStart = monotonicNow()
+        let setupStart = SystemClock.monotonicNanoseconds()
         let workload = SenderWorkload(members: members)
-        let setup = monotonicNow() - setupStart
+        let setup = SystemClock.monotonicNanoseconds() - setupStart
         let isRing = scenario == .ring
         let build = { () throws -> [PushRequest] in isRing ? try workload.ringFanout() : try workload.messageFanout() }
         var perPush: [Double] = []
@@ -210,9 +212,9 @@ struct SendCommand: Subcommand {
         do {
             pushCount = try build().count
             for _ in 0..<rounds {
-                let start = monotonicNow()
+                let start = SystemClock.monotonicNanoseconds()
                 let pushes = try build()
-                let elapsed = monotonicNow() - start
+                let elapsed = SystemClock.monotonicNanoseconds() - start
                 perPush.append(Double(elapsed) / Double(max(1, pushes.count)))
             }
         } catch {
@@ -222,9 +224,9 @@ struct SendCommand: Subcommand {
         let sorted = perPush.sorted()
         let median = sorted[sorted.count / 2]
         printNow("build only: \(scenario.rawValue) fan-out of \(members) members = \(pushCount) pushes "
-                 + "(rules + payloads, nothing sent); workspace set-up \(Figures.milliseconds(setup)) ms")
-        printNow("  per push: median \(Figures.significant(median)) ns, best \(Figures.significant(sorted[0])) ns "
-                 + "over \(rounds) rounds = \(Figures.significant(1e9 / median)) pushes/s built")
+                 + "(rules + payloads, nothing sent); workspace set-up \(Format.milliseconds(setup)) ms")
+        printNow("  per push: median \(Format.significant(median)) ns, best \(Format.significant(sorted[0])) ns "
+                 + "over \(rounds) rounds = \(Format.significant(1e9 / median)) pushes/s built")
         return [
             "scenario": .string(scenario.rawValue), "build_only": true, "members": .number(Double(members)),
             "pushes": .number(Double(pushCount)), "rounds": .number(Double(rounds)),
@@ -426,9 +428,9 @@ struct SendRun {
     /// Delivers `pushes`, prints one line about them, and returns the step with its results.
     @discardableResult
     mutating func step(_ name: String, _ pushes: [PushRequest], startedAt: UInt64? = nil) async -> (step: Step, results: [TimedResult]) {
-        let start = startedAt ?? monotonicNow()
+        let start = startedAt ?? SystemClock.monotonicNanoseconds()
         let results = await dispatcher.deliverAll(pushes)
-        let end = monotonicNow()
+        let end = SystemClock.monotonicNanoseconds()
         var counts: [String: Int] = [:]
         var order: [String] = []
         var lastFinish = start, lastDelivered: UInt64 = 0
@@ -461,7 +463,7 @@ struct SendRun {
         let kinds = Array(Set(pushes.map(\.kind))).sorted().joined(separator: ", ")
         let summary = outcomes.isEmpty ? "" : ": " + outcomes.map { "\($0.count) \($0.key)" }.joined(separator: ", ")
         printNow("  \(name): \(pushes.count) push\(pushes.count == 1 ? "" : "es")"
-                 + (kinds.isEmpty ? "" : " (\(kinds))") + summary + " in \(Figures.milliseconds(end - start)) ms")
+                 + (kinds.isEmpty ? "" : " (\(kinds))") + summary + " in \(Format.milliseconds(end - start)) ms")
         return (step, results)
     }
 
@@ -502,18 +504,5 @@ struct SendRun {
 extension String {
     func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
-    }
-}
-
-/// Figures for people: milliseconds with 3 significant digits, and the like.
-enum Figures {
-    static func milliseconds(_ nanoseconds: UInt64) -> String { significant(Double(nanoseconds) / 1e6) }
-
-    static func significant(_ value: Double) -> String {
-        guard value.isFinite else { return "\(value)" }
-        let magnitude = abs(value)
-        if magnitude >= 1000 || magnitude == 0 { return String(Int(value.rounded())) }
-        let decimals = magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : magnitude >= 1 ? 2 : 3
-        return String(format: "%.\(decimals)f", value)
     }
 }

@@ -1,3 +1,4 @@
+import Clocks
 import Crypto
 import Foundation
 
@@ -27,7 +28,7 @@ struct TokenCommand: Subcommand {
     let issuedAt: Int
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        issuedAt = try arguments.int("issued-at", default: Int(Date().timeIntervalSince1970), range: 0...Int(Int32.max) * 2)
+        issuedAt = try arguments.int("issued-at", default: Int(SystemClock.wallClockSeconds()), range: 0...Int(Int32.max) * 2)
         switch arguments.positionals[0] {
         case "apns":
             guard let key = arguments.value("key"), let keyID = arguments.value("key-id"), let teamID = arguments.value("team-id") else {

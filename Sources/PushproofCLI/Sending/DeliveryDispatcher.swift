@@ -1,5 +1,6 @@
 // Pairs a PushDeliverer's outcomes with whoever waits for them, by ticket, so a waiter can
 // stop waiting (task cancellation) without leaving the deliverer's continuation hanging.
+import Clocks
 import Driver
 import Foundation
 import PushModel
@@ -40,7 +41,7 @@ final class DeliveryDispatcher: Sendable {
             let outcomes = deliverer.outcomes
             return Task { [weak self] in
                 for await result in outcomes {
-                    self?.complete(TimedResult(result: result, finishedAt: monotonicNow()), from: index)
+                    self?.complete(TimedResult(result: result, finishedAt: SystemClock.monotonicNanoseconds()), from: index)
                 }
             }
         }
@@ -217,11 +218,4 @@ private final class ResultWaiter: Sendable {
         }
         continuation?.resume(returning: value)
     }
-}
-
-/// Nanoseconds on the monotonic clock.
-func monotonicNow() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
 }

@@ -1,5 +1,6 @@
 // The delivery thread: sole owner of the CURLM handle and of every easy handle.
 import CCurl
+import Clocks
 import Foundation
 import PushModel
 
@@ -169,14 +170,14 @@ final class CurlLoop {
 
     private func pollTimeoutMilliseconds() -> Int32 {
         guard let next = retryQueue.last else { return 1000 }
-        let now = monotonicNanoseconds()
+        let now = SystemClock.monotonicNanoseconds()
         guard next.due > now else { return 0 }
         return Int32(min(1000, (next.due - now) / 1_000_000 + 1))
     }
 
     private func startDueRetries() {
         guard !retryQueue.isEmpty else { return }
-        let now = monotonicNanoseconds()
+        let now = SystemClock.monotonicNanoseconds()
         while let next = retryQueue.last, next.due <= now {
             retryQueue.removeLast()
             begin(next.job)
@@ -206,7 +207,7 @@ final class CurlLoop {
         let jwt: String
         do {
             let signedBefore = providerTokens?.signings ?? 0
-            guard let token = try providerTokens?.token(now: wallClockSeconds()) else {
+            guard let token = try providerTokens?.token(now: Int(SystemClock.wallClockSeconds())) else {
                 shared.finish(job, .failed(reason: "MissingAPNsCredentials", status: 0))
                 return
             }
@@ -244,13 +245,13 @@ final class CurlLoop {
     }
 
     private func beginFCM(_ job: DeliveryJob) {
-        switch accessTokens.state(now: wallClockSeconds()) {
+        switch accessTokens.state(now: Int(SystemClock.wallClockSeconds())) {
         case .fresh(let token):
             sendFCM(job, accessToken: token)
         case .refreshSoon(let token):
             sendFCM(job, accessToken: token)
             // Keep using the valid token; fetch the next one alongside, at most every 10 s after a failure.
-            if let failedAt = lastAccessTokenFailure, monotonicNanoseconds() - failedAt < 10_000_000_000 { return }
+            if let failedAt = lastAccessTokenFailure, SystemClock.monotonicNanoseconds() - failedAt < 10_000_000_000 { return }
             requestAccessToken()
         case .missing:
             waitingForAccessToken.append(job)
@@ -294,7 +295,7 @@ final class CurlLoop {
         let tokenURL = configuration.oauthTokenURL ?? source.tokenURI
         let assertion: String
         do {
-            assertion = try source.makeAssertion(audience: tokenURL, issuedAt: wallClockSeconds(), lifetime: 3600)
+            assertion = try source.makeAssertion(audience: tokenURL, issuedAt: Int(SystemClock.wallClockSeconds()), lifetime: 3600)
         } catch {
             failAccessTokenWaiters(verdict: .fail(reason: "OAuthAssertionFailed: \(error)", status: 0))
             return
@@ -422,7 +423,7 @@ final class CurlLoop {
         switch purpose {
         case .push(var job):
             job.attempts += 1
-            handle(verdict, for: job, answeredAt: monotonicNanoseconds())
+            handle(verdict, for: job, answeredAt: SystemClock.monotonicNanoseconds())
         case .accessToken:
             accessTokenRequestInFlight = false
             failAccessTokenWaiters(verdict: verdict)
@@ -438,7 +439,7 @@ final class CurlLoop {
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let result = message.pointee.data.result
-            let answeredAt = monotonicNanoseconds()
+            let answeredAt = SystemClock.monotonicNanoseconds()
             var privateData: UnsafeMutableRawPointer?
             _ = cshim_easy_getinfo_ptr(easy, CURLINFO_PRIVATE, &privateData)
             curl_multi_remove_handle(multi, easy)
@@ -517,7 +518,7 @@ final class CurlLoop {
     private func schedule(_ job: DeliveryJob, afterSeconds seconds: Double) {
         shared.metrics.retriesScheduled.add(1, ordering: .relaxed)
         let delay = UInt64(min(max(seconds, 0), 86_400) * 1_000_000_000)
-        let due = monotonicNanoseconds() + delay
+        let due = SystemClock.monotonicNanoseconds() + delay
         // Keep soonest last; retries are few, so a linear insert is fine.
         let index = retryQueue.firstIndex { $0.due <= due } ?? retryQueue.endIndex
         retryQueue.insert((due, job), at: index)
@@ -525,7 +526,7 @@ final class CurlLoop {
 
     private func handleAccessTokenAnswer(_ answer: CurlTransfer.Answer, status: Int) {
         if answer.transportError == nil, status == 200, let token = GatewayResponseBodies.oauthToken(answer.body) {
-            accessTokens.store(token.accessToken, expiresIn: token.expiresIn, now: wallClockSeconds())
+            accessTokens.store(token.accessToken, expiresIn: token.expiresIn, now: Int(SystemClock.wallClockSeconds()))
             lastAccessTokenFailure = nil
             shared.metrics.accessTokensFetched.add(1, ordering: .relaxed)
             let waiting = waitingForAccessToken
@@ -533,7 +534,7 @@ final class CurlLoop {
             for job in waiting { sendFCM(job, accessToken: token.accessToken) }
             return
         }
-        lastAccessTokenFailure = monotonicNanoseconds()
+        lastAccessTokenFailure = SystemClock.monotonicNanoseconds()
         let verdict: DeliveryVerdict
         if case .retry(let reason, _, _)? = answer.transportError {
             verdict = .retry(reason: "OAuthTokenUnavailable: " + reason, status: 0, retryAfter: nil)
@@ -551,7 +552,7 @@ final class CurlLoop {
     private func failAccessTokenWaiters(verdict: DeliveryVerdict) {
         let waiting = waitingForAccessToken
         waitingForAccessToken.removeAll()
-        let now = monotonicNanoseconds()
+        let now = SystemClock.monotonicNanoseconds()
         for var job in waiting {
             job.attempts += 1
             handle(verdict, for: job, answeredAt: now)

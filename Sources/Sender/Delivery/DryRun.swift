@@ -1,5 +1,6 @@
 // Local development without credentials: log the push, send nothing (Concierge seed:
 // "Without credentials, local dev logs each push instead of sending it").
+import CCurl
 import PushModel
 
 public enum DryRun {
@@ -42,38 +43,17 @@ public enum DryRun {
 
 /// Percent-encodes everything but RFC 3986 unreserved characters, so a token or project id
 /// cannot change the shape of the path. APNs tokens are hex and pass through unchanged.
+/// libcurl's curl_easy_escape does it (%XX, upper-case hex; the handle is unused since 7.82).
 func percentEncodedPathSegment(_ segment: String) -> String {
-    var needsEncoding = false
-    for byte in segment.utf8 where !isUnreserved(byte) {
-        needsEncoding = true
-        break
+    var segment = segment
+    return segment.withUTF8 { bytes in
+        guard !bytes.isEmpty else { return "" }
+        let escaped = bytes.withMemoryRebound(to: CChar.self) { curl_easy_escape(nil, $0.baseAddress, Int32(clamping: $0.count)) }
+        guard let escaped else { return "" }  // only when libcurl is out of memory
+        defer { curl_free(escaped) }
+        return String(cString: escaped)
     }
-    guard needsEncoding else { return segment }
-    let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(segment.utf8.count * 3)
-    for byte in segment.utf8 {
-        if isUnreserved(byte) {
-            bytes.append(byte)
-        } else {
-            bytes.append(UInt8(ascii: "%"))
-            bytes.append(hex[Int(byte >> 4)])
-            bytes.append(hex[Int(byte & 0x0F)])
-        }
-    }
-    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// application/x-www-form-urlencoded value encoding (space as %20 is accepted everywhere).
 func formEncoded(_ value: String) -> String { percentEncodedPathSegment(value) }
-
-private func isUnreserved(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-         UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-         UInt8(ascii: "_"), UInt8(ascii: "~"):
-        true
-    default:
-        false
-    }
-}

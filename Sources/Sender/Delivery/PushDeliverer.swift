@@ -1,5 +1,6 @@
 // The reference sender's transport: pushes in through a bounded queue, one libcurl multi
 // handle on one thread multiplexing them over HTTP/2, outcomes out through an AsyncStream.
+import Clocks
 import Dispatch
 import Foundation
 import PushModel
@@ -407,7 +408,7 @@ final class DeliveryShared: Sendable {
                 if try deviceStore.remove(token: job.push.device.token) {
                     metrics.devicesDeleted.add(1, ordering: .relaxed)
                 }
-                let elapsed = monotonicNanoseconds() &- answeredAtNanoseconds
+                let elapsed = SystemClock.monotonicNanoseconds() &- answeredAtNanoseconds
                 metrics.tokenCleanupLatency.record(nanoseconds: Int(clamping: elapsed))
                 finish(job, .tokenRemoved(reason: reason))
             } catch {
@@ -416,16 +417,4 @@ final class DeliveryShared: Sendable {
             }
         }
     }
-}
-
-/// Nanoseconds on the monotonic clock: for delays and latencies, never for token times.
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
-}
-
-/// Seconds since the epoch: JWT `iat` and access-token expiry.
-func wallClockSeconds() -> Int {
-    Int(time(nil))
 }

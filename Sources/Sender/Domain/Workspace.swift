@@ -1,6 +1,7 @@
 // Workspace settings and app configuration for the poolse rules.
 // Source: poolse seed ("Push payloads"), every setting named there.
 #if canImport(Glibc)
+import Clocks
 import Glibc
 #elseif canImport(Musl)
 import Musl
@@ -78,11 +79,7 @@ public struct PushClock: Sendable {
 
     /// The wall clock.
     public static var system: PushClock {
-        PushClock {
-            var spec = timespec()
-            clock_gettime(CLOCK_REALTIME, &spec)
-            return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
-        }
+        PushClock { SystemClock.wallClockMilliseconds() }
     }
 
     public var nowMilliseconds: Int64 { readMilliseconds() }
