@@ -49,21 +49,31 @@ public struct ObservedExchange: Sendable {
 /// Keeps every exchange in memory (a scenario is small), and, with `--record`, hands it on
 /// to the recorder too.
 final class ExchangeLog: GatewayObserver {
-    private let exchanges = Mutex<[ObservedExchange]>([])
+    private struct State {
+        var exchanges: [ObservedExchange] = []
+        /// Pushes (APNs, FCM) the gateway accepted so far: what `settle` polls.
+        var acceptedPushes = 0
+    }
+    private let state = Mutex(State())
 
     func observe(_ exchange: GatewayExchange) {
-        exchanges.withLock { list in
-            list.append(ObservedExchange(
-                sequence: list.count + 1, route: exchange.route.rawValue, path: exchange.request.path,
+        state.withLock { state in
+            let observed = ObservedExchange(
+                sequence: state.exchanges.count + 1, route: exchange.route.rawValue, path: exchange.request.path,
                 headers: exchange.request.headers.map { ($0.name, $0.value) }, body: exchange.request.body,
-                status: exchange.response.status, reason: exchange.reason, fault: exchange.fault, verdict: exchange.verdict))
+                status: exchange.response.status, reason: exchange.reason, fault: exchange.fault, verdict: exchange.verdict)
+            if observed.isPush, observed.accepted { state.acceptedPushes += 1 }
+            state.exchanges.append(observed)
         }
     }
 
-    var count: Int { exchanges.withLock { $0.count } }
+    var count: Int { state.withLock { $0.exchanges.count } }
+    var acceptedPushes: Int { state.withLock { $0.acceptedPushes } }
+    /// Both counters under one lock, so they agree.
+    var counts: (exchanges: Int, acceptedPushes: Int) { state.withLock { ($0.exchanges.count, $0.acceptedPushes) } }
 
     func exchanges(from start: Int) -> [ObservedExchange] {
-        exchanges.withLock { Array($0[min(start, $0.count)...]) }
+        state.withLock { Array($0.exchanges[min(start, $0.exchanges.count)...]) }
     }
 }
 

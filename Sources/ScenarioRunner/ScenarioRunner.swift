@@ -16,6 +16,8 @@ public struct ScenarioReport: Sendable {
     public var events: [EventVerdict]
     /// A problem that stopped the scenario (the sender failed), if any.
     public var aborted: String?
+    /// Where the run's time went.
+    public var timing = RunTiming()
 
     public var passed: Bool { aborted == nil && events.allSatisfy(\.passed) }
 
@@ -26,6 +28,31 @@ public struct ScenarioReport: Sendable {
         return rules.map { rule in
             (rule, events.flatMap { event in event.problems.filter { $0.cleanupRule == rule }.map { (event.index, $0) } })
         }
+    }
+}
+
+/// Where one scenario's wall time went, so a report can show that judging stays a small
+/// share of a large run (Benchmarks/run-scenario.sh).
+public struct RunTiming: Sendable {
+    /// From the gateway's start to the sender's teardown.
+    public var total: Duration = .zero
+    /// Inside the sender's `handle` (deciding and delivering).
+    public var sending: Duration = .zero
+    /// Waiting for the gateway to settle after the sender returned.
+    public var settling: Duration = .zero
+    /// The runner's own work per event: the reference rules' decision (the oracle), reading the
+    /// event's exchanges, matching them with the expectation, the verdicts, the cleanup state
+    /// and the store comparison.
+    public var judging: Duration = .zero
+    public init() {}
+
+    /// `judging` as a share of `total` (0 when nothing was timed).
+    public var judgingShare: Double {
+        total == .zero ? 0 : Self.seconds(judging) / Self.seconds(total)
+    }
+
+    public static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
 
@@ -46,11 +73,26 @@ public enum ScenarioRunner {
         let bundleID = scenario.bundleID ?? config?["bundle_ids"]?[0]?.stringValue ?? "com.example.loop"
         let fcmProject = scenario.fcmProject ?? config?["fcm_project"]?.stringValue ?? "\(scenario.product.rawValue)-example"
 
+        let clock = ContinuousClock()
+        let started = clock.now
+        // Every device once, by id and by comparable token: a generated population has tens
+        // of thousands, and `Scenario.device(_:)` scans them all.
+        var tokenOfDevice: [String: String] = [:]
+        var names: [String: String] = [:]
+        var tokenOfComparable: [String: String] = [:]
+        for (person, device) in scenario.devices {
+            let key = AddressedDevice.comparable(device.token)
+            tokenOfDevice[device.id] = device.token
+            names[key] = "\(person.id)/\(device.id)"
+            tokenOfComparable[key] = device.token
+        }
+        let deviceName = { (token: String) -> String in names[AddressedDevice.comparable(token)] ?? token }
+
         // Token states at the start; the runner keeps its own copy to name answers.
         var states: [String: TokenState] = [:]
         var tokens = TokenConfiguration()
         for (deviceID, state) in scenario.tokenStates {
-            guard let token = scenario.device(deviceID)?.token else { continue }
+            guard let token = tokenOfDevice[deviceID] else { continue }
             states[AddressedDevice.comparable(token)] = state
             switch state {
             case .valid: tokens.valid.append(token)
@@ -64,14 +106,6 @@ public enum ScenarioRunner {
                                           faults: scenario.faults, recordFile: record)
         defer { gateway.stop() }
 
-        var names: [String: String] = [:]
-        var owner: [String: String] = [:]
-        for (person, device) in scenario.devices {
-            names[AddressedDevice.comparable(device.token)] = "\(person.id)/\(device.id)"
-            owner[device.id] = person.id
-        }
-        let deviceName = { (token: String) -> String in names[AddressedDevice.comparable(token)] ?? token }
-
         let oracleName = scenario.expectations == nil ? "reference rules" : "expect"
         var report = ScenarioReport(name: scenario.name, description: scenario.description, sender: sender.name, oracle: oracleName,
                                     events: [])
@@ -82,24 +116,30 @@ public enum ScenarioRunner {
             await sender.tearDown()
             return report
         }
+        var judging = Duration.zero
+        var mark = clock.now
         let oracle = ReferenceWorld(scenario: scenario, bundleID: bundleID, fcmProject: fcmProject)
         var cleanup = CleanupState()
         // Devices the sender should hold: registered, not unregistered, not answered dead.
         var live = Set(scenario.people.flatMap { $0.devices.map { AddressedDevice.comparable($0.token) } })
+        var removedFromOracle: Set<String> = []
         var nowMs = scenario.startMs
+        judging += clock.now - mark
 
         for (index, event) in scenario.events.enumerated() {
+            mark = clock.now
             if let at = event.atMs { nowMs = scenario.startMs + at }
             switch event.kind {
             case .gatewayToken(let deviceID, let state):
-                let token = scenario.device(deviceID)!.token
+                let token = tokenOfDevice[deviceID]!
                 gateway.setToken(token, state, nowMs: nowMs)
                 states[AddressedDevice.comparable(token)] = state
             case .deviceRegistered(_, let device, _):
                 cleanup.registered(device.token)
                 live.insert(AddressedDevice.comparable(device.token))
+                removedFromOracle.remove(AddressedDevice.comparable(device.token))
             case .deviceUnregistered(let deviceID):
-                live.remove(AddressedDevice.comparable(scenario.device(deviceID)!.token))
+                live.remove(AddressedDevice.comparable(tokenOfDevice[deviceID]!))
             default:
                 break
             }
@@ -112,7 +152,8 @@ public enum ScenarioRunner {
                 let entry = expectations.first { $0.event == index }
                 source = entry?.source
                 expected = (entry?.deliveries ?? []).map { delivery in
-                    ExpectedPush(device: delivery.device, token: scenario.device(delivery.device)!.token, spec: delivery.spec,
+                    let token = tokenOfDevice[delivery.device]!
+                    return ExpectedPush(device: deviceName(token), token: token, spec: delivery.spec,
                                  fields: delivery.fields, source: delivery.source)
                 }
             } else {
@@ -120,11 +161,13 @@ public enum ScenarioRunner {
                     let token = AddressedDevice.comparable(push.device.token)
                     if let state = states[token], state != .valid { return nil }
                     let name = names[token] ?? push.device.token
-                    return ExpectedPush(device: String(name.split(separator: "/").last ?? ""), token: push.device.token,
-                                        spec: push.kind + "." + push.transport.rawValue)
+                    return ExpectedPush(device: name, token: push.device.token, spec: push.kind + "." + push.transport.rawValue)
                 }
             }
             let start = gateway.log.count
+            let acceptedBefore = gateway.log.acceptedPushes
+            judging += clock.now - mark
+            mark = clock.now
             do {
                 try await sender.handle(event, index: index)
             } catch {
@@ -133,43 +176,53 @@ public enum ScenarioRunner {
                 report.aborted = "event \(index): \(error)"
                 break
             }
-            await settle(gateway.log, from: start, expectedCount: expected.count, options: options)
+            report.timing.sending += clock.now - mark
+            mark = clock.now
+            await settle(gateway.log, acceptedBefore: acceptedBefore, expectedCount: expected.count, options: options)
+            report.timing.settling += clock.now - mark
+            mark = clock.now
             let exchanges = gateway.log.exchanges(from: start)
             var verdict = EventJudge.judge(index: index, type: event.type, oracle: oracleName, source: source, expected: expected,
                                            exchanges: exchanges, cleanup: cleanup, deviceName: deviceName)
             let badTokens = Set(states.filter { $0.value == .bad }.map(\.key))
             cleanup.absorb(exchanges, event: index, badTokens: badTokens)
             // The oracle forgets dead devices as a sender should; the store comparison too.
-            for token in cleanup.dead.keys {
-                if let device = oracle.store.allDevices().first(where: { AddressedDevice.comparable($0.token) == token }) {
-                    oracle.store.remove(token: device.token)
-                }
+            for (token, death) in cleanup.dead where !removedFromOracle.contains(token) {
+                if let device = tokenOfComparable[token] { oracle.store.remove(token: device) }
+                removedFromOracle.insert(token)
                 live.remove(token)
+                verdict.tokensDied.append((deviceName(token), death.answer))
             }
+            verdict.tokensDied.sort { $0.device < $1.device }
+            judging += clock.now - mark
             if let listed = await sender.devices() {
+                mark = clock.now
                 verdict.problems += EventJudge.compareStore(listed: listed, live: live, dead: Set(cleanup.dead.keys), deviceName: deviceName)
+                judging += clock.now - mark
             }
             report.events.append(verdict)
         }
         await sender.tearDown()
+        report.timing.judging = judging
+        report.timing.total = clock.now - started
         return report
     }
 
     /// Waits until the event's pushes are answered: the expected number accepted and no new
-    /// request for the settle time, or the event timeout.
-    static func settle(_ log: ExchangeLog, from start: Int, expectedCount: Int, options: RunOptions) async {
+    /// request for the settle time, or the event timeout. Polls the log's counters, never its
+    /// exchanges, so a 20,000-push event costs nothing to wait on.
+    static func settle(_ log: ExchangeLog, acceptedBefore: Int, expectedCount: Int, options: RunOptions) async {
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(options.eventTimeoutMilliseconds)
         var lastCount = -1
         var quietSince = clock.now
         while clock.now < deadline {
-            let exchanges = log.exchanges(from: start)
-            if exchanges.count != lastCount {
-                lastCount = exchanges.count
+            let (count, accepted) = log.counts
+            if count != lastCount {
+                lastCount = count
                 quietSince = clock.now
             }
-            let accepted = exchanges.filter { $0.isPush && $0.accepted }.count
-            if accepted >= expectedCount, clock.now - quietSince >= .milliseconds(options.settleMilliseconds) { return }
+            if accepted - acceptedBefore >= expectedCount, clock.now - quietSince >= .milliseconds(options.settleMilliseconds) { return }
             try? await Task.sleep(for: .milliseconds(5))
         }
     }

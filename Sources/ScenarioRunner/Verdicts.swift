@@ -6,6 +6,7 @@ import PushModel
 
 /// A delivery one event must cause, with the device resolved to its token.
 public struct ExpectedPush: Sendable {
+    /// As reports name devices: `<person>/<device>`, the same as a delivered push.
     public var device: String
     public var token: String
     public var spec: String
@@ -135,6 +136,8 @@ public struct EventVerdict: Sendable {
     /// Accepted pushes: device (id or token), spec, request sequence.
     public var delivered: [(device: String, spec: String?, sequence: Int)]
     public var problems: [Problem]
+    /// Devices whose token this event's answers made dead (gone or bad), for the cleanup timeline.
+    public var tokensDied: [(device: String, answer: AnswerClass)] = []
 
     public var passed: Bool { problems.isEmpty }
 }

@@ -21,7 +21,9 @@ struct RunCommand: Subcommand {
             .value("event-timeout-ms", "MS", "The longest an event may take to reach its expected count.", default: "10000"),
             .value("json", "FILE", "Also write the report as JSON."),
             .value("junit", "FILE", "Also write a JUnit file: a testcase per event and per token-cleanup rule."),
+            .value("html", "FILE", "Also write a self-contained HTML report: the per-event table and a token-cleanup timeline."),
             .value("record", "FILE", "Keep the gateway's recording (for pushproof check and show)."),
+            .flag("timing", "Print where each scenario's time went: sending, settling, judging (also in --json as timing)."),
             .flag("quiet", "Print only failures and the summary."),
         ],
         discussion: """
@@ -41,7 +43,9 @@ struct RunCommand: Subcommand {
     let options: RunOptions
     let jsonPath: String?
     let junitPath: String?
+    let htmlPath: String?
     let recordPath: String?
+    let timing: Bool
     let quiet: Bool
 
     init(_ arguments: ParsedArguments) throws {
@@ -57,7 +61,9 @@ struct RunCommand: Subcommand {
         self.options = options
         jsonPath = arguments.value("json")
         junitPath = arguments.value("junit")
+        htmlPath = arguments.value("html")
         recordPath = arguments.value("record")
+        timing = arguments.has("timing")
         quiet = arguments.has("quiet")
     }
 
@@ -122,6 +128,7 @@ struct RunCommand: Subcommand {
             do {
                 let report = try await ScenarioRunner.run(scenario, judge: judge, sender: ReferenceSender(), options: options, record: record)
                 print(RunReportText.text(report, quiet: quiet), terminator: "")
+                if timing { print(RunReportText.timing(report)) }
                 reports.append(report)
             } catch {
                 printError("pushproof run: \(scenario.name): \(error)")
@@ -138,6 +145,7 @@ struct RunCommand: Subcommand {
         var files = ReportFiles(command: "run")
         files.write(jsonPath, RunReportText.json(reports).serialized() + "\n")
         files.write(junitPath, RunReportText.junit(reports))
+        files.write(htmlPath, RunReportHTML.html(reports))
         if files.failed { return ExitCode.ioError }
         return failed.isEmpty ? ExitCode.success : ExitCode.failure
     }
@@ -164,6 +172,25 @@ enum RunReportText {
         return out
     }
 
+    /// One line: pushes accepted per second of the whole run, and each phase's share of it.
+    static func timing(_ report: ScenarioReport) -> String {
+        let t = report.timing
+        let total = RunTiming.seconds(t.total)
+        let pushes = report.events.reduce(0) { $0 + $1.delivered.count }
+        func share(_ d: Duration) -> String { String(format: "%.1f%%", total > 0 ? 100 * RunTiming.seconds(d) / total : 0) }
+        return String(format: "  timing: %.3fs total, %d pushes accepted (%.0f/s); ", total, pushes, total > 0 ? Double(pushes) / total : 0)
+            + "sending \(share(t.sending)), settling \(share(t.settling)), judging \(share(t.judging))"
+            + String(format: " (%.3fs)", RunTiming.seconds(t.judging))
+    }
+
+    static func timingJSON(_ timing: RunTiming) -> JSONValue {
+        .object([
+            "total_s": .number(RunTiming.seconds(timing.total)), "sending_s": .number(RunTiming.seconds(timing.sending)),
+            "settling_s": .number(RunTiming.seconds(timing.settling)), "judging_s": .number(RunTiming.seconds(timing.judging)),
+            "judging_share": .number(timing.judgingShare),
+        ])
+    }
+
     static func json(_ reports: [ScenarioReport]) -> JSONValue {
         .object([
             "passed": .bool(reports.allSatisfy(\.passed)),
@@ -171,6 +198,7 @@ enum RunReportText {
                 .object([
                     "name": .string(report.name), "passed": .bool(report.passed), "sender": .string(report.sender),
                     "oracle": .string(report.oracle), "aborted": report.aborted.map(JSONValue.string) ?? .null,
+                    "timing": timingJSON(report.timing),
                     "events": .array(report.events.map { event in
                         .object([
                             "index": .number(Double(event.index)), "type": .string(event.type), "passed": .bool(event.passed),
