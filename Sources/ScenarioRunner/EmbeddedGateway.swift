@@ -26,9 +26,19 @@ public struct ObservedExchange: Sendable {
     public var fault: String?
     /// The spec verdict as recorded (`spec`, `ok`, `violations`).
     public var verdict: JSONValue?
+    /// The device token a push went to (APNs: the path; FCM: `message.token` in the body).
+    /// Read once: an FCM body is parsed for it, and the verdicts ask several times per push.
+    public internal(set) var token: String?
 
     public init(sequence: Int, route: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8],
                 status: Int, reason: String? = nil, fault: String? = nil, verdict: JSONValue? = nil) {
+        self.init(sequence: sequence, route: route, path: path, headers: headers, body: body, status: status, reason: reason,
+                  fault: fault, verdict: verdict, readingToken: true)
+    }
+
+    /// `readingToken: false` leaves `token` nil, for `ExchangeLog` to fill in off the event loop.
+    init(sequence: Int, route: String, path: String, headers: [(name: String, value: String)], body: [UInt8],
+         status: Int, reason: String?, fault: String?, verdict: JSONValue?, readingToken: Bool) {
         self.sequence = sequence
         self.route = route
         self.path = path
@@ -38,10 +48,12 @@ public struct ObservedExchange: Sendable {
         self.reason = reason
         self.fault = fault
         self.verdict = verdict
+        if readingToken { readToken() }
     }
 
+    mutating func readToken() { token = AddressedDevice.token(route: route, path: path, body: body) }
+
     public var isPush: Bool { route == "apns" || route == "fcm" }
-    public var token: String? { AddressedDevice.token(route: route, path: path, body: body) }
     public var accepted: Bool { (200..<300).contains(status) }
     public var specID: String? { verdict?["spec"]?.stringValue }
 }
@@ -61,7 +73,8 @@ final class ExchangeLog: GatewayObserver {
             let observed = ObservedExchange(
                 sequence: state.exchanges.count + 1, route: exchange.route.rawValue, path: exchange.request.path,
                 headers: exchange.request.headers.map { ($0.name, $0.value) }, body: exchange.request.body,
-                status: exchange.response.status, reason: exchange.reason, fault: exchange.fault, verdict: exchange.verdict)
+                status: exchange.response.status, reason: exchange.reason, fault: exchange.fault, verdict: exchange.verdict,
+                readingToken: false)
             if observed.isPush, observed.accepted { state.acceptedPushes += 1 }
             state.exchanges.append(observed)
         }
@@ -72,8 +85,12 @@ final class ExchangeLog: GatewayObserver {
     /// Both counters under one lock, so they agree.
     var counts: (exchanges: Int, acceptedPushes: Int) { state.withLock { ($0.exchanges.count, $0.acceptedPushes) } }
 
+    /// The exchanges from index `start` on, each with its token read (on the caller's thread,
+    /// not the gateway's event loop, which only appends).
     func exchanges(from start: Int) -> [ObservedExchange] {
-        state.withLock { Array($0.exchanges[min(start, $0.exchanges.count)...]) }
+        var list = state.withLock { Array($0.exchanges[min(start, $0.exchanges.count)...]) }
+        for index in list.indices { list[index].readToken() }
+        return list
     }
 }
 

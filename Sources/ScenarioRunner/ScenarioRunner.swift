@@ -40,10 +40,12 @@ public struct RunTiming: Sendable {
     public var sending: Duration = .zero
     /// Waiting for the gateway to settle after the sender returned.
     public var settling: Duration = .zero
-    /// The runner's own work per event: the reference rules' decision (the oracle), reading the
-    /// event's exchanges, matching them with the expectation, the verdicts, the cleanup state
-    /// and the store comparison.
+    /// The runner's own work per event: reading the event's exchanges, matching them with the
+    /// expectation, the verdicts, the cleanup state and the store comparison.
     public var judging: Duration = .zero
+    /// The reference rules deciding each event's pushes: the oracle without `expect`, and the
+    /// world kept in step with one (a second copy of the reference sender's own deciding).
+    public var oracle: Duration = .zero
     public init() {}
 
     /// `judging` as a share of `total` (0 when nothing was timed).
@@ -116,9 +118,11 @@ public enum ScenarioRunner {
             await sender.tearDown()
             return report
         }
-        var judging = Duration.zero
         var mark = clock.now
         let oracle = ReferenceWorld(scenario: scenario, bundleID: bundleID, fcmProject: fcmProject)
+        report.timing.oracle += clock.now - mark
+        var judging = Duration.zero
+        mark = clock.now
         var cleanup = CleanupState()
         // Devices the sender should hold: registered, not unregistered, not answered dead.
         var live = Set(scenario.people.flatMap { $0.devices.map { AddressedDevice.comparable($0.token) } })
@@ -147,7 +151,11 @@ public enum ScenarioRunner {
             // pushes to tokens the gateway answers as dead (those reach nobody).
             var expected: [ExpectedPush] = []
             var source: String?
+            judging += clock.now - mark
+            mark = clock.now
             let decided = (try? oracle.decide(event)) ?? []
+            report.timing.oracle += clock.now - mark
+            mark = clock.now
             if let expectations = scenario.expectations {
                 let entry = expectations.first { $0.event == index }
                 source = entry?.source

@@ -179,14 +179,15 @@ enum RunReportText {
         let pushes = report.events.reduce(0) { $0 + $1.delivered.count }
         func share(_ d: Duration) -> String { String(format: "%.1f%%", total > 0 ? 100 * RunTiming.seconds(d) / total : 0) }
         return String(format: "  timing: %.3fs total, %d pushes accepted (%.0f/s); ", total, pushes, total > 0 ? Double(pushes) / total : 0)
-            + "sending \(share(t.sending)), settling \(share(t.settling)), judging \(share(t.judging))"
+            + "sending \(share(t.sending)), settling \(share(t.settling)), oracle \(share(t.oracle)), judging \(share(t.judging))"
             + String(format: " (%.3fs)", RunTiming.seconds(t.judging))
     }
 
     static func timingJSON(_ timing: RunTiming) -> JSONValue {
         .object([
             "total_s": .number(RunTiming.seconds(timing.total)), "sending_s": .number(RunTiming.seconds(timing.sending)),
-            "settling_s": .number(RunTiming.seconds(timing.settling)), "judging_s": .number(RunTiming.seconds(timing.judging)),
+            "settling_s": .number(RunTiming.seconds(timing.settling)), "oracle_s": .number(RunTiming.seconds(timing.oracle)),
+            "judging_s": .number(RunTiming.seconds(timing.judging)),
             "judging_share": .number(timing.judgingShare),
         ])
     }
