@@ -30,8 +30,8 @@ t = scenario["timing"]
 pushes = sum(len(e["delivered"]) for e in scenario["events"])
 share = lambda key: "%.1f%%" % (100 * t[key] / t["total_s"])
 # What the pushes beyond the previous size cost in peak RSS (the first row: over an empty process).
-extra = (rss - previous_rss) / (pushes - previous_pushes)
-print("%8s %8d %8.2f %9.0f %8s %8s %7s %8s %7.1f %13.2f|%d %d" % (
+extra = "%.2f" % ((rss - previous_rss) / (pushes - previous_pushes)) if pushes > previous_pushes else "-"
+print("%8s %8d %8.2f %9.0f %8s %8s %7s %8s %7.1f %13s|%d %d" % (
     members, pushes, t["total_s"], pushes / t["total_s"], share("sending_s"), share("settling_s"), share("oracle_s"),
     share("judging_s"), rss / 1024, extra, pushes, rss))
 PY
