@@ -96,11 +96,11 @@ final class ExchangeLog: GatewayObserver {
 
 public struct GatewayStartError: Error, Sendable, CustomStringConvertible {
     public var description: String
-    init(_ description: String) { self.description = description }
+    public init(_ description: String) { self.description = description }
 }
 
 /// A running embedded gateway. `stop()` shuts it down and removes its credential files.
-final class EmbeddedGateway: Sendable {
+final class EmbeddedGateway: ScenarioGateway {
     let access: GatewayAccess
     let log: ExchangeLog
     let gateway: MockGateway
@@ -110,6 +110,23 @@ final class EmbeddedGateway: Sendable {
 
     static let keyID = "SCENARIO01"
     static let teamID = "PUSHPROOF1"
+
+    /// Starts with the scenario's token states and faults (`opening.faults`, in serve's
+    /// configuration shape).
+    convenience init(judge: SpecJudge, opening: GatewayOpening, recordFile: RecordFile?) throws(GatewayStartError) {
+        var tokens = TokenConfiguration()
+        for (token, state) in opening.tokens {
+            switch state {
+            case .valid: tokens.valid.append(token)
+            case .gone(let since): tokens.gone.append((token, UInt64(since ?? opening.startMs)))
+            case .expired: tokens.expired.append((token, UInt64(opening.startMs)))
+            case .bad: tokens.bad.append(token)
+            case .otherSender: tokens.otherSender.append(token)
+            }
+        }
+        try self.init(judge: judge, bundleIDs: [opening.bundleID], fcmProject: opening.fcmProject, tokens: tokens,
+                      faults: opening.faults, recordFile: recordFile)
+    }
 
     /// `faults`: the scenario's `gateway.faults`, in serve's configuration shape.
     init(judge: SpecJudge, bundleIDs: [String], fcmProject: String, tokens: TokenConfiguration, faults: JSONValue?,
@@ -184,6 +201,33 @@ final class EmbeddedGateway: Sendable {
     func setToken(_ token: String, _ state: TokenState, nowMs: Int64) {
         gateway.tokens.set(token, to: Self.registryState(state, nowMs: nowMs))
     }
+
+    func mark() -> GatewayMark {
+        let (count, accepted) = log.counts
+        return GatewayMark(position: count, acceptedPushes: accepted)
+    }
+
+    /// Polls the log's counters, never its exchanges, so a 20,000-push event costs nothing to
+    /// wait on.
+    func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) async {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(options.eventTimeoutMilliseconds)
+        var lastCount = -1
+        var quietSince = clock.now
+        while clock.now < deadline {
+            let (count, accepted) = log.counts
+            if count != lastCount {
+                lastCount = count
+                quietSince = clock.now
+            }
+            if accepted - mark.acceptedPushes >= expectedAccepted, clock.now - quietSince >= .milliseconds(options.settleMilliseconds) {
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    func exchanges(after mark: GatewayMark) -> [ObservedExchange] { log.exchanges(from: mark.position) }
 
     static func registryState(_ state: TokenState, nowMs: Int64) -> DeviceTokenState {
         switch state {

@@ -71,6 +71,17 @@ public enum ScenarioRunner {
     /// gateway cannot be started.
     public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: RunOptions = RunOptions(),
                            record: RecordFile? = nil) async throws(GatewayStartError) -> ScenarioReport {
+        try await run(scenario, judge: judge, sender: sender, options: options) { opening throws(GatewayStartError) in
+            try EmbeddedGateway(judge: judge, opening: opening, recordFile: record)
+        }
+    }
+
+    /// Runs one scenario against the gateway `open` gives (the embedded one, or a `pushproof
+    /// serve` driven through its control API). `judge` gives the products' bundle ids and FCM
+    /// projects; the gateway judges the pushes.
+    public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: RunOptions = RunOptions(),
+                           open: (GatewayOpening) async throws(GatewayStartError) -> any ScenarioGateway)
+        async throws(GatewayStartError) -> ScenarioReport {
         let config = judge.specs.config[scenario.product.rawValue]
         let bundleID = scenario.bundleID ?? config?["bundle_ids"]?[0]?.stringValue ?? "com.example.loop"
         let fcmProject = scenario.fcmProject ?? config?["fcm_project"]?.stringValue ?? "\(scenario.product.rawValue)-example"
@@ -92,20 +103,14 @@ public enum ScenarioRunner {
 
         // Token states at the start; the runner keeps its own copy to name answers.
         var states: [String: TokenState] = [:]
-        var tokens = TokenConfiguration()
+        var opening = GatewayOpening(bundleID: bundleID, fcmProject: fcmProject, tokens: [], faults: scenario.faults,
+                                     startMs: scenario.startMs)
         for (deviceID, state) in scenario.tokenStates {
             guard let token = tokenOfDevice[deviceID] else { continue }
             states[AddressedDevice.comparable(token)] = state
-            switch state {
-            case .valid: tokens.valid.append(token)
-            case .gone(let since): tokens.gone.append((token, UInt64(since ?? scenario.startMs)))
-            case .expired: tokens.expired.append((token, UInt64(scenario.startMs)))
-            case .bad: tokens.bad.append(token)
-            case .otherSender: tokens.otherSender.append(token)
-            }
+            opening.tokens.append((token, state))
         }
-        let gateway = try EmbeddedGateway(judge: judge, bundleIDs: [bundleID], fcmProject: fcmProject, tokens: tokens,
-                                          faults: scenario.faults, recordFile: record)
+        let gateway = try await open(opening)
         defer { gateway.stop() }
 
         let oracleName = scenario.expectations == nil ? "reference rules" : "expect"
@@ -130,13 +135,18 @@ public enum ScenarioRunner {
         var nowMs = scenario.startMs
         judging += clock.now - mark
 
-        for (index, event) in scenario.events.enumerated() {
+        events: for (index, event) in scenario.events.enumerated() {
             mark = clock.now
             if let at = event.atMs { nowMs = scenario.startMs + at }
             switch event.kind {
             case .gatewayToken(let deviceID, let state):
                 let token = tokenOfDevice[deviceID]!
-                gateway.setToken(token, state, nowMs: nowMs)
+                do {
+                    try await gateway.setToken(token, state, nowMs: nowMs)
+                } catch {
+                    report.aborted = "event \(index): \(error)"
+                    break events
+                }
                 states[AddressedDevice.comparable(token)] = state
             case .deviceRegistered(_, let device, _):
                 cleanup.registered(device.token)
@@ -172,8 +182,13 @@ public enum ScenarioRunner {
                     return ExpectedPush(device: name, token: push.device.token, spec: push.kind + "." + push.transport.rawValue)
                 }
             }
-            let start = gateway.log.count
-            let acceptedBefore = gateway.log.acceptedPushes
+            let start: GatewayMark
+            do {
+                start = try await gateway.mark()
+            } catch {
+                report.aborted = "event \(index): \(error)"
+                break events
+            }
             judging += clock.now - mark
             mark = clock.now
             do {
@@ -182,14 +197,20 @@ public enum ScenarioRunner {
                 report.events.append(EventVerdict(index: index, type: event.type, oracle: oracleName, source: source, expected: expected,
                                                   delivered: [], problems: [Problem(.sender, "the sender failed: \(error)")]))
                 report.aborted = "event \(index): \(error)"
-                break
+                break events
             }
             report.timing.sending += clock.now - mark
             mark = clock.now
-            await settle(gateway.log, acceptedBefore: acceptedBefore, expectedCount: expected.count, options: options)
-            report.timing.settling += clock.now - mark
-            mark = clock.now
-            let exchanges = gateway.log.exchanges(from: start)
+            let exchanges: [ObservedExchange]
+            do {
+                try await gateway.settle(after: start, expectedAccepted: expected.count, options: options)
+                report.timing.settling += clock.now - mark
+                mark = clock.now
+                exchanges = try await gateway.exchanges(after: start)
+            } catch {
+                report.aborted = "event \(index): \(error)"
+                break events
+            }
             var verdict = EventJudge.judge(index: index, type: event.type, oracle: oracleName, source: source, expected: expected,
                                            exchanges: exchanges, cleanup: cleanup, deviceName: deviceName)
             let badTokens = Set(states.filter { $0.value == .bad }.map(\.key))
@@ -214,24 +235,5 @@ public enum ScenarioRunner {
         report.timing.judging = judging
         report.timing.total = clock.now - started
         return report
-    }
-
-    /// Waits until the event's pushes are answered: the expected number accepted and no new
-    /// request for the settle time, or the event timeout. Polls the log's counters, never its
-    /// exchanges, so a 20,000-push event costs nothing to wait on.
-    static func settle(_ log: ExchangeLog, acceptedBefore: Int, expectedCount: Int, options: RunOptions) async {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .milliseconds(options.eventTimeoutMilliseconds)
-        var lastCount = -1
-        var quietSince = clock.now
-        while clock.now < deadline {
-            let (count, accepted) = log.counts
-            if count != lastCount {
-                lastCount = count
-                quietSince = clock.now
-            }
-            if accepted - acceptedBefore >= expectedCount, clock.now - quietSince >= .milliseconds(options.settleMilliseconds) { return }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
     }
 }

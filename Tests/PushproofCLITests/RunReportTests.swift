@@ -57,3 +57,30 @@ import Testing
         #expect(page.contains("wrong token: poolse.ring_ended.fcm went to bob/b-android"))
     }
 }
+
+/// `run --gateway URL --admin URL`: a golden scenario against a real `pushproof serve`, its
+/// token states set through the control API and each event read back from the journal.
+@Suite(.serialized) struct RunExternalGatewayLiveTests {
+    @Test func aGoldenScenarioPassesAgainstServe() throws {
+        let directory = try TemporaryDirectory("run-external")
+        let credentials = try writeCredentials(in: directory)
+        let serve = try ServeProcess(["--config", credentials + "/gateway.json", "--specs", specsDirectory], directory: directory.path)
+        defer { _ = serve.stop() }
+        let certificate = try #require(serve.certificatePath)
+        // A gone token set through PUT /tokens, a 410 judged from the journal, and the cleanup rules.
+        let golden = specsDirectory + "/scenarios/poolse-25-gone-token.json"
+        let json = directory.file("report.json")
+        let result = try pushproof(["run", golden, "--specs", specsDirectory, "--json", json, "--gateway", serve.baseURL,
+                                    "--admin", serve.adminURL, "--ca", certificate]
+                                   + credentialArguments(credentials, gateway: serve.baseURL), directory: directory.path)
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        let report = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: json))))
+        let events = try #require(report["scenarios"]?[0]?["events"]?.arrayValue)
+        #expect(!events.isEmpty && events.allSatisfy { $0["passed"]?.boolValue == true })
+        #expect(events.contains { !($0["delivered"]?.arrayValue ?? []).isEmpty }, "pushes were read back from the journal")
+
+        // The pushes reached serve (not an embedded gateway), the gone token's FCM 404 among them.
+        let gone = try JSONParser.parse(try curl(["-sS", serve.adminURL + "/requests/count?status=404"]).output)
+        #expect((gone["count"]?.intValue ?? 0) > 0)
+    }
+}
