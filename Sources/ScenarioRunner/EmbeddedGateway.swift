@@ -94,6 +94,8 @@ final class ExchangeLog: GatewayObserver {
     }
 }
 
+/// The gateway could not be started or driven: the embedded one failed to start, or a
+/// `pushproof serve`'s control API refused a request or did not answer.
 public struct GatewayStartError: Error, Sendable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
