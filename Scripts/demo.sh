@@ -2,7 +2,8 @@
 # `make demo`: the main job as it exists now. Starts the mock gateway with strict auth and the
 # push specs, sends real pushes at it (APNs over TLS with an ES256 JWT; FCM over HTTP/1.1 and
 # HTTP/2 after an OAuth exchange; a token that is gone; the reference sender fanning out a
-# poolse group call), then shows what was recorded and how it judged.
+# poolse group call), then shows what was recorded and how it judged; last, `pushproof run` plays
+# scenarios (a golden one, the same with a wrong expectation, a generated 10,000-person call).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -125,3 +126,27 @@ set +e
 status=$?
 set -e
 echo "(pushproof check exit status $status: the demo sent two non-conforming pushes on purpose: the Android number and the certificate push to another app's topic)"
+
+say "pushproof run: a golden scenario played through the reference sender against an embedded gateway, every event judged"
+"$PUSHPROOF" run Specs/scenarios/poolse-02-answered-elsewhere.json
+
+say "The same scenario with one wrong expectation: Bob's ring_ended expected on his iPhone's alert token, not on his Android phone"
+python3 - Specs/scenarios/poolse-02-answered-elsewhere.json "$OUT/wrong-expectation.json" <<'PY'
+import json, sys
+scenario = json.load(open(sys.argv[1]))
+delivery = scenario["expect"][1]["deliveries"][0]
+assert delivery["device"] == "b-android"
+delivery["device"] = "b-ios"
+json.dump(scenario, open(sys.argv[2], "w"), indent=1)
+print('expect[1].deliveries[0].device: "b-android" -> "b-ios"')
+PY
+set +e
+"$PUSHPROOF" run "$OUT/wrong-expectation.json"
+status=$?
+set -e
+echo "(pushproof run exit status $status: 1 is expected here, the scenario's expectation is wrong on purpose)"
+[ "$status" = 1 ]
+
+say "A generated 10,000-person group call (\"generate\": people, device mix, 2% gone tokens): ring, one answer, the end"
+"$PUSHPROOF" run Benchmarks/scenarios/group-call-10000.json --timing --html "$OUT/run.html"
+echo "(HTML report: $OUT/run.html)"

@@ -5,10 +5,15 @@ import Foundation
 /// no external assets; the markup is well-formed XML (XHTML) so tools can parse it.
 public enum HTMLReport {
     public static func html(_ reports: [RunReport], title: String = "pushproof load report") -> String {
+        page(title: title, body: reports.map(section).joined())
+    }
+
+    /// The page around a report's sections: the title as heading, the house style inline.
+    /// `pushproof run --html` uses it too, so both reports look alike.
+    public static func page(title: String, body: String) -> String {
         var out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
         out += "<meta charset=\"utf-8\"/>\n<title>\(XML.escape(title))</title>\n<style>\n\(style)</style>\n</head>\n<body>\n"
-        out += "<h1>\(XML.escape(title))</h1>\n"
-        for report in reports { out += section(report) }
+        out += "<h1>\(XML.escape(title))</h1>\n" + body
         out += "</body>\n</html>\n"
         return out
     }
@@ -99,7 +104,8 @@ public enum HTMLReport {
         return out
     }
 
-    static func verdictCell(_ passed: Bool, _ message: String) -> String {
+    /// A table cell saying pass or FAIL, with `message` as its tooltip.
+    public static func verdictCell(_ passed: Bool, _ message: String) -> String {
         "<td class=\"\(passed ? "pass" : "fail")\" title=\"\(XML.escape(message))\">\(passed ? "pass" : "FAIL")</td>"
     }
 

@@ -25,6 +25,15 @@ public enum AddressedDevice {
     /// The token as compared: APNs tokens are hex, and Apple treats them case-insensitively,
     /// so an all-hex token is lowercased; FCM tokens are case-sensitive and kept as they are.
     public static func comparable(_ token: String) -> String {
-        token.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) } ? token.lowercased() : token
+        var hasUppercase = false
+        for byte in token.utf8 {
+            switch byte {
+            case 0x30...0x39, 0x61...0x66: continue
+            case 0x41...0x46: hasUppercase = true
+            default: return token
+            }
+        }
+        // Already lowercase (as senders mostly send them): no copy.
+        return hasUppercase ? token.lowercased() : token
     }
 }

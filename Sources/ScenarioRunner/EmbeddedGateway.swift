@@ -26,9 +26,19 @@ public struct ObservedExchange: Sendable {
     public var fault: String?
     /// The spec verdict as recorded (`spec`, `ok`, `violations`).
     public var verdict: JSONValue?
+    /// The device token a push went to (APNs: the path; FCM: `message.token` in the body).
+    /// Read once: an FCM body is parsed for it, and the verdicts ask several times per push.
+    public internal(set) var token: String?
 
     public init(sequence: Int, route: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8],
                 status: Int, reason: String? = nil, fault: String? = nil, verdict: JSONValue? = nil) {
+        self.init(sequence: sequence, route: route, path: path, headers: headers, body: body, status: status, reason: reason,
+                  fault: fault, verdict: verdict, readingToken: true)
+    }
+
+    /// `readingToken: false` leaves `token` nil, for `ExchangeLog` to fill in off the event loop.
+    init(sequence: Int, route: String, path: String, headers: [(name: String, value: String)], body: [UInt8],
+         status: Int, reason: String?, fault: String?, verdict: JSONValue?, readingToken: Bool) {
         self.sequence = sequence
         self.route = route
         self.path = path
@@ -38,10 +48,12 @@ public struct ObservedExchange: Sendable {
         self.reason = reason
         self.fault = fault
         self.verdict = verdict
+        if readingToken { readToken() }
     }
 
+    mutating func readToken() { token = AddressedDevice.token(route: route, path: path, body: body) }
+
     public var isPush: Bool { route == "apns" || route == "fcm" }
-    public var token: String? { AddressedDevice.token(route: route, path: path, body: body) }
     public var accepted: Bool { (200..<300).contains(status) }
     public var specID: String? { verdict?["spec"]?.stringValue }
 }
@@ -49,31 +61,48 @@ public struct ObservedExchange: Sendable {
 /// Keeps every exchange in memory (a scenario is small), and, with `--record`, hands it on
 /// to the recorder too.
 final class ExchangeLog: GatewayObserver {
-    private let exchanges = Mutex<[ObservedExchange]>([])
+    private struct State {
+        var exchanges: [ObservedExchange] = []
+        /// Pushes (APNs, FCM) the gateway accepted so far: what `settle` polls.
+        var acceptedPushes = 0
+    }
+    private let state = Mutex(State())
 
     func observe(_ exchange: GatewayExchange) {
-        exchanges.withLock { list in
-            list.append(ObservedExchange(
-                sequence: list.count + 1, route: exchange.route.rawValue, path: exchange.request.path,
+        state.withLock { state in
+            let observed = ObservedExchange(
+                sequence: state.exchanges.count + 1, route: exchange.route.rawValue, path: exchange.request.path,
                 headers: exchange.request.headers.map { ($0.name, $0.value) }, body: exchange.request.body,
-                status: exchange.response.status, reason: exchange.reason, fault: exchange.fault, verdict: exchange.verdict))
+                status: exchange.response.status, reason: exchange.reason, fault: exchange.fault, verdict: exchange.verdict,
+                readingToken: false)
+            if observed.isPush, observed.accepted { state.acceptedPushes += 1 }
+            state.exchanges.append(observed)
         }
     }
 
-    var count: Int { exchanges.withLock { $0.count } }
+    var count: Int { state.withLock { $0.exchanges.count } }
+    var acceptedPushes: Int { state.withLock { $0.acceptedPushes } }
+    /// Both counters under one lock, so they agree.
+    var counts: (exchanges: Int, acceptedPushes: Int) { state.withLock { ($0.exchanges.count, $0.acceptedPushes) } }
 
+    /// The exchanges from index `start` on, each with its token read (on the caller's thread,
+    /// not the gateway's event loop, which only appends).
     func exchanges(from start: Int) -> [ObservedExchange] {
-        exchanges.withLock { Array($0[min(start, $0.count)...]) }
+        var list = state.withLock { Array($0.exchanges[min(start, $0.exchanges.count)...]) }
+        for index in list.indices { list[index].readToken() }
+        return list
     }
 }
 
+/// The gateway could not be started or driven: the embedded one failed to start, or a
+/// `pushproof serve`'s control API refused a request or did not answer.
 public struct GatewayStartError: Error, Sendable, CustomStringConvertible {
     public var description: String
-    init(_ description: String) { self.description = description }
+    public init(_ description: String) { self.description = description }
 }
 
 /// A running embedded gateway. `stop()` shuts it down and removes its credential files.
-final class EmbeddedGateway: Sendable {
+final class EmbeddedGateway: ScenarioGateway {
     let access: GatewayAccess
     let log: ExchangeLog
     let gateway: MockGateway
@@ -83,6 +112,23 @@ final class EmbeddedGateway: Sendable {
 
     static let keyID = "SCENARIO01"
     static let teamID = "PUSHPROOF1"
+
+    /// Starts with the scenario's token states and faults (`opening.faults`, in serve's
+    /// configuration shape).
+    convenience init(judge: SpecJudge, opening: GatewayOpening, recordFile: RecordFile?) throws(GatewayStartError) {
+        var tokens = TokenConfiguration()
+        for (token, state) in opening.tokens {
+            switch state {
+            case .valid: tokens.valid.append(token)
+            case .gone(let since): tokens.gone.append((token, UInt64(since ?? opening.startMs)))
+            case .expired: tokens.expired.append((token, UInt64(opening.startMs)))
+            case .bad: tokens.bad.append(token)
+            case .otherSender: tokens.otherSender.append(token)
+            }
+        }
+        try self.init(judge: judge, bundleIDs: [opening.bundleID], fcmProject: opening.fcmProject, tokens: tokens,
+                      faults: opening.faults, recordFile: recordFile)
+    }
 
     /// `faults`: the scenario's `gateway.faults`, in serve's configuration shape.
     init(judge: SpecJudge, bundleIDs: [String], fcmProject: String, tokens: TokenConfiguration, faults: JSONValue?,
@@ -157,6 +203,33 @@ final class EmbeddedGateway: Sendable {
     func setToken(_ token: String, _ state: TokenState, nowMs: Int64) {
         gateway.tokens.set(token, to: Self.registryState(state, nowMs: nowMs))
     }
+
+    func mark() -> GatewayMark {
+        let (count, accepted) = log.counts
+        return GatewayMark(position: count, acceptedPushes: accepted)
+    }
+
+    /// Polls the log's counters, never its exchanges, so a 20,000-push event costs nothing to
+    /// wait on.
+    func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) async {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(options.eventTimeoutMilliseconds)
+        var lastCount = -1
+        var quietSince = clock.now
+        while clock.now < deadline {
+            let (count, accepted) = log.counts
+            if count != lastCount {
+                lastCount = count
+                quietSince = clock.now
+            }
+            if accepted - mark.acceptedPushes >= expectedAccepted, clock.now - quietSince >= .milliseconds(options.settleMilliseconds) {
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    func exchanges(after mark: GatewayMark) -> [ObservedExchange] { log.exchanges(from: mark.position) }
 
     static func registryState(_ state: TokenState, nowMs: Int64) -> DeviceTokenState {
         switch state {

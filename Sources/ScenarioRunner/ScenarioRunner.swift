@@ -16,6 +16,8 @@ public struct ScenarioReport: Sendable {
     public var events: [EventVerdict]
     /// A problem that stopped the scenario (the sender failed), if any.
     public var aborted: String?
+    /// Where the run's time went.
+    public var timing = RunTiming()
 
     public var passed: Bool { aborted == nil && events.allSatisfy(\.passed) }
 
@@ -26,6 +28,33 @@ public struct ScenarioReport: Sendable {
         return rules.map { rule in
             (rule, events.flatMap { event in event.problems.filter { $0.cleanupRule == rule }.map { (event.index, $0) } })
         }
+    }
+}
+
+/// Where one scenario's wall time went, so a report can show that judging stays a small
+/// share of a large run (Benchmarks/run-scenario.sh).
+public struct RunTiming: Sendable {
+    /// From the gateway's start to the sender's teardown.
+    public var total: Duration = .zero
+    /// Inside the sender's `handle` (deciding and delivering).
+    public var sending: Duration = .zero
+    /// Waiting for the gateway to settle after the sender returned.
+    public var settling: Duration = .zero
+    /// The runner's own work per event: reading the event's exchanges, matching them with the
+    /// expectation, the verdicts, the cleanup state and the store comparison.
+    public var judging: Duration = .zero
+    /// The reference rules deciding each event's pushes: the oracle without `expect`, and the
+    /// world kept in step with one (a second copy of the reference sender's own deciding).
+    public var oracle: Duration = .zero
+    public init() {}
+
+    /// `judging` as a share of `total` (0 when nothing was timed).
+    public var judgingShare: Double {
+        total == .zero ? 0 : Self.seconds(judging) / Self.seconds(total)
+    }
+
+    public static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
 
@@ -42,35 +71,47 @@ public enum ScenarioRunner {
     /// gateway cannot be started.
     public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: RunOptions = RunOptions(),
                            record: RecordFile? = nil) async throws(GatewayStartError) -> ScenarioReport {
+        try await run(scenario, judge: judge, sender: sender, options: options) { opening throws(GatewayStartError) in
+            try EmbeddedGateway(judge: judge, opening: opening, recordFile: record)
+        }
+    }
+
+    /// Runs one scenario against the gateway `open` gives (the embedded one, or a `pushproof
+    /// serve` driven through its control API). `judge` gives the products' bundle ids and FCM
+    /// projects; the gateway judges the pushes.
+    public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: RunOptions = RunOptions(),
+                           open: (GatewayOpening) async throws(GatewayStartError) -> any ScenarioGateway)
+        async throws(GatewayStartError) -> ScenarioReport {
         let config = judge.specs.config[scenario.product.rawValue]
         let bundleID = scenario.bundleID ?? config?["bundle_ids"]?[0]?.stringValue ?? "com.example.loop"
         let fcmProject = scenario.fcmProject ?? config?["fcm_project"]?.stringValue ?? "\(scenario.product.rawValue)-example"
 
-        // Token states at the start; the runner keeps its own copy to name answers.
-        var states: [String: TokenState] = [:]
-        var tokens = TokenConfiguration()
-        for (deviceID, state) in scenario.tokenStates {
-            guard let token = scenario.device(deviceID)?.token else { continue }
-            states[AddressedDevice.comparable(token)] = state
-            switch state {
-            case .valid: tokens.valid.append(token)
-            case .gone(let since): tokens.gone.append((token, UInt64(since ?? scenario.startMs)))
-            case .expired: tokens.expired.append((token, UInt64(scenario.startMs)))
-            case .bad: tokens.bad.append(token)
-            case .otherSender: tokens.otherSender.append(token)
-            }
-        }
-        let gateway = try EmbeddedGateway(judge: judge, bundleIDs: [bundleID], fcmProject: fcmProject, tokens: tokens,
-                                          faults: scenario.faults, recordFile: record)
-        defer { gateway.stop() }
-
+        let clock = ContinuousClock()
+        let started = clock.now
+        // Every device once, by id and by comparable token: a generated population has tens
+        // of thousands, and `Scenario.device(_:)` scans them all.
+        var tokenOfDevice: [String: String] = [:]
         var names: [String: String] = [:]
-        var owner: [String: String] = [:]
+        var tokenOfComparable: [String: String] = [:]
         for (person, device) in scenario.devices {
-            names[AddressedDevice.comparable(device.token)] = "\(person.id)/\(device.id)"
-            owner[device.id] = person.id
+            let key = AddressedDevice.comparable(device.token)
+            tokenOfDevice[device.id] = device.token
+            names[key] = "\(person.id)/\(device.id)"
+            tokenOfComparable[key] = device.token
         }
         let deviceName = { (token: String) -> String in names[AddressedDevice.comparable(token)] ?? token }
+
+        // Token states at the start; the runner keeps its own copy to name answers.
+        var states: [String: TokenState] = [:]
+        var opening = GatewayOpening(bundleID: bundleID, fcmProject: fcmProject, tokens: [], faults: scenario.faults,
+                                     startMs: scenario.startMs)
+        for (deviceID, state) in scenario.tokenStates {
+            guard let token = tokenOfDevice[deviceID] else { continue }
+            states[AddressedDevice.comparable(token)] = state
+            opening.tokens.append((token, state))
+        }
+        let gateway = try await open(opening)
+        defer { gateway.stop() }
 
         let oracleName = scenario.expectations == nil ? "reference rules" : "expect"
         var report = ScenarioReport(name: scenario.name, description: scenario.description, sender: sender.name, oracle: oracleName,
@@ -82,24 +123,37 @@ public enum ScenarioRunner {
             await sender.tearDown()
             return report
         }
+        var mark = clock.now
         let oracle = ReferenceWorld(scenario: scenario, bundleID: bundleID, fcmProject: fcmProject)
+        report.timing.oracle += clock.now - mark
+        var judging = Duration.zero
+        mark = clock.now
         var cleanup = CleanupState()
         // Devices the sender should hold: registered, not unregistered, not answered dead.
         var live = Set(scenario.people.flatMap { $0.devices.map { AddressedDevice.comparable($0.token) } })
+        var removedFromOracle: Set<String> = []
         var nowMs = scenario.startMs
+        judging += clock.now - mark
 
-        for (index, event) in scenario.events.enumerated() {
+        events: for (index, event) in scenario.events.enumerated() {
+            mark = clock.now
             if let at = event.atMs { nowMs = scenario.startMs + at }
             switch event.kind {
             case .gatewayToken(let deviceID, let state):
-                let token = scenario.device(deviceID)!.token
-                gateway.setToken(token, state, nowMs: nowMs)
+                let token = tokenOfDevice[deviceID]!
+                do {
+                    try await gateway.setToken(token, state, nowMs: nowMs)
+                } catch {
+                    report.aborted = "event \(index): \(error)"
+                    break events
+                }
                 states[AddressedDevice.comparable(token)] = state
             case .deviceRegistered(_, let device, _):
                 cleanup.registered(device.token)
                 live.insert(AddressedDevice.comparable(device.token))
+                removedFromOracle.remove(AddressedDevice.comparable(device.token))
             case .deviceUnregistered(let deviceID):
-                live.remove(AddressedDevice.comparable(scenario.device(deviceID)!.token))
+                live.remove(AddressedDevice.comparable(tokenOfDevice[deviceID]!))
             default:
                 break
             }
@@ -107,12 +161,17 @@ public enum ScenarioRunner {
             // pushes to tokens the gateway answers as dead (those reach nobody).
             var expected: [ExpectedPush] = []
             var source: String?
+            judging += clock.now - mark
+            mark = clock.now
             let decided = (try? oracle.decide(event)) ?? []
+            report.timing.oracle += clock.now - mark
+            mark = clock.now
             if let expectations = scenario.expectations {
                 let entry = expectations.first { $0.event == index }
                 source = entry?.source
                 expected = (entry?.deliveries ?? []).map { delivery in
-                    ExpectedPush(device: delivery.device, token: scenario.device(delivery.device)!.token, spec: delivery.spec,
+                    let token = tokenOfDevice[delivery.device]!
+                    return ExpectedPush(device: deviceName(token), token: token, spec: delivery.spec,
                                  fields: delivery.fields, source: delivery.source)
                 }
             } else {
@@ -120,57 +179,61 @@ public enum ScenarioRunner {
                     let token = AddressedDevice.comparable(push.device.token)
                     if let state = states[token], state != .valid { return nil }
                     let name = names[token] ?? push.device.token
-                    return ExpectedPush(device: String(name.split(separator: "/").last ?? ""), token: push.device.token,
-                                        spec: push.kind + "." + push.transport.rawValue)
+                    return ExpectedPush(device: name, token: push.device.token, spec: push.kind + "." + push.transport.rawValue)
                 }
             }
-            let start = gateway.log.count
+            let start: GatewayMark
+            do {
+                start = try await gateway.mark()
+            } catch {
+                report.aborted = "event \(index): \(error)"
+                break events
+            }
+            judging += clock.now - mark
+            mark = clock.now
             do {
                 try await sender.handle(event, index: index)
             } catch {
                 report.events.append(EventVerdict(index: index, type: event.type, oracle: oracleName, source: source, expected: expected,
                                                   delivered: [], problems: [Problem(.sender, "the sender failed: \(error)")]))
                 report.aborted = "event \(index): \(error)"
-                break
+                break events
             }
-            await settle(gateway.log, from: start, expectedCount: expected.count, options: options)
-            let exchanges = gateway.log.exchanges(from: start)
+            report.timing.sending += clock.now - mark
+            mark = clock.now
+            let exchanges: [ObservedExchange]
+            do {
+                try await gateway.settle(after: start, expectedAccepted: expected.count, options: options)
+                report.timing.settling += clock.now - mark
+                mark = clock.now
+                exchanges = try await gateway.exchanges(after: start)
+            } catch {
+                report.aborted = "event \(index): \(error)"
+                break events
+            }
             var verdict = EventJudge.judge(index: index, type: event.type, oracle: oracleName, source: source, expected: expected,
                                            exchanges: exchanges, cleanup: cleanup, deviceName: deviceName)
             let badTokens = Set(states.filter { $0.value == .bad }.map(\.key))
             cleanup.absorb(exchanges, event: index, badTokens: badTokens)
             // The oracle forgets dead devices as a sender should; the store comparison too.
-            for token in cleanup.dead.keys {
-                if let device = oracle.store.allDevices().first(where: { AddressedDevice.comparable($0.token) == token }) {
-                    oracle.store.remove(token: device.token)
-                }
+            for (token, death) in cleanup.dead where !removedFromOracle.contains(token) {
+                if let device = tokenOfComparable[token] { oracle.store.remove(token: device) }
+                removedFromOracle.insert(token)
                 live.remove(token)
+                verdict.tokensDied.append((deviceName(token), death.answer))
             }
+            verdict.tokensDied.sort { $0.device < $1.device }
+            judging += clock.now - mark
             if let listed = await sender.devices() {
+                mark = clock.now
                 verdict.problems += EventJudge.compareStore(listed: listed, live: live, dead: Set(cleanup.dead.keys), deviceName: deviceName)
+                judging += clock.now - mark
             }
             report.events.append(verdict)
         }
         await sender.tearDown()
+        report.timing.judging = judging
+        report.timing.total = clock.now - started
         return report
-    }
-
-    /// Waits until the event's pushes are answered: the expected number accepted and no new
-    /// request for the settle time, or the event timeout.
-    static func settle(_ log: ExchangeLog, from start: Int, expectedCount: Int, options: RunOptions) async {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .milliseconds(options.eventTimeoutMilliseconds)
-        var lastCount = -1
-        var quietSince = clock.now
-        while clock.now < deadline {
-            let exchanges = log.exchanges(from: start)
-            if exchanges.count != lastCount {
-                lastCount = exchanges.count
-                quietSince = clock.now
-            }
-            let accepted = exchanges.filter { $0.isPush && $0.accepted }.count
-            if accepted >= expectedCount, clock.now - quietSince >= .milliseconds(options.settleMilliseconds) { return }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
     }
 }

@@ -6,6 +6,7 @@ import PushModel
 
 /// A delivery one event must cause, with the device resolved to its token.
 public struct ExpectedPush: Sendable {
+    /// As reports name devices: `<person>/<device>`, the same as a delivered push.
     public var device: String
     public var token: String
     public var spec: String
@@ -135,6 +136,8 @@ public struct EventVerdict: Sendable {
     /// Accepted pushes: device (id or token), spec, request sequence.
     public var delivered: [(device: String, spec: String?, sequence: Int)]
     public var problems: [Problem]
+    /// Devices whose token this event's answers made dead (gone or bad), for the cleanup timeline.
+    public var tokensDied: [(device: String, answer: AnswerClass)] = []
 
     public var passed: Bool { problems.isEmpty }
 }
@@ -187,7 +190,8 @@ public enum EventJudge {
         // Every push passes its spec, and matches one.
         for push in pushes {
             guard let verdict = push.verdict else { continue }
-            let name = push.token.map(deviceName) ?? push.path
+            // Named only when something is wrong: most pushes pass.
+            var name: String { push.token.map(deviceName) ?? push.path }
             if verdict["spec"]?.isNull ?? true {
                 if verdict["violations"] != nil || verdict["ok"] != nil {
                     problems.append(Problem(.unmatched, "request #\(push.sequence) to \(name) matches no spec"))
@@ -216,12 +220,15 @@ public enum EventJudge {
             }
         }
         // No push to a token already answered gone or bad.
-        for push in pushes {
+        for push in pushes where !cleanup.dead.isEmpty {
             guard let token = push.token.map(AddressedDevice.comparable), let death = cleanup.dead[token] else { continue }
             problems.append(Problem(.deadTokenPush, "a push to a dead token: \(deviceName(token)) (request #\(push.sequence)), answered "
                                     + "\(death.answer.rawValue) at event \(death.event)"))
         }
-        let delivered = pushes.filter(\.accepted).map { (device: $0.token.map(deviceName) ?? "?", spec: $0.specID, sequence: $0.sequence) }
+        var delivered: [(device: String, spec: String?, sequence: Int)] = []
+        for push in pushes where push.accepted {
+            delivered.append((push.token.map(deviceName) ?? "?", push.specID, push.sequence))
+        }
         return EventVerdict(index: index, type: type, oracle: oracle, source: source, expected: expected, delivered: delivered,
                             problems: problems)
     }
@@ -236,13 +243,11 @@ public enum EventJudge {
     public static func compareStore(listed: [ListedDevice], live: Set<String>, dead: Set<String>,
                                     deviceName: (String) -> String) -> [Problem] {
         let held = Set(listed.map { AddressedDevice.comparable($0.token) })
-        var problems: [Problem] = []
-        for token in dead.sorted() where held.contains(token) {
-            problems.append(Problem(.storeMismatch, "the sender's store still holds \(deviceName(token)), whose token was answered gone or bad"))
-        }
-        for token in live.sorted() where !held.contains(token) {
-            problems.append(Problem(.storeMismatch, "the sender's store lost \(deviceName(token)), whose token is live"))
-        }
-        return problems
+        // Sorted for a stable report, but only the differences: a large population has tens
+        // of thousands of live tokens and this runs after every event.
+        let kept = dead.filter { held.contains($0) }.sorted()
+        let lost = live.filter { !held.contains($0) }.sorted()
+        return kept.map { Problem(.storeMismatch, "the sender's store still holds \(deviceName($0)), whose token was answered gone or bad") }
+            + lost.map { Problem(.storeMismatch, "the sender's store lost \(deviceName($0)), whose token is live") }
     }
 }

@@ -21,13 +21,26 @@ struct RunCommand: Subcommand {
             .value("event-timeout-ms", "MS", "The longest an event may take to reach its expected count.", default: "10000"),
             .value("json", "FILE", "Also write the report as JSON."),
             .value("junit", "FILE", "Also write a JUnit file: a testcase per event and per token-cleanup rule."),
+            .value("html", "FILE", "Also write a self-contained HTML report: the per-event table and a token-cleanup timeline."),
             .value("record", "FILE", "Keep the gateway's recording (for pushproof check and show)."),
+            .flag("timing", "Print where each scenario's time went: sending, settling, judging (also in --json as timing)."),
+            .value("gateway", "URL", "Play against this pushproof serve instead of the embedded gateway (needs --admin, --ca and credentials)."),
+            .value("admin", "URL", "That gateway's control API: token states and faults are set, and what arrived is read, through it."),
+            .value("ca", "FILE", "The gateway's TLS certificate (PEM) to trust."),
+            .value("token-url", "URL", "The OAuth token endpoint.", default: "<gateway>/token"),
+            .value("apns-key", "FILE", "APNs .p8 signing key (provider token auth)."),
+            .value("key-id", "ID", "APNs key id (kid)."),
+            .value("team-id", "ID", "APNs team id (iss)."),
+            .value("service-account", "FILE", "Google service account JSON (FCM OAuth)."),
             .flag("quiet", "Print only failures and the summary."),
         ],
         discussion: """
         SCENARIO is a scenario file (Specs/scenarios/README.md) or a folder of them (*.json, in name order).
         The gateway is the mock, in this process: loopback, TLS with generated test credentials,
-        strict APNs and FCM auth, every push judged against the specs.
+        strict APNs and FCM auth, every push judged against the specs. With --gateway, a
+        pushproof serve started with --specs, --admin and a config trusting the credentials given
+        (pushproof credentials): run resets it (POST /reset), sets token states and faults
+        through --admin, and reads each event's requests from its journal (GET /requests).
         Exit status: 0 every event and cleanup rule passed; 1 one failed; 2 a scenario or the specs
         could not be read; 64 usage.
 
@@ -41,8 +54,12 @@ struct RunCommand: Subcommand {
     let options: RunOptions
     let jsonPath: String?
     let junitPath: String?
+    let htmlPath: String?
     let recordPath: String?
+    let timing: Bool
     let quiet: Bool
+    /// `--gateway`: the pushproof serve to play against, and how (nil: the embedded gateway).
+    let external: (admin: AdminClient, access: GatewayAccess)?
 
     init(_ arguments: ParsedArguments) throws {
         paths = arguments.positionals
@@ -57,8 +74,38 @@ struct RunCommand: Subcommand {
         self.options = options
         jsonPath = arguments.value("json")
         junitPath = arguments.value("junit")
+        htmlPath = arguments.value("html")
         recordPath = arguments.value("record")
+        timing = arguments.has("timing")
         quiet = arguments.has("quiet")
+        external = try Self.externalGateway(arguments)
+        if external != nil, recordPath != nil {
+            throw UsageError(message: "--record keeps the embedded gateway's recording; with --gateway, the gateway records (serve --record)")
+        }
+    }
+
+    /// `--gateway URL --admin URL --ca FILE` with credentials as `pushproof send` takes them.
+    static func externalGateway(_ arguments: ParsedArguments) throws(UsageError) -> (admin: AdminClient, access: GatewayAccess)? {
+        let options = ["admin", "ca", "token-url", "apns-key", "key-id", "team-id", "service-account"]
+        guard let gateway = arguments.value("gateway") else {
+            if let stray = options.first(where: { arguments.value($0) != nil }) {
+                throw UsageError(message: "--\(stray) goes with --gateway (the embedded gateway makes its own credentials)")
+            }
+            return nil
+        }
+        guard gateway.hasPrefix("https://") else { throw UsageError(message: "--gateway: '\(gateway)' is not an https:// URL") }
+        var base = gateway
+        while base.hasSuffix("/") { base.removeLast() }
+        var values: [String: String] = [:]
+        for name in options where name != "token-url" {
+            guard let value = arguments.value(name) else { throw UsageError(message: "--gateway needs --\(name)") }
+            values[name] = value
+        }
+        let admin = try AdminClient(url: values["admin"]!)
+        let access = GatewayAccess(apnsURL: base, fcmURL: base, tokenURL: arguments.value("token-url") ?? base + "/token",
+                                   caFile: values["ca"]!, apnsKeyFile: values["apns-key"]!, apnsKeyID: values["key-id"]!,
+                                   apnsTeamID: values["team-id"]!, serviceAccountFile: values["service-account"]!)
+        return (admin, access)
     }
 
     /// The scenario files named: files as given, folders' `*.json` in name order.
@@ -120,8 +167,17 @@ struct RunCommand: Subcommand {
         var reports: [ScenarioReport] = []
         for scenario in scenarios {
             do {
-                let report = try await ScenarioRunner.run(scenario, judge: judge, sender: ReferenceSender(), options: options, record: record)
+                let report: ScenarioReport
+                if let external {
+                    report = try await ScenarioRunner.run(scenario, judge: judge, sender: ReferenceSender(), options: options) {
+                        opening throws(GatewayStartError) in
+                        try ExternalGateway(admin: external.admin, access: external.access, opening: opening)
+                    }
+                } else {
+                    report = try await ScenarioRunner.run(scenario, judge: judge, sender: ReferenceSender(), options: options, record: record)
+                }
                 print(RunReportText.text(report, quiet: quiet), terminator: "")
+                if timing { print(RunReportText.timing(report)) }
                 reports.append(report)
             } catch {
                 printError("pushproof run: \(scenario.name): \(error)")
@@ -138,6 +194,7 @@ struct RunCommand: Subcommand {
         var files = ReportFiles(command: "run")
         files.write(jsonPath, RunReportText.json(reports).serialized() + "\n")
         files.write(junitPath, RunReportText.junit(reports))
+        files.write(htmlPath, RunReportHTML.html(reports))
         if files.failed { return ExitCode.ioError }
         return failed.isEmpty ? ExitCode.success : ExitCode.failure
     }
@@ -164,6 +221,26 @@ enum RunReportText {
         return out
     }
 
+    /// One line: pushes accepted per second of the whole run, and each phase's share of it.
+    static func timing(_ report: ScenarioReport) -> String {
+        let t = report.timing
+        let total = RunTiming.seconds(t.total)
+        let pushes = report.events.reduce(0) { $0 + $1.delivered.count }
+        func share(_ d: Duration) -> String { String(format: "%.1f%%", total > 0 ? 100 * RunTiming.seconds(d) / total : 0) }
+        return String(format: "  timing: %.3fs total, %d pushes accepted (%.0f/s); ", total, pushes, total > 0 ? Double(pushes) / total : 0)
+            + "sending \(share(t.sending)), settling \(share(t.settling)), oracle \(share(t.oracle)), judging \(share(t.judging))"
+            + String(format: " (%.3fs)", RunTiming.seconds(t.judging))
+    }
+
+    static func timingJSON(_ timing: RunTiming) -> JSONValue {
+        .object([
+            "total_s": .number(RunTiming.seconds(timing.total)), "sending_s": .number(RunTiming.seconds(timing.sending)),
+            "settling_s": .number(RunTiming.seconds(timing.settling)), "oracle_s": .number(RunTiming.seconds(timing.oracle)),
+            "judging_s": .number(RunTiming.seconds(timing.judging)),
+            "judging_share": .number(timing.judgingShare),
+        ])
+    }
+
     static func json(_ reports: [ScenarioReport]) -> JSONValue {
         .object([
             "passed": .bool(reports.allSatisfy(\.passed)),
@@ -171,6 +248,7 @@ enum RunReportText {
                 .object([
                     "name": .string(report.name), "passed": .bool(report.passed), "sender": .string(report.sender),
                     "oracle": .string(report.oracle), "aborted": report.aborted.map(JSONValue.string) ?? .null,
+                    "timing": timingJSON(report.timing),
                     "events": .array(report.events.map { event in
                         .object([
                             "index": .number(Double(event.index)), "type": .string(event.type), "passed": .bool(event.passed),

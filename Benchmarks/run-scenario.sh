@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# `pushproof run` at scale (issue 11): a generated poolse group call (ring, one answer, the
+# call ends) through the reference sender and the embedded gateway, at several sizes. Prints
+# pushes/s, where the run's time went (`run --json` timing: sending, settling, the oracle,
+# judging) and peak RSS (/usr/bin/time -v), with the memory each push over the previous size
+# cost, to show judging stays a small share and memory per push stays flat.
+# Usage: Benchmarks/run-scenario.sh [MEMBERS…]   (default: 1000 10000)
+source "$(dirname "$0")/lib.sh"
+SIZES=("$@"); [ ${#SIZES[@]} -gt 0 ] || SIZES=(1000 10000)
+TEMPLATE="$ROOT/Benchmarks/scenarios/group-call-10000.json"
+
+printf '%8s %8s %8s %9s %8s %8s %7s %8s %7s %13s\n' \
+  members pushes total_s pushes/s sending settling oracle judging rss_mb kb/extra_push
+previous="0 0"
+for members in "${SIZES[@]}"; do
+  scenario="$WORK/group-call-$members.json"
+  sed "s/\"people\": 10000/\"people\": $members/" "$TEMPLATE" > "$scenario"
+  /usr/bin/time -v -o "$WORK/time-$members.txt" "$PUSHPROOF" run "$scenario" --quiet --json "$WORK/run-$members.json" \
+    > "$WORK/run-$members.txt"
+  rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$WORK/time-$members.txt")
+  row=$(python3 - "$WORK/run-$members.json" "$members" "$rss_kb" $previous <<'PY'
+import json, sys
+path, members, rss = sys.argv[1], sys.argv[2], int(sys.argv[3])
+previous_pushes, previous_rss = int(sys.argv[4]), int(sys.argv[5])
+report = json.load(open(path))
+scenario = report["scenarios"][0]
+if not report["passed"]:
+    sys.exit("the scenario failed: " + json.dumps([e["problems"] for e in scenario["events"] if not e["passed"]])[:2000])
+t = scenario["timing"]
+pushes = sum(len(e["delivered"]) for e in scenario["events"])
+share = lambda key: "%.1f%%" % (100 * t[key] / t["total_s"])
+# What the pushes beyond the previous size cost in peak RSS (the first row: over an empty process).
+extra = "%.2f" % ((rss - previous_rss) / (pushes - previous_pushes)) if pushes > previous_pushes else "-"
+print("%8s %8d %8.2f %9.0f %8s %8s %7s %8s %7.1f %13s|%d %d" % (
+    members, pushes, t["total_s"], pushes / t["total_s"], share("sending_s"), share("settling_s"), share("oracle_s"),
+    share("judging_s"), rss / 1024, extra, pushes, rss))
+PY
+  )
+  echo "${row%%|*}"
+  previous="${row##*|}"
+done
+echo "(time -v and run reports in $WORK are removed on exit)"
