@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// A temporary directory removed when the value is released.
 public final class TemporaryDirectory: Sendable {
@@ -149,11 +150,32 @@ public final class ServeProcess: @unchecked Sendable {
 
     /// Sends SIGTERM and waits; returns the exit status and what it printed on stderr.
     @discardableResult
-    public func stop(signal: Int32 = SIGTERM) -> (status: Int32, stderr: String) {
+    /// Sends `signal` and waits for the gateway to exit: at most `patience` seconds (its own
+    /// shutdown grace is 5 s), then SIGKILL, so a gateway that does not stop fails its test
+    /// (status 137 and a note in `stderr`) instead of stalling the whole run.
+    public func stop(signal: Int32 = SIGTERM, patience: Double = 30) -> (status: Int32, stderr: String) {
         if process.isRunning { kill(process.processIdentifier, signal) }
-        let errorText = String(decoding: stderrPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // Standard error is read meanwhile, so a full pipe cannot hold the gateway up.
+        let reader = DispatchQueue(label: "serve-stderr")
+        let errorBytes = CollectedOutput()
+        let drained = DispatchSemaphore(value: 0)
+        let handle = stderrPipe.fileHandleForReading
+        reader.async {
+            let data = handle.readDataToEndOfFile()
+            errorBytes.data.withLock { $0 = data }
+            drained.signal()
+        }
+        let deadline = Date().addingTimeInterval(patience)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        var note = ""
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            note = "\n(ServeProcess: the gateway did not exit within \(patience) s of signal \(signal); killed)"
+        }
         process.waitUntilExit()
-        return (process.terminationStatus, errorText)
+        _ = drained.wait(timeout: .now() + 5)
+        let errorText = errorBytes.data.withLock { String(decoding: $0, as: UTF8.self) }
+        return (process.terminationStatus, errorText + note)
     }
 
     deinit {
@@ -162,6 +184,11 @@ public final class ServeProcess: @unchecked Sendable {
             process.waitUntilExit()
         }
     }
+}
+
+/// What a reader thread collected, handed back under a lock.
+private final class CollectedOutput: Sendable {
+    let data = Mutex(Data())
 }
 
 /// Runs `pushproof ARGUMENTS` to completion.
