@@ -272,33 +272,28 @@ enum RunReportText {
         ])
     }
 
+    /// A suite per scenario: a testcase per event and per token-cleanup rule.
     static func junit(_ reports: [ScenarioReport]) -> String {
-        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"pushproof run\">\n"
-        for report in reports {
-            var cases = ""
-            var tests = 0, failures = 0
+        let suites = reports.map { report in
+            var cases: [JUnit.TestCase] = []
             for event in report.events {
-                tests += 1
-                cases += "    <testcase classname=\"\(XML.escape(report.name))\" name=\"event \(event.index) \(XML.escape(event.type))\">\n"
+                var testCase = JUnit.TestCase(classname: report.name, name: "event \(event.index) \(event.type)")
                 if !event.passed {
-                    failures += 1
                     let text = event.problems.map { $0.message + ($0.source.map { " (\"\($0)\")" } ?? "") }.joined(separator: "\n")
-                    cases += "      <failure message=\"\(event.problems.count) problem(s)\" type=\"DeliveryMismatch\">\(XML.escape(text))</failure>\n"
+                    testCase.result = .failed(type: "DeliveryMismatch", message: "\(event.problems.count) problem(s)", text: text)
                 }
-                cases += "    </testcase>\n"
+                cases.append(testCase)
             }
             for rule in report.cleanupRules {
-                tests += 1
-                cases += "    <testcase classname=\"\(XML.escape(report.name))\" name=\"cleanup: \(XML.escape(rule.rule))\">\n"
+                var testCase = JUnit.TestCase(classname: report.name, name: "cleanup: \(rule.rule)")
                 if !rule.problems.isEmpty {
-                    failures += 1
                     let text = rule.problems.map { "event \($0.event): \($0.problem.message)" }.joined(separator: "\n")
-                    cases += "      <failure message=\"\(rule.problems.count) problem(s)\" type=\"TokenCleanup\">\(XML.escape(text))</failure>\n"
+                    testCase.result = .failed(type: "TokenCleanup", message: "\(rule.problems.count) problem(s)", text: text)
                 }
-                cases += "    </testcase>\n"
+                cases.append(testCase)
             }
-            out += "  <testsuite name=\"\(XML.escape(report.name))\" tests=\"\(tests)\" failures=\"\(failures)\">\n" + cases + "  </testsuite>\n"
+            return JUnit.Suite(name: report.name, cases: cases)
         }
-        return out + "</testsuites>\n"
+        return JUnit.document(name: "pushproof run", suites: suites)
     }
 }
