@@ -54,7 +54,7 @@ let package = Package(
         // `pushproof run`: the sender seam, the reference sender behind it, an embedded
         // gateway, and the verdicts per event and per token-cleanup rule.
         .target(name: "ScenarioRunner", dependencies: ["JSON", "PushModel", "Crypto", "HTTPCore", "HTTP2Server",
-                                                       "MockGateway", "SpecValidator", "Sender", "Scenario"]),
+                                                       "MockGateway", "SpecValidator", "Sender", "Scenario", "RecordLine"]),
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
         .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl", "Scenario", "ScenarioRunner", "RecordLine"]),

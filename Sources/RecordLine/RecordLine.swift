@@ -68,6 +68,8 @@ public struct RecordLine: Sendable {
     public var status: Int?
     public var reason: String?
     public var detail: String?
+    /// The injected fault that shaped the answer (`latency`, `status:503`, …), if any.
+    public var fault: String?
     /// What the gateway stored (`serve --specs`): spec id, ok, violations, gateway_warnings.
     public var verdict: JSONValue?
 

@@ -94,6 +94,7 @@ extension RecordLine {
         }
         reason = try optionalString(Field.reason, in: response)
         detail = try optionalString(Field.detail, in: response)
+        fault = try optionalString(Field.fault, in: value)
 
         switch member(Field.verdict) {
         case nil, .null?: verdict = nil

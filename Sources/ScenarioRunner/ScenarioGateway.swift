@@ -4,6 +4,7 @@
 // the gateway received for it once it is answered.
 import Foundation
 import JSON
+import RecordLine
 import Scenario
 
 /// What a gateway is opened with for one scenario.
@@ -47,23 +48,11 @@ public protocol ScenarioGateway: Sendable {
 
 extension ObservedExchange {
     /// One record line (README "Record format"; `GET /requests` answers the same objects), or
-    /// nil when it lacks what a verdict needs (`seq`, `route`, `path`, `response.status`).
-    public init?(recordLine line: JSONValue) {
-        guard let sequence = line["seq"]?.intValue, let route = line["route"]?.stringValue, let path = line["path"]?.stringValue,
-              let status = line["response"]?["status"]?.intValue else { return nil }
-        let headers = (line["headers"]?.arrayValue ?? []).compactMap { pair -> (name: String, value: String)? in
-            guard let name = pair[0]?.stringValue, let value = pair[1]?.stringValue else { return nil }
-            return (name, value)
-        }
-        let body: [UInt8]
-        if let text = line["body"]?.stringValue {
-            body = Array(text.utf8)
-        } else if let encoded = line["body_base64"]?.stringValue, let data = Data(base64Encoded: encoded) {
-            body = Array(data)
-        } else {
-            body = []
-        }
-        self.init(sequence: sequence, route: route, path: path, headers: headers, body: body, status: status,
-                  reason: line["response"]?["reason"]?.stringValue, fault: line["fault"]?.stringValue, verdict: line["verdict"])
+    /// nil when it is not a readable line of this version or lacks what a verdict needs (`seq`,
+    /// `response.status`).
+    public init?(recordLine value: JSONValue) {
+        guard let line = try? RecordLine(decoding: value), let sequence = line.sequence, let status = line.status else { return nil }
+        self.init(sequence: sequence, route: line.route, path: line.path, headers: line.headers, body: line.body, status: status,
+                  reason: line.reason, fault: line.fault, verdict: line.verdict)
     }
 }
