@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // pushproof: a conformance and load-testing suite for push-notification senders.
-// Layout, bottom to top: C libraries from Debian (thin module maps), pure-Swift model
-// modules, the HTTP/2 server, the mock gateway, the spec validator, the sender, the CLI.
+// Layout, bottom to top: C libraries from Debian (thin module maps), pure-Swift base and
+// model modules, the HTTP/2 server, the spec validator, the mock gateway, the sender, the
+// scenarios and the load driver, the CLI (docs/architecture.md walks through them).
 import PackageDescription
 
 let package = Package(
@@ -45,7 +46,7 @@ let package = Package(
 
         // Load runs: fans group calls and message storms through a sender; HDR histograms,
         // thresholds, JUnit/JSON/HTML reports.
-        .target(name: "Driver", dependencies: ["JSON", "Clocks", "PushModel", "Sender"]),
+        .target(name: "Driver", dependencies: ["JSON", "Clocks", "PushModel"]),
 
         // Scenarios: the file model (people, devices, events, expected deliveries), its decoder
         // and generator, and the delivery comparison `check --expect` and `run` share.

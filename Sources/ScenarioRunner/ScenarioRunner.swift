@@ -67,7 +67,7 @@ public struct RunOptions: Sendable {
 }
 
 public enum ScenarioRunner {
-    /// Runs one scenario. `makeSender` gives a fresh sender per scenario. Throws only when the
+    /// Runs one scenario through `sender` (fresh for this scenario). Throws only when the
     /// gateway cannot be started.
     public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: RunOptions = RunOptions(),
                            record: RecordFile? = nil) async throws(GatewayStartError) -> ScenarioReport {
