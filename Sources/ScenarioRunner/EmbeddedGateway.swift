@@ -62,16 +62,22 @@ public struct ObservedExchange: Sendable {
 /// to the recorder too.
 final class ExchangeLog: GatewayObserver {
     private struct State {
+        /// The exchanges not yet judged, from position `firstPosition` on.
         var exchanges: [ObservedExchange] = []
+        /// Exchanges before this one were handed to an event's verdict and dropped, so memory
+        /// follows one event's pushes, not the whole run's.
+        var firstPosition = 0
         /// Pushes (APNs, FCM) the gateway accepted so far: what `settle` polls.
         var acceptedPushes = 0
+        /// Exchanges observed so far, dropped ones included.
+        var total: Int { firstPosition + exchanges.count }
     }
     private let state = Mutex(State())
 
     func observe(_ exchange: GatewayExchange) {
         state.withLock { state in
             let observed = ObservedExchange(
-                sequence: state.exchanges.count + 1, route: exchange.route.rawValue, path: exchange.request.path,
+                sequence: state.total + 1, route: exchange.route.rawValue, path: exchange.request.path,
                 headers: exchange.request.headers.map { ($0.name, $0.value) }, body: exchange.request.body,
                 status: exchange.response.status, reason: exchange.reason, fault: exchange.fault, verdict: exchange.verdict,
                 readingToken: false)
@@ -80,15 +86,21 @@ final class ExchangeLog: GatewayObserver {
         }
     }
 
-    var count: Int { state.withLock { $0.exchanges.count } }
+    var count: Int { state.withLock { $0.total } }
     var acceptedPushes: Int { state.withLock { $0.acceptedPushes } }
     /// Both counters under one lock, so they agree.
-    var counts: (exchanges: Int, acceptedPushes: Int) { state.withLock { ($0.exchanges.count, $0.acceptedPushes) } }
+    var counts: (exchanges: Int, acceptedPushes: Int) { state.withLock { ($0.total, $0.acceptedPushes) } }
 
-    /// The exchanges from index `start` on, each with its token read (on the caller's thread,
-    /// not the gateway's event loop, which only appends).
+    /// The exchanges from position `start` on, each with its token read (on the caller's thread,
+    /// not the gateway's event loop, which only appends). Events are judged in order, so the
+    /// ones before `start` are done with and dropped here.
     func exchanges(from start: Int) -> [ObservedExchange] {
-        var list = state.withLock { Array($0.exchanges[min(start, $0.exchanges.count)...]) }
+        var list = state.withLock { state in
+            let judged = min(max(0, start - state.firstPosition), state.exchanges.count)
+            state.exchanges.removeFirst(judged)
+            state.firstPosition += judged
+            return state.exchanges
+        }
         for index in list.indices { list[index].readToken() }
         return list
     }
