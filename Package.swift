@@ -12,57 +12,57 @@ let package = Package(
     ],
     targets: [
         // C libraries (Debian packages; see Makefile for the apt-get list).
-        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2"),
-        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl"),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl"),
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),
-        .systemLibrary(name: "CHTTPParser"),
-        .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8"),
+        .systemLibrary(name: "CNGHTTP2", path: "Sources/System/CNGHTTP2", pkgConfig: "libnghttp2"),
+        .systemLibrary(name: "COpenSSL", path: "Sources/System/COpenSSL", pkgConfig: "openssl"),
+        .systemLibrary(name: "CCurl", path: "Sources/System/CCurl", pkgConfig: "libcurl"),
+        .systemLibrary(name: "CSQLite", path: "Sources/System/CSQLite", pkgConfig: "sqlite3"),
+        .systemLibrary(name: "CHTTPParser", path: "Sources/System/CHTTPParser"),
+        .systemLibrary(name: "CPCRE2", path: "Sources/System/CPCRE2", pkgConfig: "libpcre2-8"),
 
         // Pure Swift, no C (Clocks: Glibc's clock_gettime only).
-        .target(name: "JSON"),
-        .target(name: "Clocks"),
-        .target(name: "HTTPCore"),
-        .target(name: "PushModel", dependencies: ["JSON"]),
+        .target(name: "JSON", path: "Sources/Base/JSON"),
+        .target(name: "Clocks", path: "Sources/Base/Clocks"),
+        .target(name: "HTTPCore", path: "Sources/Base/HTTPCore"),
+        .target(name: "PushModel", dependencies: ["JSON"], path: "Sources/Model/PushModel"),
 
         // OpenSSL-backed crypto: JWS (ES256, RS256), keys, self-signed certificates.
-        .target(name: "Crypto", dependencies: ["COpenSSL", "JSON"]),
+        .target(name: "Crypto", dependencies: ["COpenSSL", "JSON"], path: "Sources/Base/Crypto"),
 
         // The record line (`serve --record`, `GET /requests`): its version, field names, encoder
         // and decoder, one contract for the gateway that writes it and the tools that read it.
-        .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Crypto"]),
+        .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Crypto"], path: "Sources/Model/RecordLine"),
 
         // HTTP/2 (libnghttp2) and HTTP/1.1 (http-parser) over TLS (OpenSSL) or cleartext, epoll loops.
-        .target(name: "HTTP2Server", dependencies: ["HTTPCore", "Clocks", "CNGHTTP2", "COpenSSL", "CHTTPParser"]),
+        .target(name: "HTTP2Server", dependencies: ["HTTPCore", "Clocks", "CNGHTTP2", "COpenSSL", "CHTTPParser"], path: "Sources/Transport/HTTP2Server"),
 
         // JSON Schema 2020-12 and the push spec format; `pattern` runs on PCRE2.
-        .target(name: "SpecValidator", dependencies: ["JSON", "PushModel", "CPCRE2"]),
+        .target(name: "SpecValidator", dependencies: ["JSON", "PushModel", "CPCRE2"], path: "Sources/Validation/SpecValidator"),
 
         // The mock APNs + FCM + OAuth gateway: validation, auth, tokens, faults, recording, admin API.
-        .target(name: "MockGateway", dependencies: ["HTTPCore", "Clocks", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"]),
+        .target(name: "MockGateway", dependencies: ["HTTPCore", "Clocks", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"], path: "Sources/Gateway/MockGateway"),
 
         // The reference sender: seed rules, payloads, libcurl delivery, token cleanup.
-        .target(name: "Sender", dependencies: ["JSON", "Clocks", "Crypto", "PushModel", "CCurl", "CSQLite"]),
+        .target(name: "Sender", dependencies: ["JSON", "Clocks", "Crypto", "PushModel", "CCurl", "CSQLite"], path: "Sources/Senders/Sender"),
 
         // Load runs: fans group calls and message storms through a sender; HDR histograms,
         // thresholds, JUnit/JSON/HTML reports.
-        .target(name: "Driver", dependencies: ["JSON", "Clocks", "PushModel"]),
+        .target(name: "Driver", dependencies: ["JSON", "Clocks", "PushModel"], path: "Sources/Harness/Driver"),
 
         // Scenarios: the file model (people, devices, events, expected deliveries), its decoder
         // and generator, and the delivery comparison `check --expect` and `run` share.
-        .target(name: "Scenario", dependencies: ["JSON", "PushModel"]),
+        .target(name: "Scenario", dependencies: ["JSON", "PushModel"], path: "Sources/Model/Scenario"),
 
         // `pushproof run`: the sender seam, the reference sender behind it, an embedded
         // gateway, and the verdicts per event and per token-cleanup rule.
         .target(name: "ScenarioRunner", dependencies: ["JSON", "PushModel", "Crypto", "HTTPCore", "HTTP2Server",
-                                                       "MockGateway", "SpecValidator", "Sender", "Scenario", "RecordLine"]),
+                                                       "MockGateway", "SpecValidator", "Sender", "Scenario", "RecordLine"], path: "Sources/Harness/ScenarioRunner"),
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
-        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl", "Scenario", "ScenarioRunner", "RecordLine"]),
-        .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"]),
+        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl", "Scenario", "ScenarioRunner", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
+        .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"], path: "Sources/CLI/pushproof"),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
-        .target(name: "PushproofTestSupport", path: "Sources/PushproofTestSupport"),
+        .target(name: "PushproofTestSupport", path: "Sources/Testing/PushproofTestSupport"),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),

@@ -73,7 +73,7 @@ public protocol ScenarioSender: Sendable {
     func tearDown() async
 }
 
-/// The reference sender (Sources/Sender): the seed rules decide, libcurl delivers, and tokens
+/// The reference sender (Sources/Senders/Sender): the seed rules decide, libcurl delivers, and tokens
 /// the gateway reports as gone are deleted from its in-memory store.
 public final class ReferenceSender: ScenarioSender {
     private struct State {

@@ -1,4 +1,4 @@
-// A scenario's world as the reference rules (Sources/Sender) see it: the device store, calls
+// A scenario's world as the reference rules (Sources/Senders/Sender) see it: the device store, calls
 // in progress, messages and read cursors. Each event goes in; the pushes the rules decide come
 // out. The reference sender sends them; the oracle only lists them.
 import PushModel

@@ -36,7 +36,7 @@ public func pushproofExecutable() -> String {
         if FileManager.default.isExecutableFile(atPath: path) { return path }
     }
     // `swift test` runs the bundle from .build/<triple>/debug: fall back to the package layout.
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     return root.appendingPathComponent(".build/debug/pushproof").path
 }
 

@@ -33,8 +33,8 @@ struct ShippedSpecs {
         return ShippedSpecs(path: "Specs", foundBy: "./Specs")
     }
 
-    /// `Specs/` of the package this file was compiled in (Sources/PushproofCLI/ is two levels below).
-    static let buildTreeSpecs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    /// `Specs/` of the package this file was compiled in (Sources/CLI/PushproofCLI/ is three levels below).
+    static let buildTreeSpecs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Specs").path
 
     private static func holdsSpecs(_ path: String) -> Bool {
