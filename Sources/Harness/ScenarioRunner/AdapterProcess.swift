@@ -27,51 +27,90 @@ final class AdapterProcess: Sendable {
     private let pending = Mutex(LineBuffer())
     private let status = ExitStatus()
     private let stderrTail: StderrTail
-    /// Kept to read its state and to stop it; Foundation reaps it (the termination handler).
-    private let process: Mutex<Process>
     private let closed = Atomic<Bool>(false)
 
-    /// A reply line longer than this is an error (a devices list of a million tokens is ~100 MB
-    /// less than it).
+    /// A reply line longer than this is an error (a devices list of a million tokens is about
+    /// 100 MB).
     static let lineLimit = 256 << 20
 
     /// Starts `/bin/sh -c command` in `directory`. stderr lines go to ours as `prefix` + line.
+    /// posix_spawn rather than Foundation's Process: its termination handler is delivered late
+    /// (seconds) in a process whose main thread runs no run loop, and `run` needs an exit seen
+    /// at once; here the status is reaped with waitpid.
     init(command: String, directory: String, stderrPrefix: String = "[sender] ") throws(SenderError) {
         // A write to an adapter that has exited must be an EPIPE error here, not our death.
         signal(SIGPIPE, SIG_IGN)
         self.command = command
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let stdinPipe = Pipe(), stdoutPipe = Pipe(), stderrPipe = Pipe()
-        process.standardInput = stdinPipe
-        process.standardOutput = stdoutPipe
-        process.standardError = stderrPipe
-        let status = self.status
-        process.terminationHandler = { finished in
-            let code = finished.terminationReason == .uncaughtSignal ? 128 + finished.terminationStatus : finished.terminationStatus
-            status.code.withLock { $0 = code }
+        var pipes: [(read: Int32, write: Int32)] = []
+        for _ in 0..<3 {
+            var ends: [Int32] = [0, 0]
+            // pipe2(O_CLOEXEC) is not in Swift's Glibc module: pipe, then the flag on each end.
+            guard pipe(&ends) == 0 else {
+                for (read, write) in pipes { Glibc.close(read); Glibc.close(write) }
+                throw SenderError("cannot start the adapter: pipe: \(String(cString: strerror(errno)))")
+            }
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            pipes.append((ends[0], ends[1]))
         }
-        do {
-            try process.run()
-        } catch {
-            throw SenderError("cannot start the adapter (sh -c '\(command)' in \(directory)): \(error)")
+        let (stdinPipe, stdoutPipe, stderrPipe) = (pipes[0], pipes[1], pipes[2])
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        // dup2 clears close-on-exec on the copy: the child keeps exactly these three.
+        posix_spawn_file_actions_adddup2(&actions, stdinPipe.read, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdoutPipe.write, 1)
+        posix_spawn_file_actions_adddup2(&actions, stderrPipe.write, 2)
+        let spawned: Int32
+        var child: pid_t = 0
+        if let addChdir = Self.addChdir {
+            _ = directory.withCString { addChdir(&actions, $0) }
+            spawned = Self.spawn(&child, &actions, ["/bin/sh", "-c", command])
+        } else {
+            // glibc before 2.29: the shell changes directory itself, then runs the command.
+            spawned = Self.spawn(&child, &actions, ["/bin/sh", "-c", "cd -- \"$1\" && exec /bin/sh -c \"$2\"", "sh", directory, command])
         }
-        pid = process.processIdentifier
-        // Our own copies of the parent's ends: the Pipe objects close theirs when released.
-        input = dup(stdinPipe.fileHandleForWriting.fileDescriptor)
-        output = dup(stdoutPipe.fileHandleForReading.fileDescriptor)
-        let errors = dup(stderrPipe.fileHandleForReading.fileDescriptor)
+        Glibc.close(stdinPipe.read)
+        Glibc.close(stdoutPipe.write)
+        Glibc.close(stderrPipe.write)
+        guard spawned == 0 else {
+            for fd in [stdinPipe.write, stdoutPipe.read, stderrPipe.read] { Glibc.close(fd) }
+            throw SenderError("cannot start the adapter (sh -c '\(command)' in \(directory)): \(String(cString: strerror(spawned)))")
+        }
+        pid = child
+        input = stdinPipe.write
+        output = stdoutPipe.read
         _ = fcntl(input, F_SETFL, fcntl(input, F_GETFL) | O_NONBLOCK)
-        stderrTail = StderrTail(fd: errors, prefix: stderrPrefix)
-        self.process = Mutex(process)
+        stderrTail = StderrTail(fd: stderrPipe.read, prefix: stderrPrefix)
+    }
+
+    private typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+    /// glibc's posix_spawn_file_actions_addchdir_np (2.29+), which Swift's Glibc module does
+    /// not declare.
+    private static let addChdir: AddChdir? = dlsym(nil, "posix_spawn_file_actions_addchdir_np").map {
+        unsafeBitCast($0, to: AddChdir.self)
+    }
+
+    private static func spawn(_ child: inout pid_t, _ actions: inout posix_spawn_file_actions_t, _ arguments: [String]) -> Int32 {
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        return posix_spawn(&child, "/bin/sh", &actions, nil, &argv, environ)
     }
 
     deinit { close() }
 
-    /// The exit status once it has exited (128 + N for signal N).
-    var exitStatus: Int32? { status.code.withLock { $0 } }
+    /// The exit status once it has exited (128 + N for signal N), reaped once.
+    var exitStatus: Int32? {
+        status.code.withLock { code in
+            if code == nil {
+                var raw: Int32 = 0
+                if waitpid(pid, &raw, WNOHANG) == pid {
+                    // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
+                    code = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+                }
+            }
+            return code
+        }
+    }
 
     /// Writes all of `bytes` before `deadline`.
     func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) throws(AdapterIOFailure) {
@@ -160,7 +199,7 @@ final class AdapterProcess: Sendable {
     }
 }
 
-/// Set by Foundation's termination handler, on its own thread.
+/// The child's status once reaped.
 final class ExitStatus: Sendable {
     let code = Mutex<Int32?>(nil)
 }
