@@ -1,5 +1,7 @@
 // The adapter protocol's rules, without a process: request lines, reply matching, and the
 // reference adapter's answers (docs/adapter-protocol.md).
+import Foundation
+import Glibc
 import JSON
 import Scenario
 @testable import ScenarioRunner
@@ -127,6 +129,32 @@ struct AdapterConversationTests {
         #expect(buffer.nextLine() == line(#"{"id":2}"#))
         #expect(buffer.nextLine() == nil)
         #expect(buffer.count == 4)
+    }
+
+    /// Lines taken while more keep coming: the consumed front is dropped, the rest intact.
+    @Test func aLongStreamOfLinesReadsBackWhole() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let lines = (0..<300).map { index in String(repeating: Character(UnicodeScalar(UInt8(65 + index % 26))), count: 999) }
+        let text = Array(lines.map { $0 + "\n" }.joined().utf8)
+        let writeEnd = ends[1]
+        Thread {
+            var offset = 0
+            while offset < text.count {
+                let n = text.withUnsafeBytes { write(writeEnd, $0.baseAddress! + offset, min(4096, $0.count - offset)) }
+                guard n > 0 else { break }
+                offset += n
+            }
+            close(writeEnd)
+        }.start()
+        var buffer = LineBuffer()
+        var read: [String] = []
+        while true {
+            while let line = buffer.nextLine() { read.append(String(decoding: line, as: UTF8.self)) }
+            if buffer.fill(from: ends[0]) <= 0 { break }
+        }
+        #expect(read == lines)
     }
 }
 

@@ -207,7 +207,9 @@ final class ExitStatus: Sendable {
 /// Bytes read and not yet handed out as lines.
 struct LineBuffer {
     private var bytes: [UInt8] = []
-    /// Where the next line starts; bytes before it are dropped in bulk, not per line.
+    /// Where the next line starts; bytes before it are dropped in bulk, not per line: when
+    /// the buffer empties (the protocol's usual case, one reply at a time), or before a read
+    /// once they pass 64 KiB.
     private var start = 0
     /// Where the search for a newline resumes.
     private var scanned = 0
@@ -234,6 +236,11 @@ struct LineBuffer {
     /// One read(2) of up to 64 KiB appended; its result.
     mutating func fill(from fd: Int32) -> Int {
         let chunk = 64 << 10
+        if start >= chunk {
+            bytes.removeFirst(start)
+            scanned -= start
+            start = 0
+        }
         let old = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: chunk))
         let read = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + old, chunk) }
