@@ -23,9 +23,7 @@ public struct ScenarioReport: Sendable {
 
     /// Every cleanup rule with the problems that break it (empty: it holds).
     public var cleanupRules: [(rule: String, problems: [(event: Int, problem: Problem)])] {
-        let rules = ["no push to a dead token", "tokens kept after transient and payload errors",
-                     "a device registered again is pushed again", "the sender's store matches the gateway's answers"]
-        return rules.map { rule in
+        Problem.cleanupRules.map { rule in
             (rule, events.flatMap { event in event.problems.filter { $0.cleanupRule == rule }.map { (event.index, $0) } })
         }
     }
@@ -82,9 +80,8 @@ public enum ScenarioRunner {
     public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: RunOptions = RunOptions(),
                            open: (GatewayOpening) async throws(GatewayStartError) -> any ScenarioGateway)
         async throws(GatewayStartError) -> ScenarioReport {
-        let config = judge.specs.config[scenario.product.rawValue]
-        let bundleID = scenario.bundleID ?? config?["bundle_ids"]?[0]?.stringValue ?? "com.example.loop"
-        let fcmProject = scenario.fcmProject ?? config?["fcm_project"]?.stringValue ?? "\(scenario.product.rawValue)-example"
+        let app = ScenarioApp(scenario, judge: judge)
+        let (bundleID, fcmProject) = (app.bundleID, app.fcmProject)
 
         let clock = ContinuousClock()
         let started = clock.now

@@ -32,7 +32,7 @@ struct RunCommand: Subcommand {
             .value("key-id", "ID", "APNs key id (kid)."),
             .value("team-id", "ID", "APNs team id (iss)."),
             .value("service-account", "FILE", "Google service account JSON (FCM OAuth)."),
-            .flag("quiet", "Print only failures and the summary."),
+            .flag("quiet", "Print only failures and the summary (and no progress line)."),
         ],
         discussion: """
         SCENARIO is a scenario file (Specs/scenarios/README.md) or a folder of them (*.json, in name order).
@@ -60,13 +60,11 @@ struct RunCommand: Subcommand {
     let quiet: Bool
     /// `--gateway`: the pushproof serve to play against, and how (nil: the embedded gateway).
     let external: (admin: AdminClient, access: GatewayAccess)?
+    let senderChoice: ScenarioSenderChoice
 
     init(_ arguments: ParsedArguments) throws {
         paths = arguments.positionals
-        let sender = arguments.value("sender") ?? "reference"
-        guard sender == "reference" else {
-            throw UsageError(message: "--sender: only the reference sender can be run so far, not '\(sender)'")
-        }
+        senderChoice = try ScenarioSenderChoice(arguments)
         specsDirectory = arguments.value("specs") ?? "Specs"
         var options = RunOptions()
         options.settleMilliseconds = try arguments.int("settle-ms", default: 50, range: 0...60_000)
@@ -165,26 +163,34 @@ struct RunCommand: Subcommand {
             }
         }
         var reports: [ScenarioReport] = []
+        let counters = ProgressCounters(total: scenarios.reduce(0) { $0 + $1.events.count }, plannedSeconds: nil)
+        let progress = TerminalProgress.start(counters, unit: "events", quiet: quiet)
         for scenario in scenarios {
             do {
                 let report: ScenarioReport
+                let made = senderChoice.make()
+                let sender = progress == nil ? made : ProgressSender(sender: made, counters: counters)
                 if let external {
-                    report = try await ScenarioRunner.run(scenario, judge: judge, sender: ReferenceSender(), options: options) {
+                    report = try await ScenarioRunner.run(scenario, judge: judge, sender: sender, options: options) {
                         opening throws(GatewayStartError) in
                         try ExternalGateway(admin: external.admin, access: external.access, opening: opening)
                     }
                 } else {
-                    report = try await ScenarioRunner.run(scenario, judge: judge, sender: ReferenceSender(), options: options, record: record)
+                    report = try await ScenarioRunner.run(scenario, judge: judge, sender: sender, options: options, record: record,
+                                                          observers: progress == nil ? [] : [ProgressObserver(counters: counters)])
                 }
+                progress?.clear()
                 print(RunReportText.text(report, quiet: quiet), terminator: "")
                 if timing { print(RunReportText.timing(report)) }
                 reports.append(report)
             } catch {
+                await progress?.stop()
                 printError("pushproof run: \(scenario.name): \(error)")
                 record?.close()
                 return ExitCode.ioError
             }
         }
+        await progress?.stop()
         record?.close()
         let failed = reports.filter { !$0.passed }
         let events = reports.reduce(0) { $0 + $1.events.count }
