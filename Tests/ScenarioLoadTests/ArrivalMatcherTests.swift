@@ -72,7 +72,7 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
         matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
         matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 1 * ms)
         matcher.expect(event: 1, intended: 2 * ms, started: 2 * ms, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
-        let listed = [ListedDevice(person: "p", token: "tok-a")]
+        let listed = [ListedDevice(id: "a", token: "tok-a")]
         let (summary, cleanup) = matcher.finish(plan: plan, played: 2, planned: 2, elapsed: 3 * ms, lateAfter: 10 * ms,
                                                 store: (listed, ["tok-a", "tok-b"]))
         #expect(summary.counts.abandoned == 0, "a sender is right to skip a dead token")

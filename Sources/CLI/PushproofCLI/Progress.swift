@@ -83,6 +83,6 @@ struct ProgressSender: ScenarioSender {
         try await sender.handle(event, index: index)
         counters.played.add(1, ordering: .relaxed)
     }
-    func devices() async -> [ListedDevice]? { await sender.devices() }
-    func tearDown() async { await sender.tearDown() }
+    func devices() async throws(SenderError) -> [ListedDevice]? { try await sender.devices() }
+    func tearDown() async throws(SenderError) { try await sender.tearDown() }
 }

@@ -53,6 +53,7 @@ public enum PushproofCommand {
         CommandEntry(spec: DriveCommand.spec, make: DriveCommand.make),
         CommandEntry(PlanCommand.self),
         CommandEntry(RunCommand.self),
+        CommandEntry(AdapterCommand.self),
     ]
 
     public static var usage: String {

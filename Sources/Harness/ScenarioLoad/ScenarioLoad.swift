@@ -176,8 +176,19 @@ public enum ScenarioLoad {
             try? await Task.sleep(for: .milliseconds(5))
         }
         for token in shared.withLock({ $0.takeNewlyDead() }) { live.remove(token) }
-        let listed = await sender.devices()
-        await sender.tearDown()
+        var listed: [ListedDevice]?
+        if aborted == nil {
+            do {
+                listed = try await sender.devices()
+            } catch {
+                aborted = "devices: \(error)"
+            }
+        }
+        do {
+            try await sender.tearDown()
+        } catch {
+            if aborted == nil { aborted = "shutdown: \(error)" }
+        }
         let elapsed = now()
         gateway.stop()
         continuation.finish()

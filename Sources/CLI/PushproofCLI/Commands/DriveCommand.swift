@@ -240,8 +240,7 @@ struct DriveCommand: Subcommand {
                 summary.notes.append("spec violations unknown: \(error)")
             }
         }
-        summary.sender = SenderIdentity(name: ScenarioSenderChoice.referenceName, version: PushproofCommand.version,
-                                        gatewaySharesMachine: options.gatewayIsLocal)
+        summary.sender = ScenarioSenderChoice.reference(gatewaySharesMachine: options.gatewayIsLocal)
         var json = JSONObject()
         json["token_cleanup"] = cleanupJSON(statistics)
         json["sender"] = [

@@ -75,12 +75,11 @@ struct ScenarioDrive: Subcommand {
             printError("pushproof drive: \(error)")
             return ExitCode.ioError
         }
-        let sender = senderChoice.make()
-        let identity = senderChoice.identity(of: sender, gatewaySharesMachine: true)
+        let sender = senderChoice.make(scenarioFile: path)
         if !reporting.quiet {
             let pace = options.rate.map { "open \(Format.significant($0)) events/s" } ?? "closed, events back to back"
             printNow("pushproof drive --scenario \(scenario.name): \(scenario.events.count) events, \(scenario.people.count) people, "
-                     + "\(pace), through \(identity.name) \(identity.version) against the embedded gateway (same machine)")
+                     + "\(pace), through \(senderChoice.description) against the embedded gateway (same machine)")
         }
         let counters = ProgressCounters(total: scenario.events.count,
                                         plannedSeconds: options.rate.map { Double(scenario.events.count) / $0 })
@@ -95,7 +94,8 @@ struct ScenarioDrive: Subcommand {
             return ExitCode.failure
         }
         var summary = result.summary
-        summary.sender = identity
+        // After the run: an adapter names itself in its `hello`.
+        summary.sender = senderChoice.identity(of: sender, gatewaySharesMachine: true)
         for finding in result.cleanup where !finding.passed {
             summary.notes.append("token cleanup FAILED '\(finding.rule)' (\(finding.problems.count)): " + finding.problems.prefix(3).joined(separator: "; "))
         }

@@ -113,7 +113,7 @@ struct PlanCommand: Subcommand {
             scenarioPlay = (path, arguments.value("specs") ?? "Specs")
         } else {
             scenarioPlay = nil
-            for name in ["specs", "sender"] where arguments.value(name) != nil {
+            for name in ["specs"] + ScenarioSenderChoice.specs.map(\.name) where arguments.value(name) != nil {
                 throw UsageError(message: "--\(name) goes with --scenario")
             }
         }
@@ -227,7 +227,7 @@ struct PlanCommand: Subcommand {
         }
         await progress?.stop()
 
-        let identity = senderChoice.identity(of: senderChoice.make(), gatewaySharesMachine: options.gatewayIsLocal)
+        let identity = ScenarioSenderChoice.reference(gatewaySharesMachine: options.gatewayIsLocal)
         let verdict = Verdict(measurements: measurements, target: target, members: members)
         printNow("sender: \(identity.text)")
         printNow(verdict.text(withinMilliseconds: withinMilliseconds))

@@ -20,18 +20,20 @@ extension PlanCommand {
             return ExitCode.ioError
         }
         let target = UInt64(withinMilliseconds) * 1_000_000
-        let identity = senderChoice.identity(of: senderChoice.make(), gatewaySharesMachine: true)
         printNow("pushproof plan --scenario \(scenario.name): \(scenario.events.count) events, \(scenario.people.count) people, "
-                 + "through \(identity.name) \(identity.version) against the embedded gateway (same machine); "
+                 + "through \(senderChoice.description) against the embedded gateway (same machine); "
                  + "target: every phone rung within \(withinMilliseconds) ms; \(calls) play(s)")
-        var measurement = Measurement(setup: Setup(senders: 1, connections: 1, described: "\(identity.name) as configured"),
-                                      pushesPerCall: 0)
+        var measurement = Measurement(setup: Setup(senders: 1, connections: 1), pushesPerCall: 0)
+        var identity = senderChoice.identity(of: senderChoice.make(scenarioFile: path), gatewaySharesMachine: true)
         let counters = ProgressCounters(total: calls * scenario.events.count, plannedSeconds: nil)
         let progress = TerminalProgress.start(counters, unit: "events", quiet: quiet)
         for play in 1...calls {
             let result: ScenarioLoadResult
+            let sender = senderChoice.make(scenarioFile: path)
             do {
-                result = try await ScenarioLoad.run(scenario, judge: judge, sender: senderChoice.make(), progress: counters)
+                result = try await ScenarioLoad.run(scenario, judge: judge, sender: sender, progress: counters)
+                // After the run: an adapter names itself in its `hello`.
+                identity = senderChoice.identity(of: sender, gatewaySharesMachine: true)
             } catch {
                 await progress?.stop()
                 printError("pushproof plan: \(error)")
@@ -49,6 +51,7 @@ extension PlanCommand {
             measurement.ringAllNanoseconds.append(result.summary.timeToRingAll.max)
         }
         await progress?.stop()
+        measurement.setup.described = "\(identity.name) as configured"
         printNow("  " + line(for: measurement, target: target))
         let verdict = Verdict(measurements: [measurement], target: target, members: scenario.people.count)
         printNow("sender: \(identity.text)")

@@ -13,7 +13,6 @@ struct RunCommand: Subcommand {
         abstract: "Play scenarios through a sender against an embedded gateway; a verdict per event and per cleanup rule.",
         positionals: ["SCENARIO…"],
         options: [
-            .value("sender", "NAME", "The sender under test.", default: "reference"),
             .value("specs", "DIR", "The spec directory (specset.json's config gives each product's bundle id and FCM project).",
                    default: "Specs"),
             .value("settle-ms", "MS", "An event is answered once its expected pushes are accepted and no request came for this long.",
@@ -33,9 +32,13 @@ struct RunCommand: Subcommand {
             .value("team-id", "ID", "APNs team id (iss)."),
             .value("service-account", "FILE", "Google service account JSON (FCM OAuth)."),
             .flag("quiet", "Print only failures and the summary (and no progress line)."),
-        ],
+        ] + ScenarioSenderChoice.specs,
         discussion: """
         SCENARIO is a scenario file (Specs/scenarios/README.md) or a folder of them (*.json, in name order).
+        With --sender-cmd, each scenario starts CMD afresh: hello, setup, an event request per
+        event, shutdown. Its stderr is forwarded prefixed "[sender] ". A missing reply, a line
+        that is not JSON, a wrong id, "ok": false or an exit mid-run stops the run (exit 1),
+        the reports and recording so far written, the reason in each.
         The gateway is the mock, in this process: loopback, TLS with generated test credentials,
         strict APNs and FCM auth, every push judged against the specs. With --gateway, a
         pushproof serve started with --specs, --admin and a config trusting the credentials given
@@ -47,9 +50,12 @@ struct RunCommand: Subcommand {
         EXAMPLES:
           pushproof run Specs/scenarios
           pushproof run my-workspace.json --junit out/scenarios.xml --record out/record.jsonl
+          pushproof run Specs/scenarios --sender-cmd 'pushproof adapter'
         """)
 
     let paths: [String]
+    /// The reference sender, or `--sender-cmd`'s adapter started per scenario.
+    let senderChoice: ScenarioSenderChoice
     let specsDirectory: String
     let options: RunOptions
     let jsonPath: String?
@@ -60,7 +66,6 @@ struct RunCommand: Subcommand {
     let quiet: Bool
     /// `--gateway`: the pushproof serve to play against, and how (nil: the embedded gateway).
     let external: (admin: AdminClient, access: GatewayAccess)?
-    let senderChoice: ScenarioSenderChoice
 
     init(_ arguments: ParsedArguments) throws {
         paths = arguments.positionals
@@ -134,10 +139,12 @@ struct RunCommand: Subcommand {
     }
 
     func run() async -> Int32 {
+        let scenarioFiles: [String]
         let scenarios: [Scenario]
         let judge: SpecJudge
         do {
-            scenarios = try Self.scenarioFiles(paths).map { path throws(FileError) in try Self.load(path) }
+            scenarioFiles = try Self.scenarioFiles(paths)
+            scenarios = try scenarioFiles.map { path throws(FileError) in try Self.load(path) }
         } catch {
             printError("pushproof run: \(error)")
             return ExitCode.ioError
@@ -165,10 +172,10 @@ struct RunCommand: Subcommand {
         var reports: [ScenarioReport] = []
         let counters = ProgressCounters(total: scenarios.reduce(0) { $0 + $1.events.count }, plannedSeconds: nil)
         let progress = TerminalProgress.start(counters, unit: "events", quiet: quiet)
-        for scenario in scenarios {
+        for (file, scenario) in zip(scenarioFiles, scenarios) {
             do {
                 let report: ScenarioReport
-                let made = senderChoice.make()
+                let made = senderChoice.make(scenarioFile: file)
                 let sender = progress == nil ? made : ProgressSender(sender: made, counters: counters)
                 if let external {
                     report = try await ScenarioRunner.run(scenario, judge: judge, sender: sender, options: options) {
@@ -183,6 +190,12 @@ struct RunCommand: Subcommand {
                 print(RunReportText.text(report, quiet: quiet), terminator: "")
                 if timing { print(RunReportText.timing(report)) }
                 reports.append(report)
+                // An adapter that broke the protocol says nothing about the next scenario but
+                // that it is broken: the run stops here, its reports kept.
+                if senderChoice.isAdapter, let aborted = report.aborted {
+                    printError("pushproof run: \(scenario.name): stopped: \(aborted)")
+                    break
+                }
             } catch {
                 await progress?.stop()
                 printError("pushproof run: \(scenario.name): \(error)")
@@ -192,6 +205,9 @@ struct RunCommand: Subcommand {
         }
         await progress?.stop()
         record?.close()
+        if reports.count < scenarios.count {
+            print("\nstopped after \(reports.count) of \(scenarios.count) scenarios: the sender failed")
+        }
         let failed = reports.filter { !$0.passed }
         let events = reports.reduce(0) { $0 + $1.events.count }
         let failedEvents = reports.reduce(0) { $0 + $1.events.filter { !$0.passed }.count }
@@ -296,6 +312,11 @@ enum RunReportText {
                     let text = rule.problems.map { "event \($0.event): \($0.problem.message)" }.joined(separator: "\n")
                     testCase.result = .failed(type: "TokenCleanup", message: "\(rule.problems.count) problem(s)", text: text)
                 }
+                cases.append(testCase)
+            }
+            if let aborted = report.aborted {
+                var testCase = JUnit.TestCase(classname: report.name, name: "sender")
+                testCase.result = .failed(type: "SenderStopped", message: "the run stopped", text: aborted)
                 cases.append(testCase)
             }
             return JUnit.Suite(name: report.name, cases: cases)
