@@ -52,6 +52,27 @@ private func writeScenario(in directory: TemporaryDirectory) throws -> String {
         #expect(baseline.sender?.name == "pushproof reference")
     }
 
+    /// The same scenario through the reference sender behind the adapter protocol: the same
+    /// pushes, and the report names the sender its `hello` gave.
+    @Test func aScenarioDriveThroughAnAdapterCountsTheSamePushes() throws {
+        let directory = try TemporaryDirectory("drive-scenario-adapter")
+        let scenario = try writeScenario(in: directory)
+        let inProcess = directory.file("in-process.json"), adapter = directory.file("adapter.json")
+        let first = try pushproof(["drive", "--scenario", scenario, "--specs", specsDirectory, "--json", inProcess, "--quiet"])
+        let second = try pushproof(["drive", "--scenario", scenario, "--specs", specsDirectory, "--json", adapter, "--quiet",
+                                    "--sender-cmd", "'\(pushproofExecutable())' adapter"])
+        #expect(first.status == 0, "\(first.output)\n\(first.error)")
+        #expect(second.status == 0, "\(second.output)\n\(second.error)")
+        let a = try readJSON(inProcess), b = try readJSON(adapter)
+        #expect(a["counts"]?["sent"] != nil)
+        #expect(a["counts"]?["sent"] == b["counts"]?["sent"])
+        #expect(a["counts"]?["delivered"] == b["counts"]?["delivered"])
+        #expect(a["counts"]?["tokens_removed"] == b["counts"]?["tokens_removed"])
+        #expect(b["token_cleanup"]?["passed"] == true)
+        #expect(b["sender_under_test"]?["name"] == "pushproof reference", "named by its hello")
+        #expect(b["sender_under_test"]?["version"]?.stringValue == PushproofCommand.version)
+    }
+
     @Test func aScenarioPlanRingsTheScenariosPeopleAndNamesTheSender() throws {
         let directory = try TemporaryDirectory("plan-scenario")
         let json = directory.file("plan.json")

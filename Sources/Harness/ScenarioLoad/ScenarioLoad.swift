@@ -82,19 +82,11 @@ public enum ScenarioLoad {
         let app = ScenarioApp(scenario, judge: judge)
         let (stream, continuation) = AsyncStream.makeStream(of: RawArrival.self)
         let observer = ArrivalObserver(continuation)
-        let gateway = try ScenarioRunner.openEmbeddedGateway(judge: judge, opening: GatewayOpening(scenario, app: app), observers: [observer])
-
-        var tokenOfDevice: [String: String] = [:]
-        var names: [String: String] = [:]
-        var tokenOfComparable: [String: String] = [:]
-        for (person, device) in scenario.devices {
-            let key = AddressedDevice.comparable(device.token)
-            tokenOfDevice[device.id] = device.token
-            names[key] = "\(person.id)/\(device.id)"
-            tokenOfComparable[key] = device.token
-        }
-        let deviceNames = names
-        var matcher = ArrivalMatcher(graceNanoseconds: HDRHistogram.nanoseconds(options.cleanupGrace)) { deviceNames[$0] ?? $0 }
+        let devices = ScenarioDeviceIndex(scenario)
+        let (tokenOfDevice, tokenOfComparable) = (devices.tokenOfDevice, devices.tokenOfComparable)
+        let gateway = try ScenarioRunner.openEmbeddedGateway(judge: judge, opening: GatewayOpening(scenario, app: app, devices: devices),
+                                                             observers: [observer])
+        var matcher = ArrivalMatcher(graceNanoseconds: HDRHistogram.nanoseconds(options.cleanupGrace), deviceName: devices.name(ofToken:))
         for (deviceID, state) in scenario.tokenStates where state == .bad {
             if let token = tokenOfDevice[deviceID] { matcher.badTokens.insert(AddressedDevice.comparable(token)) }
         }

@@ -23,17 +23,37 @@ public struct ScenarioApp: Sendable, Equatable {
     }
 }
 
+/// Every device of a scenario once, by id and by comparable token: a generated population has
+/// tens of thousands, and `Scenario.device(_:)` scans them all.
+public struct ScenarioDeviceIndex: Sendable {
+    /// Device id → token as written.
+    public private(set) var tokenOfDevice: [String: String] = [:]
+    /// Comparable token (`AddressedDevice.comparable`) → `<person>/<device>`.
+    public private(set) var names: [String: String] = [:]
+    /// Comparable token → token as written.
+    public private(set) var tokenOfComparable: [String: String] = [:]
+
+    public init(_ scenario: Scenario) {
+        for (person, device) in scenario.devices {
+            let key = AddressedDevice.comparable(device.token)
+            tokenOfDevice[device.id] = device.token
+            names[key] = "\(person.id)/\(device.id)"
+            tokenOfComparable[key] = device.token
+        }
+    }
+
+    /// How reports name the device of `token` (any form): `<person>/<device>`, else the token.
+    public func name(ofToken token: String) -> String { names[AddressedDevice.comparable(token)] ?? token }
+}
+
 extension GatewayOpening {
     /// The scenario's starting token states and faults, for `app`.
-    public init(_ scenario: Scenario, app: ScenarioApp) {
-        var tokens: [(token: String, state: TokenState)] = []
-        let tokenOfDevice = Dictionary(scenario.devices.map { ($0.device.id, $0.device.token) }, uniquingKeysWith: { first, _ in first })
+    public init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex) {
+        self.init(bundleID: app.bundleID, fcmProject: app.fcmProject, tokens: [], faults: scenario.faults, startMs: scenario.startMs)
         for (deviceID, state) in scenario.tokenStates {
-            guard let token = tokenOfDevice[deviceID] else { continue }
+            guard let token = devices.tokenOfDevice[deviceID] else { continue }
             tokens.append((token, state))
         }
-        self.init(bundleID: app.bundleID, fcmProject: app.fcmProject, tokens: tokens, faults: scenario.faults,
-                  startMs: scenario.startMs)
     }
 }
 
@@ -83,8 +103,7 @@ public final class ScenarioOracle: Sendable {
     public init(_ scenario: Scenario, app: ScenarioApp) {
         world = Mutex(ReferenceWorld(scenario: scenario, bundleID: app.bundleID, fcmProject: app.fcmProject))
         if let entries = scenario.expectations {
-            let tokenOfDevice = Dictionary(scenario.devices.map { ($0.device.id, $0.device.token) },
-                                           uniquingKeysWith: { first, _ in first })
+            let tokenOfDevice = ScenarioDeviceIndex(scenario).tokenOfDevice
             var byEvent: [Int: [ExpectedArrival]] = [:]
             for entry in entries {
                 byEvent[entry.event, default: []] += entry.deliveries.compactMap { delivery in

@@ -85,28 +85,14 @@ public enum ScenarioRunner {
 
         let clock = ContinuousClock()
         let started = clock.now
-        // Every device once, by id and by comparable token: a generated population has tens
-        // of thousands, and `Scenario.device(_:)` scans them all.
-        var tokenOfDevice: [String: String] = [:]
-        var names: [String: String] = [:]
-        var tokenOfComparable: [String: String] = [:]
-        for (person, device) in scenario.devices {
-            let key = AddressedDevice.comparable(device.token)
-            tokenOfDevice[device.id] = device.token
-            names[key] = "\(person.id)/\(device.id)"
-            tokenOfComparable[key] = device.token
-        }
-        let deviceName = { (token: String) -> String in names[AddressedDevice.comparable(token)] ?? token }
+        let devices = ScenarioDeviceIndex(scenario)
+        let (tokenOfDevice, names, tokenOfComparable) = (devices.tokenOfDevice, devices.names, devices.tokenOfComparable)
+        let deviceName = devices.name(ofToken:)
 
         // Token states at the start; the runner keeps its own copy to name answers.
+        let opening = GatewayOpening(scenario, app: app, devices: devices)
         var states: [String: TokenState] = [:]
-        var opening = GatewayOpening(bundleID: bundleID, fcmProject: fcmProject, tokens: [], faults: scenario.faults,
-                                     startMs: scenario.startMs)
-        for (deviceID, state) in scenario.tokenStates {
-            guard let token = tokenOfDevice[deviceID] else { continue }
-            states[AddressedDevice.comparable(token)] = state
-            opening.tokens.append((token, state))
-        }
+        for (token, state) in opening.tokens { states[AddressedDevice.comparable(token)] = state }
         let gateway = try await open(opening)
         defer { gateway.stop() }
 

@@ -60,21 +60,23 @@ struct ScenarioDrive: Subcommand {
         reporting = try LoadReportOptions(arguments)
     }
 
+    /// The scenario and the specs its gateway judges against; nil once it said why not.
+    static func load(_ path: String, specs: String, command: String) -> (Scenario, SpecJudge)? {
+        do {
+            return (try RunCommand.load(path), try SpecJudge(directory: specs))
+        } catch {
+            printError("pushproof \(command): \(error)")
+            return nil
+        }
+    }
+
     func run() async -> Int32 {
         let inputs: LoadReportOptions.Inputs
         switch reporting.readInputs(command: "drive") {
         case .success(let read): inputs = read
         case .failure(let status): return status.code
         }
-        let scenario: Scenario
-        let judge: SpecJudge
-        do {
-            scenario = try RunCommand.load(path)
-            judge = try SpecJudge(directory: specsDirectory)
-        } catch {
-            printError("pushproof drive: \(error)")
-            return ExitCode.ioError
-        }
+        guard let (scenario, judge) = Self.load(path, specs: specsDirectory, command: "drive") else { return ExitCode.ioError }
         let sender = senderChoice.make(scenarioFile: path)
         if !reporting.quiet {
             let pace = options.rate.map { "open \(Format.significant($0)) events/s" } ?? "closed, events back to back"

@@ -10,15 +10,7 @@ extension PlanCommand {
     /// back to back. A play's figure is its slowest event's time to ring all; it meets the
     /// target when every expected push was accepted within it.
     func runScenario(path: String, specsDirectory: String) async -> Int32 {
-        let scenario: Scenario
-        let judge: SpecJudge
-        do {
-            scenario = try RunCommand.load(path)
-            judge = try SpecJudge(directory: specsDirectory)
-        } catch {
-            printError("pushproof plan: \(error)")
-            return ExitCode.ioError
-        }
+        guard let (scenario, judge) = ScenarioDrive.load(path, specs: specsDirectory, command: "plan") else { return ExitCode.ioError }
         let target = UInt64(withinMilliseconds) * 1_000_000
         printNow("pushproof plan --scenario \(scenario.name): \(scenario.events.count) events, \(scenario.people.count) people, "
                  + "through \(senderChoice.description) against the embedded gateway (same machine); "

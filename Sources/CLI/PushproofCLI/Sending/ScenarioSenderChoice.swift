@@ -7,8 +7,9 @@ import ScenarioRunner
 /// and docs/adapter-protocol.md). Parsed in one place so the three commands take the same
 /// options and say the same things about them.
 struct ScenarioSenderChoice {
-    /// How reports name the reference sender; its version is this binary's.
-    static let referenceName = "pushproof reference"
+    /// How reports name the reference sender, in process or behind `pushproof adapter`; its
+    /// version is this binary's.
+    static let referenceName = ReferenceAdapter.name
 
     static let specs: [OptionSpec] = [
         .value("sender", "NAME", "The sender under test, in this process.", default: "reference"),
