@@ -28,9 +28,9 @@ private func writeScenario(in directory: TemporaryDirectory) throws -> String {
 @Suite(.serialized) struct DriveScenarioLiveTests {
     @Test func aScenarioDriveCountsEveryPushTimesItAndJudgesTheCleanup() throws {
         let directory = try TemporaryDirectory("drive-scenario")
-        let json = directory.file("report.json")
+        let json = directory.file("report.json"), html = directory.file("report.html")
         let result = try pushproof(["drive", "--scenario", try writeScenario(in: directory), "--rate", "20", "--specs", specsDirectory,
-                                    "--json", json, "--threshold", "tokens_removed>=1", "--threshold", "error_rate==0"])
+                                    "--json", json, "--html", html, "--threshold", "tokens_removed>=1", "--threshold", "error_rate==0"])
         #expect(result.status == 0, "\(result.output)\n\(result.error)")
         #expect(!result.error.contains("\r") && !result.error.contains("elapsed"), "no progress line when stderr is not a TTY")
         let report = try readJSON(json)
@@ -47,6 +47,7 @@ private func writeScenario(in directory: TemporaryDirectory) throws -> String {
         #expect(report["sender_under_test"]?["gateway_shares_machine"] == true)
         #expect(result.output.contains("sender: pushproof reference \(PushproofCommand.version); the gateway shared its machine"))
         #expect(report["passed"] == true)
+        #expect(try String(contentsOfFile: html, encoding: .utf8).contains("sender: pushproof reference"))
         // The report is a baseline like any drive report.
         let baseline = try RunSummary(jsonText: String(contentsOfFile: json, encoding: .utf8))
         #expect(baseline.sender?.name == "pushproof reference")
