@@ -58,8 +58,9 @@ struct RawArrival: Sendable {
 /// Hands every push the gateway answers to the matcher's stream, timed on arrival.
 final class ArrivalObserver: GatewayObserver {
     private let continuation: AsyncStream<RawArrival>.Continuation
-    /// Monotonic nanoseconds of the run's start, set when the first event is due.
-    let origin = Atomic<UInt64>(0)
+    /// Monotonic nanoseconds of the run's start, set again when the first event is due (a
+    /// push during the sender's setup is timed from the observer's creation, never from 0).
+    let origin = Atomic<UInt64>(SystemClock.monotonicNanoseconds())
 
     init(_ continuation: AsyncStream<RawArrival>.Continuation) {
         self.continuation = continuation
