@@ -57,8 +57,14 @@ let package = Package(
         .target(name: "ScenarioRunner", dependencies: ["JSON", "PushModel", "Crypto", "HTTPCore", "HTTP2Server",
                                                        "MockGateway", "SpecValidator", "Sender", "Scenario", "RecordLine"], path: "Sources/Harness/ScenarioRunner"),
 
+        // Scenario-driven load (`drive --scenario`, `plan --scenario`): a scenario's events through any
+        // ScenarioSender, each push the gateway answers matched to its event; the Driver's reports.
+        // Above Driver and ScenarioRunner, which stay apart (docs/architecture.md).
+        .target(name: "ScenarioLoad", dependencies: ["JSON", "Clocks", "PushModel", "MockGateway", "SpecValidator", "Scenario",
+                                                     "ScenarioRunner", "Driver"], path: "Sources/Harness/ScenarioLoad"),
+
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
-        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl", "Scenario", "ScenarioRunner", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
+        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl", "Scenario", "ScenarioRunner", "ScenarioLoad", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"], path: "Sources/CLI/pushproof"),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
@@ -75,6 +81,7 @@ let package = Package(
         .testTarget(name: "DriverTests", dependencies: ["Driver", "JSON", "PushModel"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "JSON"]),
         .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "PushproofTestSupport"]),
+        .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "MockGateway", "JSON"]),
         .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine"]),
     ]
 )

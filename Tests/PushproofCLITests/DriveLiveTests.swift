@@ -87,10 +87,14 @@ import Testing
         #expect(missing.status == 2)
         #expect(missing.error.contains("nope.json"))
         let saved = try readJSON(baseline)
-        #expect(saved["counts"]?["delivered"] == 40)
+        // 40 messages, each to the 4 other members' alert tokens (APNs only).
+        #expect(saved["counts"]?["delivered"] == 160)
+        #expect(saved["counts"]?["fan_outs"] == 40)
     }
 
-    @Test func anOpenModelMessageStormSendsEveryIterationDueInItsDuration() throws {
+    /// A message storm is messages: --rate 200 for 1 s is 200 messages, each fanned out by the
+    /// rules to the 5 other members' alert and Android tokens.
+    @Test func anOpenModelMessageStormSendsEveryMessageDueInItsDurationToEveryMember() throws {
         let directory = try TemporaryDirectory("drive-open")
         let credentials = try writeCredentials(in: directory)
         let serve = try ServeProcess(["--h2c", "--config", credentials + "/gateway.json"], directory: directory.path)
@@ -103,11 +107,15 @@ import Testing
         let report = try readJSON(json)
         #expect(report["model"]?["kind"] == "open")
         #expect(report["counts"]?["iterations"] == 200)
-        #expect(report["counts"]?["sent"] == 200)
-        #expect(report["counts"]?["delivered"] == 200)
+        #expect(report["counts"]?["sent"] == 2000)
+        #expect(report["counts"]?["delivered"] == 2000)
+        #expect(report["counts"]?["fan_outs_fully_delivered"] == 200)
         #expect(report["counts"]?["dropped_iterations"] == 0)
         #expect(report["notes"]?.arrayValue?.contains { $0.stringValue?.hasPrefix("noise:") == true } == true)
         #expect(report["sender"]?["delivery_threads"] == 1)
+        #expect(report["sender_under_test"]?["name"] == "pushproof reference")
+        #expect(report["sender_under_test"]?["gateway_shares_machine"] == true, "serve on loopback")
+        #expect(result.output.contains("sender: pushproof reference "))
     }
 
     @Test(arguments: [

@@ -33,6 +33,12 @@ struct CommandEntry: Sendable {
         spec = C.spec
         make = { try C($0) }
     }
+
+    /// A command whose arguments choose the type that runs it (`drive --scenario`).
+    init(spec: CommandSpec, make: @escaping @Sendable (ParsedArguments) throws -> any Subcommand) {
+        self.spec = spec
+        self.make = make
+    }
 }
 
 public enum PushproofCommand {
@@ -44,7 +50,7 @@ public enum PushproofCommand {
         CommandEntry(TokenCommand.self),
         CommandEntry(CredentialsCommand.self),
         CommandEntry(SendCommand.self),
-        CommandEntry(DriveCommand.self),
+        CommandEntry(spec: DriveCommand.spec, make: DriveCommand.make),
         CommandEntry(PlanCommand.self),
         CommandEntry(RunCommand.self),
         CommandEntry(AdapterCommand.self),
@@ -130,7 +136,7 @@ func printNow(_ message: String) {
     writeAll(1, message.hasSuffix("\n") ? message : message + "\n")
 }
 
-private func writeAll(_ fd: Int32, _ text: String) {
+func writeAll(_ fd: Int32, _ text: String) {
     var bytes = Array(text.utf8)
     var offset = 0
     while offset < bytes.count {

@@ -44,6 +44,7 @@ public enum HTMLReport {
         out += "<p>\(XML.escape(s.modelDescription))"
         if s.warmUpSeconds > 0 { out += ", warm-up \(Format.seconds(s.warmUpSeconds))" }
         out += "; \(s.environment.cores) cores, \(XML.escape(s.environment.hostname)), \(XML.escape(s.environment.date))</p>\n"
+        if let sender = s.sender { out += "<p>sender: \(XML.escape(sender.text))</p>\n" }
         for note in s.notes { out += "<p class=\"note\">\(XML.escape(note))</p>\n" }
 
         out += "<table>\n<tr><th>figure</th><th>value</th></tr>\n"

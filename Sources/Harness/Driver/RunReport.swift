@@ -44,6 +44,7 @@ public struct RunReport: Sendable, Equatable {
         if s.warmUpSeconds > 0 { heading += ", warm-up \(Format.seconds(s.warmUpSeconds))" }
         lines.append(heading)
         lines.append("machine: \(s.environment.cores) cores, \(s.environment.hostname), \(s.environment.date)")
+        if let sender = s.sender { lines.append("sender: \(sender.text)") }
         lines.append("pushes: \(c.sent) sent, \(c.completed) completed: \(c.delivered) delivered, \(c.failed) failed, "
                      + "\(c.tokensRemoved) tokens removed" + (c.abandoned > 0 ? "; \(c.abandoned) abandoned" : ""))
         lines.append("iterations: \(c.iterations) measured, \(c.lateIterations) late, \(c.droppedIterations) dropped"

@@ -119,6 +119,8 @@ public struct RunSummary: Sendable, Equatable {
     public var timedOut: Bool
     /// Caveats for readers ("shorter than 10 s: noise", abandoned pushes...).
     public var notes: [String]
+    /// The sender measured and where the gateway ran; set by the caller, nil when unknown.
+    public var sender: SenderIdentity? = nil
 
     public init(scenario: String, modelKind: String, modelDescription: String, targetRate: Double?, plannedSeconds: Double?,
                 concurrency: Int?, plannedCount: Int?, warmUpSeconds: Double, environment: RunEnvironment,
@@ -157,7 +159,7 @@ public struct RunSummary: Sendable, Equatable {
     }
 
     /// Derives the figures of a finished run.
-    init(plan: LoadPlan, environment: RunEnvironment, counts: RunCounts, outcomes: [OutcomeCount],
+    public init(plan: LoadPlan, environment: RunEnvironment, counts: RunCounts, outcomes: [OutcomeCount],
          elapsedSeconds: Double, measuredSeconds: Double, latency: HDRHistogram, serviceTime: HDRHistogram,
          sendLag: HDRHistogram, timeToRingAll: HDRHistogram, completedPerSecond: [Int], deliveredPerSecond: [Int], timedOut: Bool) {
         var targetRate: Double?, plannedSeconds: Double?, concurrency: Int?, plannedCount: Int?
@@ -234,6 +236,7 @@ extension RunSummary {
             "notes": .array(notes.map { .string($0) }),
         ]
         object["violations"] = violations.map { .number(Double($0)) } ?? .null
+        object["sender_under_test"] = sender?.json ?? .null
         return .object(object)
     }
 
@@ -241,7 +244,10 @@ extension RunSummary {
     /// Errors name the key path of the culprit (`counts.sent: …`).
     public init(json: JSONValue) throws(ReportDecodingError) {
         do {
-            self = try Self.decode(JSONFields(json))
+            let root = try JSONFields(json)
+            self = try Self.decode(root)
+            // Optional: baselines written before it have none.
+            sender = try root.object("sender_under_test").map { (fields) throws(JSONFieldError) in try SenderIdentity(json: fields) }
         } catch {
             throw ReportDecodingError(error.description)
         }

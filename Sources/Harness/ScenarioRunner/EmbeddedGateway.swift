@@ -61,6 +61,12 @@ public struct ObservedExchange: Sendable {
 /// Keeps every exchange in memory (a scenario is small), and, with `--record`, hands it on
 /// to the recorder too.
 final class ExchangeLog: GatewayObserver {
+    /// False for a load run, whose observers match arrivals themselves: only the counters are
+    /// kept, so memory does not grow with the run.
+    private let retaining: Bool
+
+    init(retaining: Bool = true) { self.retaining = retaining }
+
     private struct State {
         /// The exchanges not yet judged, from position `firstPosition` on.
         var exchanges: [ObservedExchange] = []
@@ -82,7 +88,11 @@ final class ExchangeLog: GatewayObserver {
                 status: exchange.response.status, reason: exchange.reason, fault: exchange.fault, verdict: exchange.verdict,
                 readingToken: false)
             if observed.isPush, observed.accepted { state.acceptedPushes += 1 }
-            state.exchanges.append(observed)
+            if retaining {
+                state.exchanges.append(observed)
+            } else {
+                state.firstPosition += 1
+            }
         }
     }
 
@@ -127,7 +137,10 @@ final class EmbeddedGateway: ScenarioGateway {
 
     /// Starts with the scenario's token states and faults (`opening.faults`, in serve's
     /// configuration shape).
-    convenience init(judge: SpecJudge, opening: GatewayOpening, recordFile: RecordFile?) throws(GatewayStartError) {
+    /// `observers` see every exchange too (a load run's arrival matcher); with them,
+    /// `retainingExchanges: false` keeps only the log's counters.
+    convenience init(judge: SpecJudge, opening: GatewayOpening, recordFile: RecordFile?, observers: [any GatewayObserver] = [],
+                     retainingExchanges: Bool = true) throws(GatewayStartError) {
         var tokens = TokenConfiguration()
         for (token, state) in opening.tokens {
             switch state {
@@ -139,12 +152,12 @@ final class EmbeddedGateway: ScenarioGateway {
             }
         }
         try self.init(judge: judge, bundleIDs: [opening.bundleID], fcmProject: opening.fcmProject, tokens: tokens,
-                      faults: opening.faults, recordFile: recordFile)
+                      faults: opening.faults, recordFile: recordFile, observers: observers, retainingExchanges: retainingExchanges)
     }
 
     /// `faults`: the scenario's `gateway.faults`, in serve's configuration shape.
     init(judge: SpecJudge, bundleIDs: [String], fcmProject: String, tokens: TokenConfiguration, faults: JSONValue?,
-         recordFile: RecordFile?) throws(GatewayStartError) {
+         recordFile: RecordFile?, observers: [any GatewayObserver] = [], retainingExchanges: Bool = true) throws(GatewayStartError) {
         let directory = NSTemporaryDirectory() + "pushproof-run-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -165,14 +178,14 @@ final class EmbeddedGateway: ScenarioGateway {
                 projectID: fcmProject, clientEmail: "pushproof@\(fcmProject).iam.gserviceaccount.com", tokenURI: "https://127.0.0.1:0/token")
             configuration.tokens = tokens
             let certificate = try SelfSignedCertificate.generate(commonName: "pushproof", subjectAltNames: ["localhost", "127.0.0.1"])
-            let log = ExchangeLog()
+            let log = ExchangeLog(retaining: retainingExchanges)
             let recorder = recordFile.map { Recorder(file: $0) }
             // The token URL names the port, which is known once bound: the gateway accepts its
             // own /token as audience whatever the port, and the sender is told the real URL.
             configuration.fcm = FCMConfiguration(
                 projectID: fcmProject,
                 serviceAccounts: [.init(clientEmail: account.clientEmail, privateKeyID: account.privateKeyID, keyPEM: account.privateKeyPEM)])
-            let gateway = try MockGateway(configuration: configuration, observers: [log as any GatewayObserver] + (recorder.map { [$0] } ?? []),
+            let gateway = try MockGateway(configuration: configuration, observers: [log as any GatewayObserver] + (recorder.map { [$0] } ?? []) + observers,
                                           judge: judge)
             var settings = ServerConfiguration(threads: 1)
             settings.http2.streamLimitGoAwayDebugData = Array(#"{"reason":"Maximum active streams violated for this endpoint."}"#.utf8)

@@ -23,9 +23,7 @@ public struct ScenarioReport: Sendable {
 
     /// Every cleanup rule with the problems that break it (empty: it holds).
     public var cleanupRules: [(rule: String, problems: [(event: Int, problem: Problem)])] {
-        let rules = ["no push to a dead token", "tokens kept after transient and payload errors",
-                     "a device registered again is pushed again", "the sender's store matches the gateway's answers"]
-        return rules.map { rule in
+        Problem.cleanupRules.map { rule in
             (rule, events.flatMap { event in event.problems.filter { $0.cleanupRule == rule }.map { (event.index, $0) } })
         }
     }
@@ -82,34 +80,19 @@ public enum ScenarioRunner {
     public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: RunOptions = RunOptions(),
                            open: (GatewayOpening) async throws(GatewayStartError) -> any ScenarioGateway)
         async throws(GatewayStartError) -> ScenarioReport {
-        let config = judge.specs.config[scenario.product.rawValue]
-        let bundleID = scenario.bundleID ?? config?["bundle_ids"]?[0]?.stringValue ?? "com.example.loop"
-        let fcmProject = scenario.fcmProject ?? config?["fcm_project"]?.stringValue ?? "\(scenario.product.rawValue)-example"
+        let app = ScenarioApp(scenario, judge: judge)
+        let (bundleID, fcmProject) = (app.bundleID, app.fcmProject)
 
         let clock = ContinuousClock()
         let started = clock.now
-        // Every device once, by id and by comparable token: a generated population has tens
-        // of thousands, and `Scenario.device(_:)` scans them all.
-        var tokenOfDevice: [String: String] = [:]
-        var names: [String: String] = [:]
-        var tokenOfComparable: [String: String] = [:]
-        for (person, device) in scenario.devices {
-            let key = AddressedDevice.comparable(device.token)
-            tokenOfDevice[device.id] = device.token
-            names[key] = "\(person.id)/\(device.id)"
-            tokenOfComparable[key] = device.token
-        }
-        let deviceName = { (token: String) -> String in names[AddressedDevice.comparable(token)] ?? token }
+        let devices = ScenarioDeviceIndex(scenario)
+        let (tokenOfDevice, names, tokenOfComparable) = (devices.tokenOfDevice, devices.names, devices.tokenOfComparable)
+        let deviceName = devices.name(ofToken:)
 
         // Token states at the start; the runner keeps its own copy to name answers.
+        let opening = GatewayOpening(scenario, app: app, devices: devices)
         var states: [String: TokenState] = [:]
-        var opening = GatewayOpening(bundleID: bundleID, fcmProject: fcmProject, tokens: [], faults: scenario.faults,
-                                     startMs: scenario.startMs)
-        for (deviceID, state) in scenario.tokenStates {
-            guard let token = tokenOfDevice[deviceID] else { continue }
-            states[AddressedDevice.comparable(token)] = state
-            opening.tokens.append((token, state))
-        }
+        for (token, state) in opening.tokens { states[AddressedDevice.comparable(token)] = state }
         let gateway = try await open(opening)
         defer { gateway.stop() }
 

@@ -75,6 +75,10 @@ public struct Problem: Sendable, Equatable {
         self.source = source
     }
 
+    /// The token-cleanup rules, in the order reports list them: each `cleanupRule` is one of them.
+    public static let cleanupRules = ["no push to a dead token", "tokens kept after transient and payload errors",
+                                      "a device registered again is pushed again", "the sender's store matches the gateway's answers"]
+
     /// The token-cleanup rule it breaks, nil for a delivery problem.
     public var cleanupRule: String? {
         switch kind {

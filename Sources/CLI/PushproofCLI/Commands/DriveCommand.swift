@@ -11,12 +11,12 @@ import Synchronization
 struct DriveCommand: Subcommand {
     static let spec = CommandSpec(
         name: "drive",
-        abstract: "Load-run the reference sender against a gateway; thresholds, baselines, JUnit/JSON/HTML reports.",
-        positionals: ["ring-fanout|message-storm"],
+        abstract: "Load-run a sender: the reference one's group calls and message storms, or a scenario through any sender; thresholds, baselines, reports.",
+        positionals: ["ring-fanout|message-storm?"],
         options: [
-            .value("members", "N", "People in the group: a ring fans out to 2 pushes per other member.", default: "1000"),
-            .value("rate", "R", "Open model: iterations per second (ring-fanout: calls/s; message-storm: pushes/s).",
-                   default: "message-storm 1000"),
+            .value("members", "N", "People in the group: a call or a message fans out to 2 pushes per other member.", default: "1000"),
+            .value("rate", "R", "Open model: iterations per second (ring-fanout: calls/s; message-storm: messages/s; "
+                   + "--scenario: events/s).", default: "message-storm 10"),
             .value("duration", "SECONDS", "Open model: how long iterations are started.", default: "10"),
             .value("count", "N", "Closed model: measured iterations (ring-fanout: calls).", default: "ring-fanout 5"),
             .value("concurrency", "N", "Closed model: workers, i.e. pushes in flight.", default: "--max-in-flight"),
@@ -32,25 +32,21 @@ struct DriveCommand: Subcommand {
                    + "read from its /metrics after the run."),
             .value("gone-tokens", "N", "With --admin: mark N of the group's tokens gone first, to measure token cleanup.",
                    default: "0"),
-            .value("threshold", "EXPR", "Fail (exit 3) unless it holds, e.g. 'p99_ms<250', 'error_rate<0.01', "
-                   + "'throughput>=5000'.", repeatable: true),
-            .value("thresholds", "FILE", "Thresholds from a file (text or JSON)."),
-            .value("baseline", "FILE", "Compare with this earlier run's JSON (report or --save-baseline file)."),
-            .value("baseline-rules", "RULES", "Ratio bounds against the baseline.",
-                   default: "throughput>=0.9x,p50_ms<=1.2x,p99_ms<=1.2x,time_to_ring_all_ms<=1.2x"),
-            .value("save-baseline", "FILE", "Write this run's summary as a baseline."),
-            .value("json", "FILE", "Write the report as JSON."),
-            .value("junit", "FILE", "Write JUnit XML: a testcase per threshold and baseline bound."),
-            .value("html", "FILE", "Write a self-contained HTML report."),
-            .flag("quiet", "Print no report text, only failures."),
-        ] + SenderOptions.specs,
+        ] + LoadReportOptions.specs + ScenarioDrive.specs + SenderOptions.specs,
         discussion: """
         SCENARIOS:
           ring-fanout    each iteration is one group call: the rules ring every other member's
                          devices (evaluated per call, so deleted tokens drop out), all due at once.
                          Closed model (--count, --concurrency) unless --rate is given.
-          message-storm  each iteration is one message push, cycling through the group's devices.
+          message-storm  each iteration is one message from member 0 to the group: the rules push it
+                         to every other member's alert and Android tokens, all due at once.
                          Open model (--rate, --duration) unless --count is given.
+          --scenario F   a scenario file (Specs/scenarios/README.md, generated populations
+                         included) instead: its events go through the sender (--sender) at
+                         --rate events/s, or back to back; every push the embedded gateway answers
+                         is matched (token and spec) to the event that caused it. Latency runs
+                         from the event's intended time; time to ring all is per event; token
+                         cleanup is judged as 'pushproof run' judges it.
 
         Needs credentials (--apns-key with --key-id/--team-id, and/or --service-account; 'pushproof
         credentials' writes test ones): without them the sender only logs.
@@ -60,7 +56,8 @@ struct DriveCommand: Subcommand {
         EXAMPLES:
           pushproof drive ring-fanout --members 10000 --count 10 --h2c --gateway http://127.0.0.1:8080 \\
               --apns-key apns-key.p8 --key-id ABC123DEFG --team-id TEAM123456 --transport apns
-          pushproof drive message-storm --rate 5000 --duration 30 --threshold 'p99_ms<250' --junit load.xml ...
+          pushproof drive message-storm --rate 20 --duration 30 --threshold 'p99_ms<250' --junit load.xml ...
+          pushproof drive --scenario Benchmarks/scenarios/group-call-10000.json --threshold 'time_to_ring_all_ms<2000'
         """)
 
     enum Scenario: String { case ringFanout = "ring-fanout", messageStorm = "message-storm" }
@@ -73,20 +70,21 @@ struct DriveCommand: Subcommand {
     let devicesPath: String?
     let admin: AdminClient?
     let goneTokens: Int
-    let thresholds: Thresholds
-    let thresholdsPath: String?
-    let baselinePath: String?
-    let baselineRules: [BaselineRule]
-    let saveBaselinePath: String?
-    let jsonPath: String?
-    let junitPath: String?
-    let htmlPath: String?
-    let quiet: Bool
+    let reporting: LoadReportOptions
+
+    /// `drive ring-fanout|message-storm`, or `drive --scenario FILE` (``ScenarioDrive``).
+    static func make(_ arguments: ParsedArguments) throws -> any Subcommand {
+        arguments.value("scenario") != nil ? try ScenarioDrive(arguments) : try DriveCommand(arguments)
+    }
 
     init(_ arguments: ParsedArguments) throws {
-        guard let scenario = Scenario(rawValue: arguments.positionals[0]) else {
-            throw UsageError(message: "unknown scenario '\(arguments.positionals[0])' (ring-fanout or message-storm)")
+        guard let name = arguments.positionals.first else {
+            throw UsageError(message: "give a workload: ring-fanout, message-storm, or --scenario FILE")
         }
+        guard let scenario = Scenario(rawValue: name) else {
+            throw UsageError(message: "unknown scenario '\(name)' (ring-fanout or message-storm)")
+        }
+        try ScenarioDrive.rejectScenarioOptions(arguments)
         self.scenario = scenario
         options = try SenderOptions(arguments)
         guard options.hasCredentials else {
@@ -113,7 +111,7 @@ struct DriveCommand: Subcommand {
         } else if let rate {
             model = .open(ratePerSecond: rate, duration: .milliseconds(Int64((duration ?? 10) * 1000)))
         } else if scenario == .messageStorm {
-            model = .open(ratePerSecond: 1000, duration: .milliseconds(Int64((duration ?? 10) * 1000)))
+            model = .open(ratePerSecond: 10, duration: .milliseconds(Int64((duration ?? 10) * 1000)))
         } else {
             model = .closed(concurrency: concurrency ?? options.maxInFlight, count: 5)
         }
@@ -141,35 +139,10 @@ struct DriveCommand: Subcommand {
         if goneTokens > (members - 1) * 2 {
             throw UsageError(message: "--gone-tokens \(goneTokens): a group of \(members) has only \((members - 1) * 2) tokens that get pushes")
         }
-        var parsed: [Threshold] = []
-        for text in arguments.all("threshold") {
-            do {
-                parsed += try Thresholds(parsing: text).thresholds
-            } catch {
-                throw UsageError(message: "--threshold \(error)")
-            }
-        }
-        thresholds = Thresholds(parsed)
-        thresholdsPath = arguments.value("thresholds")
-        baselinePath = arguments.value("baseline")
-        if let rules = arguments.value("baseline-rules") {
-            do {
-                baselineRules = try BaselineRule.parseList(rules)
-            } catch {
-                throw UsageError(message: "--baseline-rules \(error)")
-            }
-            if baselinePath == nil { throw UsageError(message: "--baseline-rules goes with --baseline") }
-        } else {
-            baselineRules = BaselineRule.standard
-        }
-        saveBaselinePath = arguments.value("save-baseline")
-        jsonPath = arguments.value("json")
-        junitPath = arguments.value("junit")
-        htmlPath = arguments.value("html")
-        quiet = arguments.has("quiet")
+        reporting = try LoadReportOptions(arguments)
     }
 
-    private static func double(_ arguments: ParsedArguments, _ name: String, range: ClosedRange<Double>) throws(UsageError) -> Double? {
+    static func double(_ arguments: ParsedArguments, _ name: String, range: ClosedRange<Double>) throws(UsageError) -> Double? {
         guard let text = arguments.value(name) else { return nil }
         guard let value = Double(text), value.isFinite, range.contains(value) else {
             throw UsageError(message: "--\(name) takes a number from \(Format.significant(range.lowerBound)) to "
@@ -189,21 +162,17 @@ struct DriveCommand: Subcommand {
 
     func run() async -> Int32 {
         // Inputs first: nothing is sent when a file is missing.
-        var thresholds = self.thresholds
-        var baseline: RunSummary?
+        let inputs: LoadReportOptions.Inputs
+        switch reporting.readInputs(command: "drive") {
+        case .success(let read): inputs = read
+        case .failure(let status): return status.code
+        }
         let credentials: DeliveryCredentials
         let projectID: String
         let store: any DeviceStore
         do {
-            if let thresholdsPath {
-                thresholds.thresholds += try Thresholds(parsing: readText(thresholdsPath)).thresholds
-            }
-            if let baselinePath { baseline = try RunSummary.readBaseline(from: baselinePath) }
             (credentials, projectID) = try options.loadCredentials()
             store = try devicesPath.map { path throws(DeviceStoreError) in try SQLiteDeviceStore(path: path) } ?? InMemoryDeviceStore()
-        } catch let error as ThresholdParseError {
-            printError("pushproof drive: \(thresholdsPath ?? ""): \(error)")
-            return ExitCode.usage
         } catch {
             printError("pushproof drive: \(error)")
             return ExitCode.ioError
@@ -230,8 +199,9 @@ struct DriveCommand: Subcommand {
 
         let violationsBefore = try? admin?.specViolationCount()
         let sourceError = ErrorNote()
-        let source = makeSource(workspace: workspace, sourceError: sourceError)
-        if !quiet {
+        let counters = progressCounters()
+        let source = Self.counting(makeSource(workspace: workspace, sourceError: sourceError), into: counters)
+        if !reporting.quiet {
             printNow("pushproof drive \(scenario.rawValue): \(plan.modelDescription), group of \(members), "
                      + "\(options.transportDescription) to \(options.apnsURL)"
                      + (options.fcmURL == options.apnsURL ? "" : " and \(options.fcmURL)")
@@ -239,9 +209,14 @@ struct DriveCommand: Subcommand {
                      + "\(options.streams) streams each")
         }
         let result: RunResult
+        let progress = TerminalProgress.start(counters, unit: scenario == .ringFanout ? "calls" : "messages", quiet: reporting.quiet)
         do {
-            result = try await LoadRunner(plan: plan, target: SenderTarget(dispatcher: dispatcher)).run(source: source)
+            let sender = SenderTarget(dispatcher: dispatcher)
+            let target: any PushTarget = progress == nil ? sender : ProgressTarget(target: sender, counters: counters)
+            result = try await LoadRunner(plan: plan, target: target).run(source: source)
+            await progress?.stop()
         } catch {
+            await progress?.stop()
             printError("pushproof drive: \(error)")
             await dispatcher.shutdown()
             return ExitCode.usage
@@ -265,11 +240,8 @@ struct DriveCommand: Subcommand {
                 summary.notes.append("spec violations unknown: \(error)")
             }
         }
-        let report = RunReport(summary: summary, thresholds: thresholds, baseline: baseline, rules: baselineRules)
-
-        if !quiet { printNow(report.text) }
-        for message in report.failureMessages { printError("pushproof drive: \(message)") }
-        var json = report.json.objectValue ?? JSONObject()
+        summary.sender = ScenarioSenderChoice.reference(gatewaySharesMachine: options.gatewayIsLocal)
+        var json = JSONObject()
         json["token_cleanup"] = cleanupJSON(statistics)
         json["sender"] = [
             "transport": .string(options.transportDescription), "apns": .string(options.apnsURL), "fcm": .string(options.fcmURL),
@@ -278,21 +250,33 @@ struct DriveCommand: Subcommand {
             "retries": .number(Double(statistics.retriesScheduled)), "members": .number(Double(members)),
             "delivery_threads": .number(Double(options.senders)),
         ]
-        var files = ReportFiles(command: "drive")
-        files.write(jsonPath, JSONValue.object(json).serialized() + "\n")
-        files.write(junitPath, JUnitReport.xml(report))
-        files.write(htmlPath, HTMLReport.html(report))
-        if let saveBaselinePath {
-            files.write(saveBaselinePath) { try summary.writeBaseline(to: saveBaselinePath) }
+        return reporting.finish(summary, inputs: inputs, extraJSON: json, command: "drive") {
+            if summary.counts.completed == 0 {
+                printError("pushproof drive: no push completed in the measured part of the run")
+                return ExitCode.failure
+            }
+            return sourceError.text.withLock({ $0 }) != nil ? ExitCode.failure : ExitCode.success
         }
-        if files.failed { return ExitCode.ioError }
-        if !report.passed { return RunReport.thresholdFailureExitCode }
-        if summary.counts.completed == 0 {
-            printError("pushproof drive: no push completed in the measured part of the run")
-            return ExitCode.failure
+    }
+
+    /// The plan's iterations (open: rate x duration) and, open, its length.
+    private func progressCounters() -> ProgressCounters {
+        switch plan.model {
+        case .open(let rate, let duration):
+            let seconds = Double(HDRHistogram.nanoseconds(plan.warmUp + duration)) / 1e9
+            return ProgressCounters(total: Int((rate * seconds).rounded(.up)), plannedSeconds: seconds)
+        case .closed(_, let count):
+            return ProgressCounters(total: count, plannedSeconds: nil)
         }
-        if sourceError.text.withLock({ $0 }) != nil { return ExitCode.failure }
-        return ExitCode.success
+    }
+
+    /// Counts the iterations the runner takes, for the progress line.
+    private static func counting(_ source: @escaping LoadSource, into counters: ProgressCounters) -> LoadSource {
+        { iteration in
+            let item = source(iteration)
+            if item != nil { counters.played.add(1, ordering: .relaxed) }
+            return item
+        }
     }
 
     /// Iterations as the scenario defines them, restricted to `transports`.
@@ -314,14 +298,16 @@ struct DriveCommand: Subcommand {
                 }
             }
         case .messageStorm:
-            let pushes: [PushRequest]
-            do {
-                pushes = keep(try workspace.message(id: "msg-load"))
-            } catch {
-                sourceError.text.withLock { $0 = "the message rules failed: \(error)" }
-                return { _ in nil }
+            // A message storm is messages: each one fanned out by the rules to the group's
+            // other members (their alert and Android tokens), as a chat backend does.
+            return { iteration in
+                do {
+                    return .fanOut(keep(try workspace.message(id: "msg-load-\(iteration)")))
+                } catch {
+                    sourceError.text.withLock { $0 = "the message rules failed: \(error)" }
+                    return nil
+                }
             }
-            return LoadSources.cycling(pushes)
         }
     }
 

@@ -23,7 +23,11 @@ struct PlanCommand: Subcommand {
             .value("transport", "apns|fcm|both", "Only ring over APNs, or only over FCM.", default: "both"),
             .value("json", "FILE", "Write the plan as JSON."),
             .value("junit", "FILE", "Write JUnit XML: a testcase per set-up and one for the plan, failing when no set-up meets the target."),
-        ] + SenderOptions.specs.filter { !["connections", "senders", "max-in-flight"].contains($0.name) },
+            .value("scenario", "FILE", "Ring as this scenario's events do (e.g. a generated group), through --sender as it is "
+                   + "configured, against the embedded gateway: --calls plays, each on a fresh sender and gateway."),
+            .value("specs", "DIR", "With --scenario: the spec directory the embedded gateway judges against.", default: "Specs"),
+            .flag("quiet", "Print only the plan, no progress line."),
+        ] + ScenarioSenderChoice.specs + SenderOptions.specs.filter { !["connections", "senders", "max-in-flight"].contains($0.name) },
         discussion: """
         Each set-up gets its own sender (fresh connections); its figure is the slowest of its
         measured calls. A set-up meets the target when every push of every call was delivered
@@ -38,7 +42,13 @@ struct PlanCommand: Subcommand {
         Exit status: 0 a set-up meets the target; 3 none does; 1 the sender could not start or
         nothing was delivered; 2 a file could not be read or written; 64 usage.
 
-        EXAMPLE:
+        With --scenario, the set-up is the sender's own (a team's sender has its own pool); the
+        figure of a play is its slowest event's time to ring all (intended time of the event to
+        the last push the gateway accepted), and the play meets the target when every expected
+        push arrived and was accepted within --within-ms.
+
+        EXAMPLES:
+          pushproof plan --scenario Benchmarks/scenarios/group-call-10000.json --within-ms 2000 --calls 3
           pushproof plan --members 10000 --within-ms 1000 --try-connections 1,2,4,8 --try-senders 1,2 \\
               --gateway https://gateway.test:8443 --ca pushproof-cert-8443.pem \\
               --apns-key apns-key.p8 --key-id ABC123DEFG --team-id TEAM123456 --service-account service-account.json
@@ -48,8 +58,12 @@ struct PlanCommand: Subcommand {
     struct Setup: Equatable {
         var senders: Int
         var connections: Int
+        /// A sender measured as it is configured (`--scenario`): its name instead of the counts.
+        var described: String? = nil
         var totalConnections: Int { senders * connections }
-        var label: String { "\(senders) thread\(senders == 1 ? "" : "s") x \(connections) connection\(connections == 1 ? "" : "s")" }
+        var label: String {
+            described ?? "\(senders) thread\(senders == 1 ? "" : "s") x \(connections) connection\(connections == 1 ? "" : "s")"
+        }
     }
 
     /// What one set-up did.
@@ -82,10 +96,28 @@ struct PlanCommand: Subcommand {
     let transports: Set<PushTransport>
     let jsonPath: String?
     let junitPath: String?
+    let quiet: Bool
+    /// `--scenario`: the file, its spec directory, and the sender it is played through.
+    let scenarioPlay: (path: String, specs: String)?
+    let senderChoice: ScenarioSenderChoice
 
     init(_ arguments: ParsedArguments) throws {
         options = try SenderOptions(arguments)
-        guard options.hasCredentials else {
+        senderChoice = try ScenarioSenderChoice(arguments)
+        quiet = arguments.has("quiet")
+        if let path = arguments.value("scenario") {
+            let builtInOnly = ["members", "try-connections", "try-senders", "transport"] + SenderOptions.specs.map(\.name)
+            if let stray = builtInOnly.first(where: { arguments.value($0) != nil || arguments.has($0) }) {
+                throw UsageError(message: "--\(stray) is for the built-in group; a scenario brings its own people, devices and gateway")
+            }
+            scenarioPlay = (path, arguments.value("specs") ?? "Specs")
+        } else {
+            scenarioPlay = nil
+            for name in ["specs"] + ScenarioSenderChoice.specs.map(\.name) where arguments.value(name) != nil {
+                throw UsageError(message: "--\(name) goes with --scenario")
+            }
+        }
+        guard scenarioPlay != nil || options.hasCredentials else {
             throw UsageError(message: "plan sends for real: give --apns-key (with --key-id, --team-id) and/or "
                              + "--service-account ('pushproof credentials' writes test ones)")
         }
@@ -117,6 +149,7 @@ struct PlanCommand: Subcommand {
     }
 
     func run() async -> Int32 {
+        if let scenarioPlay { return await runScenario(path: scenarioPlay.path, specsDirectory: scenarioPlay.specs) }
         let credentials: DeliveryCredentials
         let projectID: String
         do {
@@ -147,6 +180,8 @@ struct PlanCommand: Subcommand {
         var callNumber = 0
         printNow("pushproof plan: a call to a group of \(members), \(options.transportDescription), "
                  + "target: every phone rung within \(withinMilliseconds) ms; \(calls) measured call(s) per set-up")
+        let counters = ProgressCounters(total: setups.count * (calls + 1), plannedSeconds: nil)
+        let progress = TerminalProgress.start(counters, unit: "calls", quiet: quiet)
         for setup in setups {
             var senderOptions = options
             senderOptions.senders = setup.senders
@@ -168,11 +203,14 @@ struct PlanCommand: Subcommand {
                 do {
                     pushes = try workspace.ring(callID: "call-plan-\(callNumber)").filter { transports.contains($0.transport) }
                 } catch {
+                    await progress?.stop()
                     printError("pushproof plan: the ring rules failed: \(error)")
                     await dispatcher.shutdown()
                     return ExitCode.failure
                 }
                 let results = await dispatcher.deliverAll(pushes)
+                counters.played.add(1, ordering: .relaxed)
+                counters.pushes.add(results.count, ordering: .relaxed)
                 guard round > 0 else { continue }  // the warm-up call opens connections and signs tokens
                 measurement.pushesPerCall = pushes.count
                 var last = started
@@ -184,14 +222,18 @@ struct PlanCommand: Subcommand {
             await dispatcher.shutdown()
             measurement.connectionsOpened = dispatcher.statistics.connectionsOpened
             measurements.append(measurement)
+            progress?.clear()
             printNow("  " + line(for: measurement, target: target))
         }
+        await progress?.stop()
 
+        let identity = ScenarioSenderChoice.reference(gatewaySharesMachine: options.gatewayIsLocal)
         let verdict = Verdict(measurements: measurements, target: target, members: members)
+        printNow("sender: \(identity.text)")
         printNow(verdict.text(withinMilliseconds: withinMilliseconds))
         var files = ReportFiles(command: "plan")
-        files.write(jsonPath, json(measurements, verdict: verdict).serialized() + "\n")
-        files.write(junitPath, junit(measurements, verdict: verdict, target: target))
+        files.write(jsonPath, json(measurements, verdict: verdict, sender: identity, people: members).serialized() + "\n")
+        files.write(junitPath, junit(measurements, verdict: verdict, target: target, people: members))
         if files.failed { return ExitCode.ioError }
         if measurements.allSatisfy({ $0.undelivered == $0.pushesPerCall * calls }) {
             printError("pushproof plan: no push was delivered; is the gateway up, and are the credentials its own?")
@@ -200,7 +242,7 @@ struct PlanCommand: Subcommand {
         return verdict.recommended == nil ? RunReport.thresholdFailureExitCode : ExitCode.success
     }
 
-    private func line(for m: Measurement, target: UInt64) -> String {
+    func line(for m: Measurement, target: UInt64) -> String {
         let verdict = m.meets(withinNanoseconds: target) ? "meets" : "misses"
         var text = "\(m.setup.label): \(m.pushesPerCall) pushes a call, all rung in "
             + "\(Format.milliseconds(m.medianNanoseconds)) ms median, \(Format.milliseconds(m.worstNanoseconds)) ms worst "
@@ -243,7 +285,8 @@ struct PlanCommand: Subcommand {
         }
     }
 
-    private func json(_ measurements: [Measurement], verdict: Verdict) -> JSONValue {
+    /// `people`: the group's size (a scenario's people).
+    func json(_ measurements: [Measurement], verdict: Verdict, sender: SenderIdentity, people: Int) -> JSONValue {
         func setupJSON(_ setup: Setup) -> JSONValue {
             ["delivery_threads": .number(Double(setup.senders)), "connections_per_origin": .number(Double(setup.connections))]
         }
@@ -254,7 +297,7 @@ struct PlanCommand: Subcommand {
             plan["setup"] = setupJSON(fastest.setup)
         }
         return [
-            "members": .number(Double(members)), "within_ms": .number(Double(withinMilliseconds)),
+            "members": .number(Double(people)), "within_ms": .number(Double(withinMilliseconds)),
             "calls_per_setup": .number(Double(calls)), "transport": .string(options.transportDescription),
             "streams_per_connection": .number(Double(options.streams)),
             "setups": .array(measurements.map { m in
@@ -268,13 +311,14 @@ struct PlanCommand: Subcommand {
                 ]
             }),
             "plan": .object(plan),
+            "sender_under_test": sender.json,
         ]
     }
 
     /// One testcase per set-up, which fails only when it did not deliver every push (a set-up
     /// missing the target is an answer, not a failure), and one for the plan, which fails when
     /// no set-up meets the target, as the exit status does.
-    private func junit(_ measurements: [Measurement], verdict: Verdict, target: UInt64) -> String {
+    func junit(_ measurements: [Measurement], verdict: Verdict, target: UInt64, people: Int) -> String {
         var cases: [JUnit.TestCase] = measurements.map { m in
             let detail = line(for: m, target: target)
             return JUnit.TestCase(classname: "plan.setups", name: "\(m.setup.label): \(m.pushesPerCall) phones",
@@ -283,7 +327,7 @@ struct PlanCommand: Subcommand {
                                   systemOut: m.undelivered > 0 ? nil : detail)
         }
         let planText = verdict.text(withinMilliseconds: withinMilliseconds)
-        cases.append(JUnit.TestCase(classname: "plan", name: "a set-up rings all phones of a \(members)-member group within \(withinMilliseconds) ms",
+        cases.append(JUnit.TestCase(classname: "plan", name: "a set-up rings all phones of a \(people)-member group within \(withinMilliseconds) ms",
                                     time: 0, result: verdict.recommended != nil ? .passed : .failed(type: "capacity", message: planText),
                                     systemOut: verdict.recommended != nil ? planText : nil))
         return JUnit.document(name: "pushproof plan", suites: [JUnit.Suite(name: "pushproof plan", cases: cases)])

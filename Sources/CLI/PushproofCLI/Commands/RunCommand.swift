@@ -13,10 +13,6 @@ struct RunCommand: Subcommand {
         abstract: "Play scenarios through a sender against an embedded gateway; a verdict per event and per cleanup rule.",
         positionals: ["SCENARIO…"],
         options: [
-            .value("sender", "NAME", "The sender under test, in this process.", default: "reference"),
-            .value("sender-cmd", "CMD", "The sender under test behind an adapter: CMD runs through /bin/sh -c and speaks the adapter protocol on stdin and stdout (docs/adapter-protocol.md)."),
-            .value("sender-dir", "DIR", "The adapter's working directory.", default: "the scenario's folder"),
-            .value("sender-timeout", "SECONDS", "The longest wait for any reply from the adapter.", default: "10"),
             .value("specs", "DIR", "The spec directory (specset.json's config gives each product's bundle id and FCM project).",
                    default: "Specs"),
             .value("settle-ms", "MS", "An event is answered once its expected pushes are accepted and no request came for this long.",
@@ -35,8 +31,8 @@ struct RunCommand: Subcommand {
             .value("key-id", "ID", "APNs key id (kid)."),
             .value("team-id", "ID", "APNs team id (iss)."),
             .value("service-account", "FILE", "Google service account JSON (FCM OAuth)."),
-            .flag("quiet", "Print only failures and the summary."),
-        ],
+            .flag("quiet", "Print only failures and the summary (and no progress line)."),
+        ] + ScenarioSenderChoice.specs,
         discussion: """
         SCENARIO is a scenario file (Specs/scenarios/README.md) or a folder of them (*.json, in name order).
         With --sender-cmd, each scenario starts CMD afresh: hello, setup, an event request per
@@ -58,8 +54,8 @@ struct RunCommand: Subcommand {
         """)
 
     let paths: [String]
-    /// `--sender-cmd`: the adapter to start per scenario (nil: the reference sender in-process).
-    let adapter: (command: String, directory: String?, timeout: Duration)?
+    /// The reference sender, or `--sender-cmd`'s adapter started per scenario.
+    let senderChoice: ScenarioSenderChoice
     let specsDirectory: String
     let options: RunOptions
     let jsonPath: String?
@@ -73,22 +69,7 @@ struct RunCommand: Subcommand {
 
     init(_ arguments: ParsedArguments) throws {
         paths = arguments.positionals
-        let sender = arguments.value("sender") ?? "reference"
-        guard sender == "reference" else {
-            throw UsageError(message: "--sender: the in-process sender is 'reference', not '\(sender)'; "
-                             + "put another behind an adapter with --sender-cmd")
-        }
-        if let command = arguments.value("sender-cmd") {
-            if arguments.value("sender") != nil { throw UsageError(message: "--sender and --sender-cmd: give one sender") }
-            guard !command.trimmingCharacters(in: .whitespaces).isEmpty else { throw UsageError(message: "--sender-cmd: empty command") }
-            let seconds = try arguments.double("sender-timeout", default: 10, range: 0.01...3600)
-            adapter = (command, arguments.value("sender-dir"), .milliseconds(Int64(seconds * 1000)))
-        } else {
-            for name in ["sender-dir", "sender-timeout"] where arguments.value(name) != nil {
-                throw UsageError(message: "--\(name) goes with --sender-cmd")
-            }
-            adapter = nil
-        }
+        senderChoice = try ScenarioSenderChoice(arguments)
         specsDirectory = arguments.value("specs") ?? "Specs"
         var options = RunOptions()
         options.settleMilliseconds = try arguments.int("settle-ms", default: 50, range: 0...60_000)
@@ -104,15 +85,6 @@ struct RunCommand: Subcommand {
         if external != nil, recordPath != nil {
             throw UsageError(message: "--record keeps the embedded gateway's recording; with --gateway, the gateway records (serve --record)")
         }
-    }
-
-    /// A fresh sender for one scenario: the reference one, or an adapter started in the
-    /// scenario's folder (or `--sender-dir`).
-    func makeSender(scenarioFile: String) -> any ScenarioSender {
-        guard let adapter else { return ReferenceSender() }
-        let folder = (scenarioFile as NSString).deletingLastPathComponent
-        return AdapterSender(AdapterLaunch(command: adapter.command, directory: adapter.directory ?? (folder.isEmpty ? "." : folder),
-                                           timeout: adapter.timeout))
     }
 
     /// `--gateway URL --admin URL --ca FILE` with credentials as `pushproof send` takes them.
@@ -198,33 +170,40 @@ struct RunCommand: Subcommand {
             }
         }
         var reports: [ScenarioReport] = []
+        let counters = ProgressCounters(total: scenarios.reduce(0) { $0 + $1.events.count }, plannedSeconds: nil)
+        let progress = TerminalProgress.start(counters, unit: "events", quiet: quiet)
         for (file, scenario) in zip(scenarioFiles, scenarios) {
             do {
                 let report: ScenarioReport
-                let sender = makeSender(scenarioFile: file)
+                let made = senderChoice.make(scenarioFile: file)
+                let sender = progress == nil ? made : ProgressSender(sender: made, counters: counters)
                 if let external {
                     report = try await ScenarioRunner.run(scenario, judge: judge, sender: sender, options: options) {
                         opening throws(GatewayStartError) in
                         try ExternalGateway(admin: external.admin, access: external.access, opening: opening)
                     }
                 } else {
-                    report = try await ScenarioRunner.run(scenario, judge: judge, sender: sender, options: options, record: record)
+                    report = try await ScenarioRunner.run(scenario, judge: judge, sender: sender, options: options, record: record,
+                                                          observers: progress == nil ? [] : [ProgressObserver(counters: counters)])
                 }
+                progress?.clear()
                 print(RunReportText.text(report, quiet: quiet), terminator: "")
                 if timing { print(RunReportText.timing(report)) }
                 reports.append(report)
                 // An adapter that broke the protocol says nothing about the next scenario but
                 // that it is broken: the run stops here, its reports kept.
-                if adapter != nil, let aborted = report.aborted {
+                if senderChoice.isAdapter, let aborted = report.aborted {
                     printError("pushproof run: \(scenario.name): stopped: \(aborted)")
                     break
                 }
             } catch {
+                await progress?.stop()
                 printError("pushproof run: \(scenario.name): \(error)")
                 record?.close()
                 return ExitCode.ioError
             }
         }
+        await progress?.stop()
         record?.close()
         if reports.count < scenarios.count {
             print("\nstopped after \(reports.count) of \(scenarios.count) scenarios: the sender failed")

@@ -1,0 +1,133 @@
+import Driver
+import Foundation
+import JSON
+import MockGateway
+import Scenario
+import ScenarioLoad
+import ScenarioRunner
+
+/// `pushproof drive --scenario FILE`: a scenario's events through a sender (``ScenarioSenderChoice``)
+/// against the embedded gateway, measured by ``ScenarioLoad`` into the Driver's report, so
+/// thresholds, baselines and report files are those of the built-in workloads.
+struct ScenarioDrive: Subcommand {
+    static var spec: CommandSpec { DriveCommand.spec }
+
+    /// The options only a scenario run takes.
+    static let specs: [OptionSpec] = [
+        .value("scenario", "FILE", "Play this scenario's events instead of a built-in workload (Specs/scenarios/README.md)."),
+        .value("specs", "DIR", "With --scenario: the spec directory the embedded gateway judges against.", default: "Specs"),
+        .value("settle-ms", "MS", "With --scenario: the run ends once every expected push arrived and none came for this long.",
+               default: "50"),
+        .value("drain-timeout-ms", "MS", "With --scenario: the longest the end waits for pushes still expected.", default: "10000"),
+    ] + ScenarioSenderChoice.specs
+
+    /// What a built-in workload takes and a scenario does not: the scenario brings its people,
+    /// devices and token states, and the embedded gateway makes its own credentials.
+    static var builtInOnly: [String] {
+        ["members", "duration", "count", "concurrency", "warm-up", "time-limit", "drop-after", "transport", "devices", "admin",
+         "gone-tokens"] + SenderOptions.specs.map(\.name)
+    }
+
+    let path: String
+    let specsDirectory: String
+    let options: ScenarioLoadOptions
+    let senderChoice: ScenarioSenderChoice
+    let reporting: LoadReportOptions
+
+    /// `drive ring-fanout` with a scenario-only option is a mistake worth naming.
+    static func rejectScenarioOptions(_ arguments: ParsedArguments) throws(UsageError) {
+        if let stray = specs.map(\.name).first(where: { arguments.value($0) != nil }) {
+            throw UsageError(message: "--\(stray) goes with --scenario")
+        }
+    }
+
+    init(_ arguments: ParsedArguments) throws {
+        path = arguments.value("scenario")!
+        if let workload = arguments.positionals.first {
+            throw UsageError(message: "--scenario replaces the built-in workload '\(workload)': give one of them")
+        }
+        if let stray = Self.builtInOnly.first(where: { arguments.value($0) != nil || arguments.has($0) }) {
+            throw UsageError(message: "--\(stray) is for the built-in workloads; a scenario brings its own people, devices and gateway")
+        }
+        specsDirectory = arguments.value("specs") ?? "Specs"
+        var options = ScenarioLoadOptions()
+        options.rate = try DriveCommand.double(arguments, "rate", range: 0.001...10_000_000)
+        options.lateAfter = .milliseconds(try arguments.int("late-after", default: 10, range: 0...3_600_000))
+        options.settleMilliseconds = try arguments.int("settle-ms", default: 50, range: 0...60_000)
+        options.drainTimeoutMilliseconds = try arguments.int("drain-timeout-ms", default: 10_000, range: 10...3_600_000)
+        self.options = options
+        senderChoice = try ScenarioSenderChoice(arguments)
+        reporting = try LoadReportOptions(arguments)
+    }
+
+    /// The scenario and the specs its gateway judges against; nil once it said why not.
+    static func load(_ path: String, specs: String, command: String) -> (Scenario, SpecJudge)? {
+        do {
+            return (try RunCommand.load(path), try SpecJudge(directory: specs))
+        } catch {
+            printError("pushproof \(command): \(error)")
+            return nil
+        }
+    }
+
+    func run() async -> Int32 {
+        let inputs: LoadReportOptions.Inputs
+        switch reporting.readInputs(command: "drive") {
+        case .success(let read): inputs = read
+        case .failure(let status): return status.code
+        }
+        guard let (scenario, judge) = Self.load(path, specs: specsDirectory, command: "drive") else { return ExitCode.ioError }
+        let sender = senderChoice.make(scenarioFile: path)
+        if !reporting.quiet {
+            let pace = options.rate.map { "open \(Format.significant($0)) events/s" } ?? "closed, events back to back"
+            printNow("pushproof drive --scenario \(scenario.name): \(scenario.events.count) events, \(scenario.people.count) people, "
+                     + "\(pace), through \(senderChoice.description) against the embedded gateway (same machine)")
+        }
+        let counters = ProgressCounters(total: scenario.events.count,
+                                        plannedSeconds: options.rate.map { Double(scenario.events.count) / $0 })
+        let progress = TerminalProgress.start(counters, unit: "events", quiet: reporting.quiet)
+        let result: ScenarioLoadResult
+        do {
+            result = try await ScenarioLoad.run(scenario, judge: judge, sender: sender, options: options, progress: counters)
+            await progress?.stop()
+        } catch {
+            await progress?.stop()
+            printError("pushproof drive: \(error)")
+            return ExitCode.failure
+        }
+        var summary = result.summary
+        // After the run: an adapter names itself in its `hello`.
+        summary.sender = senderChoice.identity(of: sender, gatewaySharesMachine: true)
+        for finding in result.cleanup where !finding.passed {
+            summary.notes.append("token cleanup FAILED '\(finding.rule)' (\(finding.problems.count)): " + finding.problems.prefix(3).joined(separator: "; "))
+        }
+        summary.notes.append("token cleanup: \(summary.counts.tokensRemoved) pushes answered gone or bad; "
+                             + "\(result.cleanup.filter(\.passed).count) of \(result.cleanup.count) rules held")
+        let extra: JSONObject = [
+            "token_cleanup": [
+                "tokens_removed": .number(Double(summary.counts.tokensRemoved)),
+                "passed": .bool(result.cleanup.allSatisfy(\.passed)),
+                "rules": .array(result.cleanup.map { finding in
+                    ["rule": .string(finding.rule), "passed": .bool(finding.passed), "problems": .array(finding.problems.map(JSONValue.string))]
+                }),
+            ],
+            "unexpected_pushes": .number(Double(result.unexpectedPushes)),
+            "aborted": result.aborted.map(JSONValue.string) ?? .null,
+        ]
+        return reporting.finish(summary, inputs: inputs, extraJSON: extra, command: "drive") {
+            if let aborted = result.aborted {
+                printError("pushproof drive: the sender failed: \(aborted)")
+                return ExitCode.failure
+            }
+            if !result.cleanup.allSatisfy(\.passed) {
+                printError("pushproof drive: a token-cleanup rule failed")
+                return ExitCode.failure
+            }
+            if summary.counts.completed == 0 {
+                printError("pushproof drive: no push reached the gateway")
+                return ExitCode.failure
+            }
+            return ExitCode.success
+        }
+    }
+}

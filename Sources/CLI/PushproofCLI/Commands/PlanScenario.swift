@@ -1,0 +1,61 @@
+import Driver
+import MockGateway
+import Scenario
+import ScenarioLoad
+import ScenarioRunner
+
+extension PlanCommand {
+    /// `plan --scenario FILE`: the scenario played `calls` times, each through a fresh sender
+    /// (as it is configured: a team's sender has its own pool) and embedded gateway, events
+    /// back to back. A play's figure is its slowest event's time to ring all; it meets the
+    /// target when every expected push was accepted within it.
+    func runScenario(path: String, specsDirectory: String) async -> Int32 {
+        guard let (scenario, judge) = ScenarioDrive.load(path, specs: specsDirectory, command: "plan") else { return ExitCode.ioError }
+        let target = UInt64(withinMilliseconds) * 1_000_000
+        printNow("pushproof plan --scenario \(scenario.name): \(scenario.events.count) events, \(scenario.people.count) people, "
+                 + "through \(senderChoice.description) against the embedded gateway (same machine); "
+                 + "target: every phone rung within \(withinMilliseconds) ms; \(calls) play(s)")
+        var measurement = Measurement(setup: Setup(senders: 1, connections: 1), pushesPerCall: 0)
+        var identity = senderChoice.identity(of: senderChoice.make(scenarioFile: path), gatewaySharesMachine: true)
+        let counters = ProgressCounters(total: calls * scenario.events.count, plannedSeconds: nil)
+        let progress = TerminalProgress.start(counters, unit: "events", quiet: quiet)
+        for play in 1...calls {
+            let result: ScenarioLoadResult
+            let sender = senderChoice.make(scenarioFile: path)
+            do {
+                result = try await ScenarioLoad.run(scenario, judge: judge, sender: sender, progress: counters)
+                // After the run: an adapter names itself in its `hello`.
+                identity = senderChoice.identity(of: sender, gatewaySharesMachine: true)
+            } catch {
+                await progress?.stop()
+                printError("pushproof plan: \(error)")
+                return ExitCode.failure
+            }
+            if let aborted = result.aborted {
+                await progress?.stop()
+                printError("pushproof plan: play \(play): the sender failed: \(aborted)")
+                return ExitCode.failure
+            }
+            let counts = result.summary.counts
+            measurement.pushesPerCall = counts.sent
+            // Pushes answered gone are the sender's cleanup, not undelivered rings.
+            measurement.undelivered += counts.sent - counts.delivered - counts.tokensRemoved
+            measurement.ringAllNanoseconds.append(result.summary.timeToRingAll.max)
+        }
+        await progress?.stop()
+        measurement.setup.described = "\(identity.name) as configured"
+        printNow("  " + line(for: measurement, target: target))
+        let verdict = Verdict(measurements: [measurement], target: target, members: scenario.people.count)
+        printNow("sender: \(identity.text)")
+        printNow(verdict.text(withinMilliseconds: withinMilliseconds))
+        var files = ReportFiles(command: "plan")
+        files.write(jsonPath, json([measurement], verdict: verdict, sender: identity, people: scenario.people.count).serialized() + "\n")
+        files.write(junitPath, junit([measurement], verdict: verdict, target: target, people: scenario.people.count))
+        if files.failed { return ExitCode.ioError }
+        if measurement.pushesPerCall == 0 || measurement.undelivered == measurement.pushesPerCall * calls {
+            printError("pushproof plan: no push was delivered")
+            return ExitCode.failure
+        }
+        return verdict.recommended == nil ? RunReport.thresholdFailureExitCode : ExitCode.success
+    }
+}

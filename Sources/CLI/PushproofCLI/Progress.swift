@@ -1,0 +1,88 @@
+// The progress line of `run`, `drive` and `plan` on a terminal (k6, h2load): the Driver's
+// `ProgressLine` formats it; this file feeds its counters and writes it to standard error,
+// only when that is a TTY and the command is not `--quiet`.
+#if canImport(Glibc)
+import Glibc
+#endif
+import Clocks
+import Driver
+import MockGateway
+import PushModel
+import Scenario
+import ScenarioRunner
+
+/// Rewrites the progress line in place on standard error while a run works.
+final class TerminalProgress: Sendable {
+    private let task: Task<Void, Never>
+
+    /// Starts drawing, or nil when `quiet` or standard error is not a terminal: then nothing
+    /// of it is written at all.
+    static func start(_ counters: ProgressCounters, unit: String, quiet: Bool,
+                      isTerminal: Bool = isatty(2) == 1) -> TerminalProgress? {
+        guard !quiet, isTerminal else { return nil }
+        return TerminalProgress(counters, unit: unit)
+    }
+
+    private init(_ counters: ProgressCounters, unit: String) {
+        let started = SystemClock.monotonicNanoseconds()
+        task = Task {
+            var line = ProgressLine(unit: unit)
+            while !Task.isCancelled {
+                let elapsed = SystemClock.monotonicNanoseconds() &- started
+                if let text = line.line(for: counters.snapshot(elapsedNanoseconds: elapsed)) {
+                    // Carriage return, the line, erase to the end: one line, redrawn.
+                    writeAll(2, "\r" + text + "\u{1B}[K")
+                }
+                try? await Task.sleep(for: .nanoseconds(Int64(ProgressLine.defaultIntervalNanoseconds)))
+            }
+        }
+    }
+
+    /// Erases the line, so a report printed now starts on a clean line.
+    func clear() { writeAll(2, "\r\u{1B}[K") }
+
+    /// Stops drawing and erases the line.
+    func stop() async {
+        task.cancel()
+        await task.value
+        clear()
+    }
+}
+
+/// The built-in load's target, counting each push's outcome (and its service time) for the
+/// progress line. Only used while a line is drawn: it takes a lock per push.
+struct ProgressTarget: PushTarget {
+    let target: any PushTarget
+    let counters: ProgressCounters
+
+    func send(_ push: PushRequest) async -> PushOutcomeKind {
+        let started = SystemClock.monotonicNanoseconds()
+        let outcome = await target.send(push)
+        counters.pushArrived(latencyNanoseconds: SystemClock.monotonicNanoseconds() &- started)
+        return outcome
+    }
+}
+
+/// Counts the pushes the embedded gateway answers during `run`.
+struct ProgressObserver: GatewayObserver {
+    let counters: ProgressCounters
+
+    func observe(_ exchange: GatewayExchange) {
+        if exchange.route == .apns || exchange.route == .fcm { counters.pushArrived(latencyNanoseconds: nil) }
+    }
+}
+
+/// A scenario sender that counts the events it was handed during `run`.
+struct ProgressSender: ScenarioSender {
+    let sender: any ScenarioSender
+    let counters: ProgressCounters
+
+    var name: String { sender.name }
+    func setUp(_ setup: SenderSetup) async throws(SenderError) { try await sender.setUp(setup) }
+    func handle(_ event: ScenarioEvent, index: Int) async throws(SenderError) {
+        try await sender.handle(event, index: index)
+        counters.played.add(1, ordering: .relaxed)
+    }
+    func devices() async throws(SenderError) -> [ListedDevice]? { try await sender.devices() }
+    func tearDown() async throws(SenderError) { try await sender.tearDown() }
+}

@@ -1,0 +1,123 @@
+// Progress while a run works, as k6 and h2load show it on a terminal: one line, rewritten in
+// place. The counters are fed by whatever runs (the load runner's target, a scenario's
+// gateway observer); `ProgressLine` turns their snapshots into the line and decides when a
+// new one is due. Neither touches a terminal: the CLI writes the line, and only to a TTY.
+import Synchronization
+
+/// What a run has done so far, updated from any thread.
+public final class ProgressCounters: Sendable {
+    /// Events (scenario) or iterations (built-in load) handed to the sender.
+    public let played = Atomic<Int>(0)
+    /// Pushes that reached the gateway (or whose outcome came back).
+    public let pushes = Atomic<Int>(0)
+    private let latency = Mutex(HDRHistogram())
+    /// How many events or iterations the run has in all; nil when not known in advance.
+    public let total: Int?
+    /// Open model: how long the run is planned to take, in seconds.
+    public let plannedSeconds: Double?
+
+    public init(total: Int?, plannedSeconds: Double?) {
+        self.total = total
+        self.plannedSeconds = plannedSeconds
+    }
+
+    /// One push arrived, `latencyNanoseconds` after its intended time (nil: not measured).
+    public func pushArrived(latencyNanoseconds: UInt64?) {
+        pushes.add(1, ordering: .relaxed)
+        if let latencyNanoseconds { latency.withLock { $0.record(latencyNanoseconds) } }
+    }
+
+    public func snapshot(elapsedNanoseconds: UInt64) -> ProgressSnapshot {
+        let (count, p99) = latency.withLock { ($0.totalCount, $0.value(atPercentile: 99)) }
+        return ProgressSnapshot(played: played.load(ordering: .relaxed), total: total, pushes: pushes.load(ordering: .relaxed),
+                                p99Nanoseconds: count > 0 ? p99 : nil, elapsedNanoseconds: elapsedNanoseconds,
+                                plannedSeconds: plannedSeconds)
+    }
+}
+
+/// The counters at one moment.
+public struct ProgressSnapshot: Sendable, Equatable {
+    public var played: Int
+    public var total: Int?
+    public var pushes: Int
+    public var p99Nanoseconds: UInt64?
+    public var elapsedNanoseconds: UInt64
+    public var plannedSeconds: Double?
+
+    public init(played: Int, total: Int?, pushes: Int, p99Nanoseconds: UInt64?, elapsedNanoseconds: UInt64, plannedSeconds: Double?) {
+        self.played = played
+        self.total = total
+        self.pushes = pushes
+        self.p99Nanoseconds = p99Nanoseconds
+        self.elapsedNanoseconds = elapsedNanoseconds
+        self.plannedSeconds = plannedSeconds
+    }
+}
+
+/// Turns snapshots into the progress line, at most one every `interval`:
+/// `events 40/100  pushes 39,960  19,980/s  p99 12.4 ms  elapsed 0:02  remaining 0:03`.
+/// The current rate is taken over the time since the previous line.
+public struct ProgressLine: Sendable {
+    /// k6 redraws about four times a second; more is flicker.
+    public static let defaultIntervalNanoseconds: UInt64 = 250_000_000
+
+    public let intervalNanoseconds: UInt64
+    /// "events" for scenarios, "calls" or "messages" for the built-in load.
+    public let unit: String
+    private var last: ProgressSnapshot?
+
+    public init(unit: String, intervalNanoseconds: UInt64 = ProgressLine.defaultIntervalNanoseconds) {
+        self.unit = unit
+        self.intervalNanoseconds = intervalNanoseconds
+    }
+
+    /// The line for `snapshot`, or nil when the previous one is younger than the interval.
+    public mutating func line(for snapshot: ProgressSnapshot) -> String? {
+        var rate: Double?
+        if let last {
+            let span = snapshot.elapsedNanoseconds &- last.elapsedNanoseconds
+            guard span >= intervalNanoseconds else { return nil }
+            rate = Double(snapshot.pushes - last.pushes) / (Double(span) / 1e9)
+        }
+        last = snapshot
+        return Self.format(snapshot, unit: unit, rate: rate)
+    }
+
+    static func format(_ s: ProgressSnapshot, unit: String, rate: Double?) -> String {
+        var parts: [String] = []
+        parts.append("\(unit) \(grouped(s.played))" + (s.total.map { "/\(grouped($0))" } ?? ""))
+        parts.append("pushes \(grouped(s.pushes))")
+        parts.append(rate.map { "\(grouped(Int($0.rounded())))/s" } ?? "-/s")
+        parts.append("p99 " + (s.p99Nanoseconds.map { Format.milliseconds($0) + " ms" } ?? "-"))
+        let elapsed = Double(s.elapsedNanoseconds) / 1e9
+        parts.append("elapsed " + clock(elapsed))
+        if let remaining = remainingSeconds(s, elapsed: elapsed) { parts.append("remaining " + clock(remaining)) }
+        return parts.joined(separator: "  ")
+    }
+
+    /// The plan's end when it has one (open model), else the played share of a known total.
+    static func remainingSeconds(_ s: ProgressSnapshot, elapsed: Double) -> Double? {
+        if let planned = s.plannedSeconds { return max(0, planned - elapsed) }
+        guard let total = s.total, s.played > 0 else { return nil }
+        return max(0, elapsed * Double(total - s.played) / Double(s.played))
+    }
+
+    /// "1:05", "12:00:03".
+    static func clock(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded(.down))
+        let (h, m, s) = (whole / 3600, whole / 60 % 60, whole % 60)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return h > 0 ? "\(h):\(two(m)):\(two(s))" : "\(m):\(two(s))"
+    }
+
+    /// 12345 as "12,345".
+    static func grouped(_ n: Int) -> String {
+        let digits = String(n.magnitude)
+        var out = ""
+        for (i, c) in digits.enumerated() {
+            if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
+            out.append(c)
+        }
+        return (n < 0 ? "-" : "") + out
+    }
+}

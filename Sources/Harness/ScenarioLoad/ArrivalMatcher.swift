@@ -1,0 +1,254 @@
+// The measuring half of a scenario-driven load run, as a state machine without sockets:
+// events say which pushes they must cause (the oracle's `ExpectedArrival`s) and when they were
+// due; the gateway's arrivals come in, each matched by device token and spec id to the
+// earliest event still waiting for that push. Latency runs from the event's intended time
+// (so a sender that falls behind its schedule shows in the percentiles: coordinated omission,
+// load-testing.md "Latency"); token cleanup is judged from outside, as `run` judges it.
+import Driver
+import PushModel
+import ScenarioRunner
+
+/// How one event is doing. Times are nanoseconds from the run's start.
+struct EventProgress {
+    var intended: UInt64
+    var started: UInt64
+    /// Pushes the event must cause.
+    var expected: Int
+    /// Pushes answered for good (accepted, token dead, refused for the request).
+    var matched = 0
+    var accepted = 0
+    var lastAccepted: UInt64 = 0
+}
+
+/// A token-cleanup rule of `run` and what broke it during a load run.
+public struct CleanupFinding: Sendable {
+    public var rule: String
+    public var problems: [String]
+    public var passed: Bool { problems.isEmpty }
+}
+
+public struct ArrivalMatcher: Sendable {
+    struct Key: Hashable {
+        /// `AddressedDevice.comparable`.
+        var token: String
+        var spec: String
+    }
+
+    /// A sender is given this long after the gateway answered a token dead before a push to it
+    /// counts as "a push to a dead token": the answer has to reach it and its store.
+    let graceNanoseconds: UInt64
+    private var waiting: [Key: [Int]] = [:]
+    private(set) var events: [EventProgress] = []
+    /// Pushes expected and not yet matched.
+    public private(set) var outstanding = 0
+
+    var latency = HDRHistogram()
+    var serviceTime = HDRHistogram()
+    var sendLag = HDRHistogram()
+    var ringAll = HDRHistogram()
+    var outcomes: [PushOutcomeKind: Int] = [:]
+    var completed = 0, delivered = 0, failed = 0, tokensRemoved = 0
+    /// Pushes no event was waiting for, and transient answers (429, 5xx, resets) the sender should retry.
+    public private(set) var unexpected = 0
+    public private(set) var transientAnswers = 0
+    var completedPerSecond: [Int] = []
+    var deliveredPerSecond: [Int] = []
+    var lastCompletion: UInt64 = 0
+    /// When the last push arrived, matched or not: what the end of a run waits to go quiet.
+    public private(set) var lastArrival: UInt64 = 0
+
+    private var sequence = 0
+    private var cleanup = CleanupState()
+    /// Tokens answered dead, and when.
+    private var deathTime: [String: UInt64] = [:]
+    /// Dead tokens the oracle has not been told about yet.
+    private var newlyDead: [String] = []
+    /// Tokens the gateway holds as bad: an FCM INVALID_ARGUMENT for one is about the token.
+    public var badTokens: Set<String> = []
+    private var deadTokenPushes: [String] = []
+    private let deviceName: @Sendable (String) -> String
+
+    /// `deviceName` turns a comparable token into `<person>/<device>` for findings.
+    public init(graceNanoseconds: UInt64, deviceName: @escaping @Sendable (String) -> String) {
+        self.graceNanoseconds = graceNanoseconds
+        self.deviceName = deviceName
+    }
+
+    /// Event `index` (the next one: events are played in order) was due at `intended` and
+    /// handed to the sender at `started`; it must cause `pushes`.
+    public mutating func expect(event index: Int, intended: UInt64, started: UInt64, pushes: [ExpectedArrival]) {
+        precondition(index == events.count, "events are expected in order")
+        events.append(EventProgress(intended: intended, started: started, expected: pushes.count))
+        sendLag.record(started &- min(intended, started))
+        for push in pushes {
+            waiting[Key(token: AddressedDevice.comparable(push.token), spec: push.spec), default: []].append(index)
+        }
+        outstanding += pushes.count
+    }
+
+    /// The gateway answered `exchange` at `at` (nanoseconds from the start). Returns the
+    /// push's latency from its event's intended time when it matched one.
+    @discardableResult
+    public mutating func arrive(_ exchange: ObservedExchange, at: UInt64) -> UInt64? {
+        guard exchange.isPush else { return nil }
+        sequence += 1
+        lastArrival = max(lastArrival, at)
+        guard let token = exchange.token.map(AddressedDevice.comparable) else {
+            unexpected += 1
+            return nil
+        }
+        let answer = AnswerClass.of(status: exchange.status, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
+        let key = Key(token: token, spec: exchange.specID ?? "")
+        let eventIndex: Int?
+        if answer == .transient {
+            // Not an answer for good: the sender retries, and the retry is the push's arrival.
+            transientAnswers += 1
+            eventIndex = nil
+        } else if var queue = waiting[key], !queue.isEmpty {
+            eventIndex = queue.removeFirst()
+            waiting[key] = queue.isEmpty ? nil : queue
+        } else if answer.killsToken, deathTime[token] == nil, let latest = latestEvent(startedBy: at) {
+            // A file's `expect` lists what must be delivered; the first push to a token the
+            // gateway holds as dead is not in it, yet a sender cannot know before trying. It is
+            // the latest event's push, and token cleanup.
+            events[latest].expected += 1
+            outstanding += 1
+            eventIndex = latest
+        } else {
+            unexpected += 1
+            eventIndex = nil
+        }
+        if let died = deathTime[token] {
+            let decidedAt = eventIndex.map { events[$0].started } ?? latestStart(before: at)
+            if decidedAt > died &+ graceNanoseconds {
+                deadTokenPushes.append("a push to a dead token: \(deviceName(token)) (push #\(sequence)), answered dead "
+                                       + "\(Format.milliseconds(decidedAt - died)) ms before its event was handed to the sender")
+            }
+        }
+        cleanup.absorb([exchange], event: eventIndex ?? events.count - 1, badTokens: badTokens)
+        if answer.killsToken, deathTime[token] == nil {
+            deathTime[token] = at
+            newlyDead.append(token)
+        }
+        guard let eventIndex else { return nil }
+        return record(answer: answer, reason: exchange.reason, event: eventIndex, at: at)
+    }
+
+    private mutating func record(answer: AnswerClass, reason: String?, event index: Int, at: UInt64) -> UInt64 {
+        outstanding -= 1
+        let event = events[index]
+        let fromIntended = at &- min(event.intended, at)
+        latency.record(fromIntended)
+        serviceTime.record(at &- min(event.started, at))
+        let outcome: PushOutcomeKind
+        switch answer {
+        case .accepted: outcome = .delivered
+        case .gone, .bad: outcome = .tokenRemoved(reason: reason ?? answer.rawValue)
+        default: outcome = .failed(reason: reason ?? answer.rawValue)
+        }
+        outcomes[outcome, default: 0] += 1
+        completed += 1
+        let second = Int(at / 1_000_000_000)
+        if completedPerSecond.count <= second {
+            completedPerSecond += repeatElement(0, count: second + 1 - completedPerSecond.count)
+            deliveredPerSecond += repeatElement(0, count: second + 1 - deliveredPerSecond.count)
+        }
+        completedPerSecond[second] += 1
+        switch outcome {
+        case .delivered:
+            delivered += 1
+            deliveredPerSecond[second] += 1
+            events[index].accepted += 1
+            events[index].lastAccepted = max(events[index].lastAccepted, at)
+        case .tokenRemoved: tokensRemoved += 1
+        case .failed: failed += 1
+        }
+        lastCompletion = max(lastCompletion, at)
+        events[index].matched += 1
+        let progress = events[index]
+        if progress.matched == progress.expected, progress.accepted > 0 {
+            ringAll.record(progress.lastAccepted &- min(progress.intended, progress.lastAccepted))
+        }
+        return fromIntended
+    }
+
+    /// The event most recently handed to the sender before `at`: the one whose deciding an
+    /// unexpected push came from.
+    private func latestEvent(startedBy at: UInt64) -> Int? {
+        events.lastIndex { $0.started <= at }
+    }
+
+    private func latestStart(before at: UInt64) -> UInt64 {
+        latestEvent(startedBy: at).map { events[$0].started } ?? 0
+    }
+
+    /// Tokens answered dead since the last call, for the oracle to forget.
+    public mutating func takeNewlyDead() -> [String] {
+        defer { newlyDead.removeAll() }
+        return newlyDead
+    }
+
+    public func isDead(_ token: String) -> Bool { deathTime[AddressedDevice.comparable(token)] != nil }
+
+    /// The run is over: expected pushes that never came are missing, unless their token was
+    /// answered dead meanwhile (a sender is right to skip it). `plan` describes the run;
+    /// `elapsed` is its length in nanoseconds; `played` events of `planned` were handed to the sender.
+    public func finish(plan: LoadPlan, played: Int, planned: Int, elapsed: UInt64, lateAfter: UInt64,
+                       store: (listed: [ListedDevice], live: Set<String>)?) -> (summary: RunSummary, cleanup: [CleanupFinding]) {
+        var events = self.events
+        var missing = 0
+        var notPushedAgain: [String] = [], dropped: [String] = []
+        for (key, indices) in waiting {
+            for index in indices {
+                if deathTime[key.token] != nil {
+                    events[index].expected -= 1
+                    continue
+                }
+                missing += 1
+                if cleanup.reRegistered.contains(key.token) {
+                    notPushedAgain.append("\(deviceName(key.token)) registered again after cleanup but got no \(key.spec)")
+                } else if let refusal = cleanup.refused[key.token] {
+                    dropped.append("\(deviceName(key.token)) got no \(key.spec): token dropped on a "
+                                   + "\(refusal == .transient ? "transient" : "payload") error")
+                }
+            }
+        }
+        var counts = RunCounts()
+        counts.iterations = played
+        counts.droppedIterations = planned - played
+        counts.lateIterations = events.filter { $0.started > $0.intended &+ lateAfter }.count
+        counts.sent = events.reduce(0) { $0 + $1.expected }
+        counts.completed = completed
+        counts.delivered = delivered
+        counts.failed = failed
+        counts.tokensRemoved = tokensRemoved
+        counts.abandoned = missing
+        let withPushes = events.filter { $0.expected > 0 }
+        counts.fanOuts = withPushes.filter { $0.matched >= $0.expected }.count
+        counts.fanOutsFullyDelivered = withPushes.filter { $0.accepted == $0.expected }.count
+        counts.fanOutsIncomplete = withPushes.count - counts.fanOuts
+        let outcomeList = outcomes.map { OutcomeCount(kind: $0.key.name, reason: $0.key.reason, count: $0.value) }
+            .sorted { ($0.kind, $0.reason) < ($1.kind, $1.reason) }
+        var summary = RunSummary(plan: plan, environment: .current(), counts: counts, outcomes: outcomeList,
+                                 elapsedSeconds: Double(elapsed) / 1e9, measuredSeconds: Double(lastCompletion) / 1e9,
+                                 latency: latency, serviceTime: serviceTime, sendLag: sendLag, timeToRingAll: ringAll,
+                                 completedPerSecond: completedPerSecond, deliveredPerSecond: deliveredPerSecond, timedOut: false)
+        if missing > 0 { summary.notes.append("\(missing) expected pushes never reached the gateway") }
+        if unexpected > 0 { summary.notes.append("\(unexpected) pushes reached the gateway that no event called for") }
+        if transientAnswers > 0 { summary.notes.append("\(transientAnswers) transient answers (429, 5xx, resets), retried or not") }
+
+        var storeProblems: [String] = []
+        if let store {
+            storeProblems = EventJudge.compareStore(listed: store.listed, live: store.live.subtracting(deathTime.keys),
+                                                    dead: Set(deathTime.keys), deviceName: deviceName).map(\.message)
+        }
+        let byRule: [String: [String]] = [
+            "no push to a dead token": deadTokenPushes,
+            "tokens kept after transient and payload errors": dropped.sorted(),
+            "a device registered again is pushed again": notPushedAgain.sorted(),
+            "the sender's store matches the gateway's answers": storeProblems,
+        ]
+        let findings = Problem.cleanupRules.map { CleanupFinding(rule: $0, problems: byRule[$0] ?? []) }
+        return (summary, findings)
+    }
+}

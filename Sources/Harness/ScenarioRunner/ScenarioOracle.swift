@@ -1,0 +1,137 @@
+// What a load run (`drive --scenario`, `plan --scenario`) needs from `run`'s machinery without
+// judging event by event: the app a scenario is played for, the gateway opened with its
+// starting token states and an arrival observer, and the reference rules as the oracle that
+// says which pushes each event must cause.
+import Foundation
+import MockGateway
+import PushModel
+import Scenario
+import Sender
+import SpecValidator
+import Synchronization
+
+/// The iOS bundle id and FCM project a scenario is played for: the file's `app`, else the
+/// spec set's `config` for the product (specset.json), else an example.
+public struct ScenarioApp: Sendable, Equatable {
+    public var bundleID: String
+    public var fcmProject: String
+
+    public init(_ scenario: Scenario, judge: SpecJudge) {
+        let config = judge.specs.config[scenario.product.rawValue]
+        bundleID = scenario.bundleID ?? config?["bundle_ids"]?[0]?.stringValue ?? "com.example.loop"
+        fcmProject = scenario.fcmProject ?? config?["fcm_project"]?.stringValue ?? "\(scenario.product.rawValue)-example"
+    }
+}
+
+/// Every device of a scenario once, by id and by comparable token: a generated population has
+/// tens of thousands, and `Scenario.device(_:)` scans them all.
+public struct ScenarioDeviceIndex: Sendable {
+    /// Device id → token as written.
+    public private(set) var tokenOfDevice: [String: String] = [:]
+    /// Comparable token (`AddressedDevice.comparable`) → `<person>/<device>`.
+    public private(set) var names: [String: String] = [:]
+    /// Comparable token → token as written.
+    public private(set) var tokenOfComparable: [String: String] = [:]
+
+    public init(_ scenario: Scenario) {
+        for (person, device) in scenario.devices {
+            let key = AddressedDevice.comparable(device.token)
+            tokenOfDevice[device.id] = device.token
+            names[key] = "\(person.id)/\(device.id)"
+            tokenOfComparable[key] = device.token
+        }
+    }
+
+    /// How reports name the device of `token` (any form): `<person>/<device>`, else the token.
+    public func name(ofToken token: String) -> String { names[AddressedDevice.comparable(token)] ?? token }
+}
+
+extension GatewayOpening {
+    /// The scenario's starting token states and faults, for `app`.
+    public init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex) {
+        self.init(bundleID: app.bundleID, fcmProject: app.fcmProject, tokens: [], faults: scenario.faults, startMs: scenario.startMs)
+        for (deviceID, state) in scenario.tokenStates {
+            guard let token = devices.tokenOfDevice[deviceID] else { continue }
+            tokens.append((token, state))
+        }
+    }
+}
+
+extension ScenarioRunner {
+    /// The embedded gateway with `observers` seeing every exchange on its event loop. It keeps
+    /// only counters itself (no exchange list), so a long load run's memory stays flat;
+    /// `exchanges(after:)` answers nothing.
+    public static func openEmbeddedGateway(judge: SpecJudge, opening: GatewayOpening,
+                                           observers: [any GatewayObserver]) throws(GatewayStartError) -> any ScenarioGateway {
+        try EmbeddedGateway(judge: judge, opening: opening, recordFile: nil, observers: observers, retainingExchanges: false)
+    }
+}
+
+extension ScenarioRunner {
+    /// `run` against the embedded gateway with `observers` seeing every exchange too (the
+    /// CLI's progress line counts pushes with one).
+    public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: RunOptions = RunOptions(),
+                           record: RecordFile?, observers: [any GatewayObserver]) async throws(GatewayStartError) -> ScenarioReport {
+        try await run(scenario, judge: judge, sender: sender, options: options) { opening throws(GatewayStartError) in
+            try EmbeddedGateway(judge: judge, opening: opening, recordFile: record, observers: observers)
+        }
+    }
+}
+
+/// One push an event must cause, as the gateway will see it: the token and the spec id its
+/// judge will name.
+public struct ExpectedArrival: Sendable, Hashable {
+    /// As sent (compare with `AddressedDevice.comparable`).
+    public var token: String
+    public var spec: String
+
+    public init(token: String, spec: String) {
+        self.token = token
+        self.spec = spec
+    }
+}
+
+/// The pushes each event must cause: the file's `expect` entries, or the reference rules'
+/// decision (the same oracle `run` uses), kept in step event by event. Unlike `run`'s oracle
+/// it also lists pushes to tokens the gateway answers as gone, so their answers are matched
+/// (and counted as token cleanup) rather than unexpected.
+public final class ScenarioOracle: Sendable {
+    // The world is not Sendable; it is only touched under this lock, one event at a time.
+    private let world: Mutex<ReferenceWorld>
+    private let expectations: [Int: [ExpectedArrival]]?
+
+    public init(_ scenario: Scenario, app: ScenarioApp) {
+        world = Mutex(ReferenceWorld(scenario: scenario, bundleID: app.bundleID, fcmProject: app.fcmProject))
+        if let entries = scenario.expectations {
+            let tokenOfDevice = ScenarioDeviceIndex(scenario).tokenOfDevice
+            var byEvent: [Int: [ExpectedArrival]] = [:]
+            for entry in entries {
+                byEvent[entry.event, default: []] += entry.deliveries.compactMap { delivery in
+                    tokenOfDevice[delivery.device].map { ExpectedArrival(token: $0, spec: delivery.spec) }
+                }
+            }
+            expectations = byEvent
+        } else {
+            expectations = nil
+        }
+    }
+
+    /// The event's pushes. Call once per event, in order: the reference world moves on.
+    public func expected(for event: ScenarioEvent, index: Int) -> [ExpectedArrival] {
+        let decided = world.withLock { world in (try? world.decide(event)) ?? [] }
+        if let expectations { return expectations[index] ?? [] }
+        return decided.map { ExpectedArrival(token: $0.device.token, spec: $0.kind + "." + $0.transport.rawValue) }
+    }
+
+    /// A token the gateway answered gone or bad: the rules no longer push to it, as a sender should not.
+    public func forget(token: String) {
+        _ = world.withLock { world in world.store.remove(token: token) }
+    }
+}
+
+extension SenderSetup {
+    /// What a load run tells its sender: the same as `run` does.
+    public init(scenario: Scenario, app: ScenarioApp, gateway: GatewayAccess) {
+        self.init(scenario: scenario, bundleID: app.bundleID, fcmProject: app.fcmProject, gateway: gateway)
+    }
+}

@@ -1,0 +1,46 @@
+import Driver
+import Testing
+
+private let second: UInt64 = 1_000_000_000
+
+@Suite struct ProgressTests {
+    private func snapshot(played: Int, pushes: Int, at elapsed: UInt64, p99: UInt64? = nil, total: Int? = 100,
+                          planned: Double? = nil) -> ProgressSnapshot {
+        ProgressSnapshot(played: played, total: total, pushes: pushes, p99Nanoseconds: p99, elapsedNanoseconds: elapsed,
+                         plannedSeconds: planned)
+    }
+
+    @Test func theFirstLineHasNoRateYetAndTheNextOneTakesTheRateSinceTheLast() {
+        var line = ProgressLine(unit: "events")
+        #expect(line.line(for: snapshot(played: 0, pushes: 0, at: 0)) == "events 0/100  pushes 0  -/s  p99 -  elapsed 0:00")
+        let text = line.line(for: snapshot(played: 40, pushes: 12_000, at: 2 * second, p99: 12_400_000))
+        #expect(text == "events 40/100  pushes 12,000  6,000/s  p99 12.4 ms  elapsed 0:02  remaining 0:03")
+    }
+
+    @Test func atMostFourLinesASecond() {
+        var line = ProgressLine(unit: "calls")
+        #expect(line.line(for: snapshot(played: 1, pushes: 10, at: second)) != nil)
+        #expect(line.line(for: snapshot(played: 2, pushes: 20, at: second + 100_000_000)) == nil, "100 ms later: too soon")
+        #expect(line.line(for: snapshot(played: 3, pushes: 30, at: second + 250_000_000)) != nil)
+    }
+
+    @Test func anOpenPlanSaysItsRemainingTimeAndAnUnknownTotalSaysNone() {
+        var open = ProgressLine(unit: "messages")
+        #expect(open.line(for: snapshot(played: 5, pushes: 5, at: 65 * second, total: nil, planned: 3725))
+                == "messages 5  pushes 5  -/s  p99 -  elapsed 1:05  remaining 1:01:00")
+        var unknown = ProgressLine(unit: "events")
+        #expect(unknown.line(for: snapshot(played: 0, pushes: 0, at: second, total: nil))?.contains("remaining") == false)
+    }
+
+    @Test func countersSnapshotWhatWasRecorded() {
+        let counters = ProgressCounters(total: 3, plannedSeconds: nil)
+        counters.played.add(2, ordering: .relaxed)
+        counters.pushArrived(latencyNanoseconds: 5_000_000)
+        counters.pushArrived(latencyNanoseconds: nil)
+        let s = counters.snapshot(elapsedNanoseconds: second)
+        #expect(s.played == 2)
+        #expect(s.pushes == 2)
+        #expect(s.p99Nanoseconds.map { $0 >= 4_900_000 && $0 <= 5_100_000 } == true)
+        #expect(s.total == 3)
+    }
+}

@@ -1,0 +1,111 @@
+// `pushproof drive --scenario` and `plan --scenario` end to end: a generated scenario through
+// the reference sender against the embedded gateway, in the Driver's reports.
+import Foundation
+import JSON
+@testable import PushproofCLI
+import Driver
+import PushproofTestSupport
+import Testing
+
+/// 40 people with PushKit and alert tokens, half with Android; 10% of tokens gone: a call
+/// rung and cancelled, and a message.
+private let generated = """
+{"format": 1, "product": "poolse",
+ "generate": {"people": 40, "seed": 9, "devices": {"voip": 1, "alert": 1, "android": 0.5}, "gone": 0.1, "name": "Load"},
+ "events": [
+  {"type": "call.placed", "call": "k1", "conversation": "c0", "caller": "p0", "media": "audio"},
+  {"type": "call.ended", "call": "k1", "reason": "cancelled"},
+  {"type": "message.sent", "conversation": "c0", "message": "m1", "sender": "p1", "text": "hi"}
+ ]}
+"""
+
+private func writeScenario(in directory: TemporaryDirectory) throws -> String {
+    let path = directory.file("load.json")
+    try Data(generated.utf8).write(to: URL(fileURLWithPath: path))
+    return path
+}
+
+@Suite(.serialized) struct DriveScenarioLiveTests {
+    @Test func aScenarioDriveCountsEveryPushTimesItAndJudgesTheCleanup() throws {
+        let directory = try TemporaryDirectory("drive-scenario")
+        let json = directory.file("report.json"), html = directory.file("report.html")
+        let result = try pushproof(["drive", "--scenario", try writeScenario(in: directory), "--rate", "20", "--specs", specsDirectory,
+                                    "--json", json, "--html", html, "--threshold", "tokens_removed>=1", "--threshold", "error_rate==0"])
+        #expect(result.status == 0, "\(result.output)\n\(result.error)")
+        #expect(!result.error.contains("\r") && !result.error.contains("elapsed"), "no progress line when stderr is not a TTY")
+        let report = try readJSON(json)
+        let sent = report["counts"]?["sent"]?.intValue ?? 0
+        #expect(sent > 80)
+        #expect(report["counts"]?["completed"]?.intValue == sent)
+        #expect(report["counts"]?["iterations"] == 3)
+        #expect(report["latency_ns"]?["count"]?.intValue == sent, "a latency per push")
+        #expect((report["counts"]?["tokens_removed"]?.intValue ?? 0) >= 1)
+        #expect(report["token_cleanup"]?["passed"] == true)
+        #expect(report["token_cleanup"]?["rules"]?.arrayValue?.count == 4)
+        #expect(report["sender_under_test"]?["name"] == "pushproof reference")
+        #expect(report["sender_under_test"]?["version"]?.stringValue == PushproofCommand.version)
+        #expect(report["sender_under_test"]?["gateway_shares_machine"] == true)
+        #expect(result.output.contains("sender: pushproof reference \(PushproofCommand.version); the gateway shared its machine"))
+        #expect(report["passed"] == true)
+        #expect(try String(contentsOfFile: html, encoding: .utf8).contains("sender: pushproof reference"))
+        // The report is a baseline like any drive report.
+        let baseline = try RunSummary(jsonText: String(contentsOfFile: json, encoding: .utf8))
+        #expect(baseline.sender?.name == "pushproof reference")
+    }
+
+    /// The same scenario through the reference sender behind the adapter protocol: the same
+    /// pushes, and the report names the sender its `hello` gave.
+    @Test func aScenarioDriveThroughAnAdapterCountsTheSamePushes() throws {
+        let directory = try TemporaryDirectory("drive-scenario-adapter")
+        let scenario = try writeScenario(in: directory)
+        let inProcess = directory.file("in-process.json"), adapter = directory.file("adapter.json")
+        let first = try pushproof(["drive", "--scenario", scenario, "--specs", specsDirectory, "--json", inProcess, "--quiet"])
+        let second = try pushproof(["drive", "--scenario", scenario, "--specs", specsDirectory, "--json", adapter, "--quiet",
+                                    "--sender-cmd", "'\(pushproofExecutable())' adapter"])
+        #expect(first.status == 0, "\(first.output)\n\(first.error)")
+        #expect(second.status == 0, "\(second.output)\n\(second.error)")
+        let a = try readJSON(inProcess), b = try readJSON(adapter)
+        #expect(a["counts"]?["sent"] != nil)
+        #expect(a["counts"]?["sent"] == b["counts"]?["sent"])
+        #expect(a["counts"]?["delivered"] == b["counts"]?["delivered"])
+        #expect(a["counts"]?["tokens_removed"] == b["counts"]?["tokens_removed"])
+        #expect(b["token_cleanup"]?["passed"] == true)
+        #expect(b["sender_under_test"]?["name"] == "pushproof reference", "named by its hello")
+        #expect(b["sender_under_test"]?["version"]?.stringValue == PushproofCommand.version)
+    }
+
+    @Test func aScenarioPlanRingsTheScenariosPeopleAndNamesTheSender() throws {
+        let directory = try TemporaryDirectory("plan-scenario")
+        let json = directory.file("plan.json")
+        let result = try pushproof(["plan", "--scenario", try writeScenario(in: directory), "--specs", specsDirectory,
+                                    "--calls", "1", "--within-ms", "600000", "--json", json])
+        #expect(result.status == 0, "\(result.output)\n\(result.error)")
+        let plan = try readJSON(json)
+        #expect(plan["members"] == 40)
+        #expect(plan["plan"]?["meets_target"] == true)
+        #expect(plan["setups"]?[0]?["undelivered"] == 0)
+        #expect(plan["sender_under_test"]?["name"] == "pushproof reference")
+        #expect(result.output.contains("pushproof reference as configured"))
+    }
+
+    @Test(arguments: [
+        ["drive", "--scenario", "s.json", "--members", "5"],
+        ["drive", "--scenario", "s.json", "--gateway", "http://127.0.0.1:1"],
+        ["drive", "ring-fanout", "--scenario", "s.json"],
+        ["drive", "ring-fanout", "--settle-ms", "5", "--apns-key", "k.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM123456"],
+        ["drive", "--scenario", "s.json", "--sender", "mine"],
+        ["plan", "--scenario", "s.json", "--members", "5"],
+        ["plan", "--specs", "Specs", "--apns-key", "k.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM123456"],
+    ])
+    func scenarioUsageErrorsExit64(_ arguments: [String]) throws {
+        let result = try pushproof(arguments)
+        #expect(result.status == 64, "\(arguments): \(result.output)\(result.error)")
+        #expect(!result.error.isEmpty)
+    }
+
+    @Test func noProgressWithoutATerminalOrWithQuiet() {
+        let counters = ProgressCounters(total: 1, plannedSeconds: nil)
+        #expect(TerminalProgress.start(counters, unit: "events", quiet: false, isTerminal: false) == nil)
+        #expect(TerminalProgress.start(counters, unit: "events", quiet: true, isTerminal: true) == nil)
+    }
+}

@@ -1,0 +1,83 @@
+// The arrival matcher as a state machine, without sockets: which event each push belongs to,
+// what its latency is measured from, and the cleanup findings a load run reports.
+import Driver
+import JSON
+import ScenarioLoad
+import ScenarioRunner
+import Testing
+
+private func arrival(token: String, status: Int = 200, reason: String? = nil, spec: String = "poolse.ring.fcm") -> ObservedExchange {
+    ObservedExchange(sequence: 0, route: "fcm", path: "/v1/projects/p/messages:send",
+                     body: Array(#"{"message":{"token":"\#(token)"}}"#.utf8), status: status, reason: reason,
+                     verdict: ["spec": .string(spec), "ok": true, "violations": []])
+}
+
+private let ms: UInt64 = 1_000_000
+private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, count: 2))
+
+@Suite struct ArrivalMatcherTests {
+    @Test func aPushIsMatchedToItsEventAndTimedFromTheEventsIntendedTime() {
+        var matcher = ArrivalMatcher(graceNanoseconds: 0) { $0 }
+        // Event 0 was due at 0 but handed over at 30 ms (the sender was behind): latency runs from 0.
+        matcher.expect(event: 0, intended: 0, started: 30 * ms, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm"),
+                                                                           ExpectedArrival(token: "tok-b", spec: "poolse.ring.fcm")])
+        #expect(matcher.arrive(arrival(token: "tok-a"), at: 40 * ms) == 40 * ms)
+        #expect(matcher.arrive(arrival(token: "tok-b"), at: 50 * ms) == 50 * ms)
+        #expect(matcher.outstanding == 0)
+        let (summary, cleanup) = matcher.finish(plan: plan, played: 1, planned: 1, elapsed: 60 * ms, lateAfter: 10 * ms, store: nil)
+        #expect(summary.counts.sent == 2)
+        #expect(summary.counts.delivered == 2)
+        #expect(summary.counts.lateIterations == 1, "handed over 30 ms late")
+        #expect(summary.latency.count == 2)
+        #expect(summary.latency.max >= 49 * ms, "from the intended time, not the late start")
+        #expect(summary.serviceTime.max < 21 * ms, "from the actual start")
+        #expect(summary.timeToRingAll.count == 1)
+        #expect(summary.counts.fanOutsFullyDelivered == 1)
+        #expect(cleanup.allSatisfy { $0.passed })
+    }
+
+    @Test func aTransientAnswerWaitsForTheRetryAndAWrongSpecIsUnexpected() {
+        var matcher = ArrivalMatcher(graceNanoseconds: 0) { $0 }
+        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        #expect(matcher.arrive(arrival(token: "tok-a", status: 503, reason: "UNAVAILABLE"), at: 1 * ms) == nil)
+        #expect(matcher.outstanding == 1)
+        #expect(matcher.arrive(arrival(token: "tok-a", spec: "poolse.message.fcm"), at: 2 * ms) == nil)
+        #expect(matcher.arrive(arrival(token: "tok-a"), at: 3 * ms) == 3 * ms)
+        #expect(matcher.unexpected == 1)
+        #expect(matcher.transientAnswers == 1)
+        let (summary, _) = matcher.finish(plan: plan, played: 1, planned: 1, elapsed: 4 * ms, lateAfter: 10 * ms, store: nil)
+        #expect(summary.counts.completed == 1)
+        #expect(summary.notes.contains { $0.contains("1 pushes reached the gateway that no event called for") })
+    }
+
+    @Test func aPushToATokenAnsweredDeadBeforeItsEventIsACleanupFinding() {
+        var matcher = ArrivalMatcher(graceNanoseconds: 5 * ms) { "person/" + $0 }
+        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 1 * ms)
+        #expect(matcher.takeNewlyDead() == ["tok-a"])
+        #expect(matcher.isDead("tok-a"))
+        // The sender was told at 1 ms and still pushed for an event handed over at 20 ms.
+        matcher.expect(event: 1, intended: 20 * ms, started: 20 * ms, pushes: [ExpectedArrival(token: "tok-b", spec: "poolse.ring.fcm")])
+        matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 21 * ms)
+        let (summary, cleanup) = matcher.finish(plan: plan, played: 2, planned: 2, elapsed: 30 * ms, lateAfter: 10 * ms, store: nil)
+        #expect(summary.counts.tokensRemoved == 1)
+        #expect(summary.counts.abandoned == 1, "tok-b never arrived")
+        let deadRule = cleanup.first { $0.rule == "no push to a dead token" }
+        #expect(deadRule?.problems.count == 1)
+        #expect(deadRule?.problems.first?.contains("person/tok-a") == true)
+    }
+
+    @Test func anExpectedPushToATokenThatDiedMeanwhileIsNotMissingAndTheStoreIsCompared() {
+        var matcher = ArrivalMatcher(graceNanoseconds: 0) { $0 }
+        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 1 * ms)
+        matcher.expect(event: 1, intended: 2 * ms, started: 2 * ms, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        let listed = [ListedDevice(id: "a", token: "tok-a")]
+        let (summary, cleanup) = matcher.finish(plan: plan, played: 2, planned: 2, elapsed: 3 * ms, lateAfter: 10 * ms,
+                                                store: (listed, ["tok-a", "tok-b"]))
+        #expect(summary.counts.abandoned == 0, "a sender is right to skip a dead token")
+        #expect(summary.counts.sent == 1)
+        let store = cleanup.first { $0.rule == "the sender's store matches the gateway's answers" }
+        #expect(store?.problems.count == 2, "kept the dead tok-a, lost the live tok-b: \(store?.problems ?? [])")
+    }
+}
