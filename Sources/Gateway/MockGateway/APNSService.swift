@@ -18,6 +18,9 @@ struct ServiceOutcome {
     var detail: String? = nil
     /// What kind of credential failure answered, for `pushproof_auth_failures_total`.
     var authFailure: AuthFailureKind? = nil
+    /// The tape of the body the service read, when it was asked to keep it: the judge reads
+    /// it instead of scanning the body again.
+    var payloadTape: JSONTape? = nil
 }
 
 /// `POST /3/device/{token}`: every rule of apns.md, answered as Apple answers.
@@ -116,19 +119,21 @@ final class APNSService: Sendable {
         }
     }
 
-    /// `tape`: `JSONParser.tape(request.body, options: .init(maxDepth: payloadMaxDepth))`, when
-    /// the caller has it already.
-    func handle(_ request: HTTPRequest, connection: GatewayConnectionState, tape: JSONTape? = nil) -> ServiceOutcome {
+    /// `keepPayloadTape`: read the payload on a tape and return it in the outcome (someone
+    /// downstream, the judge, reads the body too); otherwise only `aps` is built.
+    func handle(_ request: HTTPRequest, connection: GatewayConnectionState, keepPayloadTape: Bool = false) -> ServiceOutcome {
         let headers = Headers(request.headers)
         let givenIDIsValid = headers.id.map(isCanonicalUUID) ?? true
         let apnsID = givenIDIsValid ? headers.id ?? identifiers.uuid() : identifiers.uuid()
         var warnings: [String] = []
         if request.version == .http1_1 { warnings.append("APNs speaks HTTP/2 only; this request came over HTTP/1.1") }
+        var payloadTape: JSONTape?
 
         func reject(_ reason: APNSReason, timestamp: UInt64? = nil, authenticated: Bool = false,
                     because failure: AuthFailure? = nil) -> ServiceOutcome {
             ServiceOutcome(response: errorResponse(reason, apnsID: apnsID, timestamp: timestamp), reason: reason.rawValue,
-                           warnings: warnings, authenticated: authenticated, detail: failure?.detail, authFailure: failure?.kind)
+                           warnings: warnings, authenticated: authenticated, detail: failure?.detail, authFailure: failure?.kind,
+                           payloadTape: payloadTape)
         }
 
         if headers.duplicate { return reject(.duplicateHeaders) }
@@ -226,7 +231,11 @@ final class APNSService: Sendable {
         let body = request.body
         if body.isEmpty { return reject(.payloadEmpty, authenticated: authenticated) }
         if body.count > pushType.maxPayloadBytes { return reject(.payloadTooLarge, authenticated: authenticated) }
-        if let problem = payloadProblem(body, pushType: pushType, warnings: &warnings, tape: tape) {
+        if keepPayloadTape {
+            // At the payload check's depth limit: a tape that holds is what the judge would read.
+            payloadTape = JSONParser.tape(body, options: .init(maxDepth: Self.payloadMaxDepth))
+        }
+        if let problem = payloadProblem(body, pushType: pushType, warnings: &warnings, tape: payloadTape) {
             warnings.append(problem)
             return reject(.payloadEmpty, authenticated: authenticated)
         }
@@ -246,7 +255,7 @@ final class APNSService: Sendable {
         var responseHeaders = [HTTPHeader("apns-id", apnsID)]
         if configuration.environment == .development { responseHeaders.append(HTTPHeader("apns-unique-id", identifiers.uuid())) }
         return ServiceOutcome(response: HTTPResponse(status: 200, headers: responseHeaders), reason: nil,
-                              warnings: warnings, authenticated: authenticated)
+                              warnings: warnings, authenticated: authenticated, payloadTape: payloadTape)
     }
 
     /// `{"reason":"…"}`, plus `timestamp` on a 410 (apns.md, Responses).
