@@ -1,6 +1,7 @@
 import HTTPCore
 import JSON
 import PushModel
+import RecordLine
 
 /// Which of the gateway's services a request was for.
 public enum GatewayRoute: String, Sendable, CaseIterable {
@@ -54,6 +55,9 @@ public struct GatewayExchange: Sendable {
     public var authFailure: AuthFailureKind?
     /// The subject of the connection's TLS client certificate, when it presented one.
     public var clientCertificateSubject: String?
+    /// The request's `authorization` value with its redaction, kept per connection so a
+    /// repeated token is redacted once (the recorder writes `redacted`); nil without the header.
+    public var authorization: RedactedAuthorization?
 
     public init(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String? = nil,
                 fault: String? = nil, verdict: JSONValue? = nil, answeredNanos: UInt64, detail: String? = nil,

@@ -109,7 +109,7 @@ public final class MockGateway: HTTPHandler {
         exchangeCount.add(1, ordering: .relaxed)
         if !observers.isEmpty {
             observe(request, answer: answer, route: route, fault: fault.label, specVerdict: specVerdict,
-                    clientCertificateSubject: clientCertificate?.subject)
+                    clientCertificateSubject: clientCertificate?.subject, state: state)
         }
         return answer.response
     }
@@ -209,7 +209,7 @@ public final class MockGateway: HTTPHandler {
     /// Hands the exchange to every observer: the verdict as recorded (the spec's, when in
     /// scope, plus the gateway's own warnings), detail, auth failure, certificate subject.
     private func observe(_ request: HTTPRequest, answer: ServiceOutcome, route: GatewayRoute, fault: String?,
-                         specVerdict: SpecVerdict?, clientCertificateSubject: String?) {
+                         specVerdict: SpecVerdict?, clientCertificateSubject: String?, state: GatewayConnectionState) {
         var verdict: JSONValue?
         if let specVerdict, !specVerdict.outOfScope { verdict = specVerdict.json() }
         if !answer.warnings.isEmpty {
@@ -222,6 +222,7 @@ public final class MockGateway: HTTPHandler {
         exchange.detail = answer.detail
         exchange.authFailure = answer.authFailure
         exchange.clientCertificateSubject = clientCertificateSubject
+        if let authorization = request.header("authorization") { exchange.authorization = state.redactedAuthorization(authorization) }
         for observer in observers { observer.observe(exchange) }
     }
 
