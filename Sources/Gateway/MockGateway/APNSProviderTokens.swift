@@ -20,23 +20,15 @@ final class GatewayConnectionState {
     var streamLimitRaised = false
     /// Requests answered on this connection (the transport's count excludes the current one).
     var requestCount = 0
-    /// The last `authorization` value recorded on this connection, redacted once.
-    private var recordedAuthorization: RedactedAuthorization?
+    /// The record line's `headers` member of this connection's last request, reused pair by
+    /// pair (the authorization redacted once per distinct value).
+    var recordedHeaders = RecordedHeaders()
     /// The client certificate's verdict, worked out at the first APNs request; nil until then.
     var providerCertificate: ProviderCertificateVerdict?
     /// Who the connection's client certificate names (for the record), read at its first
     /// request; nil without a certificate.
     private(set) var clientCertificate: ClientCertificateIdentity?
     private var clientCertificateRead = false
-
-    /// `value` with its redaction for the record: the one kept for the connection when the
-    /// value repeats (nearly every request), else worked out and kept.
-    func redactedAuthorization(_ value: String) -> RedactedAuthorization {
-        if let kept = recordedAuthorization, kept.value == value { return kept }
-        let redacted = RedactedAuthorization(value)
-        recordedAuthorization = redacted
-        return redacted
-    }
 
     /// Reads the connection's client certificate once: the transport sets it before the
     /// first request, and it does not change on a connection.

@@ -36,6 +36,9 @@ public final class MockGateway: HTTPHandler {
     /// Injected faults (admin API: change per route at runtime).
     public let faults: FaultInjector
     private let observers: [any GatewayObserver]
+    /// A `Recorder` is among the observers: the exchange carries the request's headers
+    /// encoded for the record line, reused from the connection's previous request.
+    private let recordsLines: Bool
     /// Judges each request against the push specs (`serve --specs`), when given.
     public let judge: SpecJudge?
     private let clock: GatewayClock
@@ -51,6 +54,7 @@ public final class MockGateway: HTTPHandler {
                 judge: SpecJudge? = nil, clock: GatewayClock = .system) throws(GatewayConfigurationError) {
         self.configuration = configuration
         self.observers = observers
+        recordsLines = observers.contains { $0 is Recorder }
         self.judge = judge
         self.clock = clock
         tokens = DeviceTokenRegistry(configuration: configuration.tokens, nowMillis: clock.nowMillis)
@@ -222,7 +226,7 @@ public final class MockGateway: HTTPHandler {
         exchange.detail = answer.detail
         exchange.authFailure = answer.authFailure
         exchange.clientCertificateSubject = clientCertificateSubject
-        if let authorization = request.header("authorization") { exchange.authorization = state.redactedAuthorization(authorization) }
+        if recordsLines { exchange.recordedHeaders = state.recordedHeaders.encode(request.headers) }
         for observer in observers { observer.observe(exchange) }
     }
 

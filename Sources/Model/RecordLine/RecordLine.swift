@@ -95,12 +95,12 @@ public struct RecordLine: Sendable {
 
     /// The line after its sequence number: `,"time":…}` and a newline. Secrets never reach it:
     /// `authorization` goes through `Redaction.authorization`, and an OAuth `/token` body
-    /// (`redactAssertion`) through `Redaction.formAssertion`. `authorization`, when given, is
-    /// the redaction of an earlier request's value, used when this request carries the same.
+    /// (`redactAssertion`) through `Redaction.formAssertion`. `requestHeaders`, when given, is
+    /// the request's `headers` member already encoded (`RecordedHeaders`, kept per connection).
     public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
                                   detail: String?, fault: String?, verdict: JSONValue?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
-                                  authorization: RedactedAuthorization? = nil) -> [UInt8] {
+                                  requestHeaders: [UInt8]? = nil) -> [UInt8] {
         var w = JSONWriter(capacity: 512 + request.body.count)
         w.continueAfterValue()  // the line so far is `{"v":1,"seq":N`
         w.key(plain: Field.time); w.string(utf8: Timestamp.iso8601Bytes(nanos: request.arrivalNanos))
@@ -121,7 +121,7 @@ public struct RecordLine: Sendable {
             w.endObject()
         }
         w.key(plain: Field.headers)
-        writeHeaders(request.headers, authorization: authorization, to: &w)
+        if let requestHeaders { w.raw(requestHeaders) } else { writeHeaders(request.headers, to: &w) }
         writeBody(request.body, redactAssertion: redactAssertion, to: &w)
         w.key(plain: Field.response)
         w.beginObject()
@@ -130,7 +130,7 @@ public struct RecordLine: Sendable {
         if let reason { w.string(reason) } else { w.null() }
         if let detail { w.key(plain: Field.detail); w.string(detail) }
         w.key(plain: Field.headers)
-        writeHeaders(response.headers, authorization: nil, to: &w)
+        writeHeaders(response.headers, to: &w)
         writeBody(response.body, redactAssertion: false, to: &w)
         if response.delayNanos > 0 { w.key(plain: Field.delayNanos); w.uint(response.delayNanos) }
         if !response.actions.isEmpty {
@@ -148,18 +148,21 @@ public struct RecordLine: Sendable {
         return w.bytes
     }
 
-    private static func writeHeaders(_ headers: [HTTPHeader], authorization: RedactedAuthorization?, to w: inout JSONWriter) {
+    static func writeHeaders(_ headers: [HTTPHeader], to w: inout JSONWriter) {
         // Pairs, not an object: order and repeated names are part of what is judged.
         w.beginArray()
-        for header in headers {
-            w.beginArray()
-            w.string(header.name)
-            if header.name == "authorization" {
-                w.string(authorization?.redacting(header.value) ?? Redaction.authorization(header.value))
-            } else {
-                w.string(header.value)
-            }
-            w.endArray()
+        for header in headers { writeHeader(header, to: &w) }
+        w.endArray()
+    }
+
+    /// One `["name","value"]` pair, `authorization` redacted.
+    static func writeHeader(_ header: HTTPHeader, to w: inout JSONWriter) {
+        w.beginArray()
+        w.string(header.name)
+        if header.name == "authorization" {
+            w.string(Redaction.authorization(header.value))
+        } else {
+            w.string(header.value)
         }
         w.endArray()
     }

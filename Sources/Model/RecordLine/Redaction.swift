@@ -1,24 +1,5 @@
 import JSON
 
-/// An `authorization` value with its redacted form, worked out once for every request that
-/// carries the same value (a sender keeps one provider token for 20 to 60 minutes, thousands
-/// of pushes): the gateway keeps the last one per connection.
-public struct RedactedAuthorization: Sendable {
-    public let value: String
-    /// `Redaction.authorization(value)`.
-    public let redacted: String
-
-    public init(_ value: String) {
-        self.value = value
-        redacted = Redaction.authorization(value)
-    }
-
-    /// The redacted form of `value`: this one's when it is the same value, else worked out now.
-    public func redacting(_ value: String) -> String {
-        value == self.value ? redacted : Redaction.authorization(value)
-    }
-}
-
 /// What of a credential may be written down.
 public enum Redaction {
     /// `bearer <jwt>` keeps the JWT's header and claims (kid, iss, iat: what identifies the
