@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Crypto
 import HTTPCore
 import JSON
@@ -96,21 +99,37 @@ final class APNSService: Sendable {
 
         init(_ headers: [HTTPHeader]) {
             for (index, header) in headers.enumerated() {
-                switch header.name {
-                case "authorization": Self.set(&authorization, header.value, &duplicate)
-                case "apns-id": Self.set(&id, header.value, &duplicate)
-                case "apns-push-type": Self.set(&pushType, header.value, &duplicate)
-                case "apns-topic": Self.set(&topic, header.value, &duplicate)
-                case "apns-priority": Self.set(&priority, header.value, &duplicate)
-                case "apns-expiration": Self.set(&expiration, header.value, &duplicate)
-                case "apns-collapse-id": Self.set(&collapseID, header.value, &duplicate)
-                default:
+                switch Self.field(named: header.name) {
+                case .authorization?: Self.set(&authorization, header.value, &duplicate)
+                case .id?: Self.set(&id, header.value, &duplicate)
+                case .pushType?: Self.set(&pushType, header.value, &duplicate)
+                case .topic?: Self.set(&topic, header.value, &duplicate)
+                case .priority?: Self.set(&priority, header.value, &duplicate)
+                case .expiration?: Self.set(&expiration, header.value, &duplicate)
+                case .collapseID?: Self.set(&collapseID, header.value, &duplicate)
+                case nil:
                     // Other apns-* headers (apns-unique-id, future ones) count too.
                     if header.name.utf8.starts(with: "apns-".utf8),
                        headers[..<index].contains(where: { $0.name == header.name }) {
                         duplicate = true
                     }
                 }
+            }
+        }
+
+        private enum Field { case authorization, id, pushType, topic, priority, expiration, collapseID }
+
+        /// The field a (lowercase) header name is, by its length first: a `switch` over the
+        /// seven names compared the name with each in turn.
+        private static func field(named name: String) -> Field? {
+            switch name.utf8.count {
+            case 7: name == "apns-id" ? .id : nil
+            case 10: name == "apns-topic" ? .topic : nil
+            case 13: name == "authorization" ? .authorization : name == "apns-priority" ? .priority : nil
+            case 14: name == "apns-push-type" ? .pushType : nil
+            case 15: name == "apns-expiration" ? .expiration : nil
+            case 16: name == "apns-collapse-id" ? .collapseID : nil
+            default: nil
             }
         }
 
@@ -285,37 +304,39 @@ final class APNSService: Sendable {
         return Array(fullPath.utf8).withUnsafeBufferPointer { deviceToken(inPath: $0) }
     }
 
-    private static let devicePrefix: [UInt8] = Array("/3/device".utf8)
+    private static let devicePrefix: StaticString = "/3/device"
 
-    /// One pass over the path bytes: prefix, separator, hex digits, lowercased copy.
+    /// One pass over the path bytes: query cut, prefix, separator, hex digits, then a copy
+    /// (lowercased only when an uppercase digit was seen: the registry's key for hex tokens).
     private func deviceToken(inPath bytes: UnsafeBufferPointer<UInt8>) -> PathToken {
-        var end = bytes.count
-        for i in 0..<bytes.count where bytes[i] == UInt8(ascii: "?") {
-            end = i
-            break
-        }
         let prefix = Self.devicePrefix
-        guard end >= prefix.count else { return .rejected(.badPath) }
-        for i in 0..<prefix.count where bytes[i] != prefix[i] { return .rejected(.badPath) }
-        var start = prefix.count
+        guard let base = bytes.baseAddress else { return .rejected(.badPath) }
+        var end = bytes.count
+        if let query = memchr(base, Int32(UInt8(ascii: "?")), bytes.count) { end = UnsafeRawPointer(query) - UnsafeRawPointer(base) }
+        guard end >= prefix.utf8CodeUnitCount, memcmp(base, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0 else {
+            return .rejected(.badPath)
+        }
+        var start = prefix.utf8CodeUnitCount
         if start == end { return .rejected(.missingDeviceToken) }
-        guard bytes[start] == UInt8(ascii: "/") else { return .rejected(.badPath) }
+        guard base[start] == UInt8(ascii: "/") else { return .rejected(.badPath) }
         start += 1
         if start == end { return .rejected(.missingDeviceToken) }
         var allHex = true
+        var hasUpper = false
         for i in start..<end {
-            let b = bytes[i]
+            let b = base[i]
             if b == UInt8(ascii: "/") { return .rejected(.badPath) }
-            if !isHexDigit(b) { allHex = false }
+            if b >= 0x41 && b <= 0x46 { hasUpper = true } else if !isHexDigit(b) { allHex = false }
         }
         let length = end - start
         guard allHex, length >= configuration.tokenHexLength, length <= configuration.maxTokenHexLength else {
             return .rejected(.badDeviceToken)
         }
-        // Lowercased as it is copied: the registry's key for hex tokens.
+        let token = UnsafeBufferPointer(start: base + start, count: length)
+        guard hasUpper else { return .token(String(decoding: token, as: UTF8.self)) }
         return .token(String(unsafeUninitializedCapacity: length) { out in
             for i in 0..<length {
-                let b = bytes[start + i]
+                let b = token[i]
                 out[i] = b >= 0x41 && b <= 0x46 ? b + 0x20 : b
             }
             return length
