@@ -1,5 +1,6 @@
 import Crypto
 import PushModel
+import RecordLine
 import Synchronization
 
 /// Per-connection state the gateway keeps in `ConnectionContext.applicationState`. Touched only
@@ -19,6 +20,9 @@ final class GatewayConnectionState {
     var streamLimitRaised = false
     /// Requests answered on this connection (the transport's count excludes the current one).
     var requestCount = 0
+    /// The record line's `headers` member of this connection's last request, reused pair by
+    /// pair (the authorization redacted once per distinct value).
+    var recordedHeaders = RecordedHeaders()
     /// The client certificate's verdict, worked out at the first APNs request; nil until then.
     var providerCertificate: ProviderCertificateVerdict?
     /// Who the connection's client certificate names (for the record), read at its first

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Crypto
 import HTTPCore
 import JSON
@@ -18,6 +21,9 @@ struct ServiceOutcome {
     var detail: String? = nil
     /// What kind of credential failure answered, for `pushproof_auth_failures_total`.
     var authFailure: AuthFailureKind? = nil
+    /// The tape of the body the service read, when it was asked to keep it: the judge reads
+    /// it instead of scanning the body again.
+    var payloadTape: JSONTape? = nil
 }
 
 /// `POST /3/device/{token}`: every rule of apns.md, answered as Apple answers.
@@ -93,15 +99,15 @@ final class APNSService: Sendable {
 
         init(_ headers: [HTTPHeader]) {
             for (index, header) in headers.enumerated() {
-                switch header.name {
-                case "authorization": Self.set(&authorization, header.value, &duplicate)
-                case "apns-id": Self.set(&id, header.value, &duplicate)
-                case "apns-push-type": Self.set(&pushType, header.value, &duplicate)
-                case "apns-topic": Self.set(&topic, header.value, &duplicate)
-                case "apns-priority": Self.set(&priority, header.value, &duplicate)
-                case "apns-expiration": Self.set(&expiration, header.value, &duplicate)
-                case "apns-collapse-id": Self.set(&collapseID, header.value, &duplicate)
-                default:
+                switch Self.field(named: header.name) {
+                case .authorization?: Self.set(&authorization, header.value, &duplicate)
+                case .id?: Self.set(&id, header.value, &duplicate)
+                case .pushType?: Self.set(&pushType, header.value, &duplicate)
+                case .topic?: Self.set(&topic, header.value, &duplicate)
+                case .priority?: Self.set(&priority, header.value, &duplicate)
+                case .expiration?: Self.set(&expiration, header.value, &duplicate)
+                case .collapseID?: Self.set(&collapseID, header.value, &duplicate)
+                case nil:
                     // Other apns-* headers (apns-unique-id, future ones) count too.
                     if header.name.utf8.starts(with: "apns-".utf8),
                        headers[..<index].contains(where: { $0.name == header.name }) {
@@ -111,24 +117,42 @@ final class APNSService: Sendable {
             }
         }
 
+        private enum Field { case authorization, id, pushType, topic, priority, expiration, collapseID }
+
+        /// The field a (lowercase) header name is, by its length first: a `switch` over the
+        /// seven names compared the name with each in turn.
+        private static func field(named name: String) -> Field? {
+            switch name.utf8.count {
+            case 7: name == "apns-id" ? .id : nil
+            case 10: name == "apns-topic" ? .topic : nil
+            case 13: name == "authorization" ? .authorization : name == "apns-priority" ? .priority : nil
+            case 14: name == "apns-push-type" ? .pushType : nil
+            case 15: name == "apns-expiration" ? .expiration : nil
+            case 16: name == "apns-collapse-id" ? .collapseID : nil
+            default: nil
+            }
+        }
+
         private static func set(_ slot: inout String?, _ value: String, _ duplicate: inout Bool) {
             if slot != nil { duplicate = true } else { slot = value }
         }
     }
 
-    /// `tape`: `JSONParser.tape(request.body, options: .init(maxDepth: payloadMaxDepth))`, when
-    /// the caller has it already.
-    func handle(_ request: HTTPRequest, connection: GatewayConnectionState, tape: JSONTape? = nil) -> ServiceOutcome {
+    /// `keepPayloadTape`: read the payload on a tape and return it in the outcome (someone
+    /// downstream, the judge, reads the body too); otherwise only `aps` is built.
+    func handle(_ request: HTTPRequest, connection: GatewayConnectionState, keepPayloadTape: Bool = false) -> ServiceOutcome {
         let headers = Headers(request.headers)
         let givenIDIsValid = headers.id.map(isCanonicalUUID) ?? true
         let apnsID = givenIDIsValid ? headers.id ?? identifiers.uuid() : identifiers.uuid()
         var warnings: [String] = []
         if request.version == .http1_1 { warnings.append("APNs speaks HTTP/2 only; this request came over HTTP/1.1") }
+        var payloadTape: JSONTape?
 
         func reject(_ reason: APNSReason, timestamp: UInt64? = nil, authenticated: Bool = false,
                     because failure: AuthFailure? = nil) -> ServiceOutcome {
             ServiceOutcome(response: errorResponse(reason, apnsID: apnsID, timestamp: timestamp), reason: reason.rawValue,
-                           warnings: warnings, authenticated: authenticated, detail: failure?.detail, authFailure: failure?.kind)
+                           warnings: warnings, authenticated: authenticated, detail: failure?.detail, authFailure: failure?.kind,
+                           payloadTape: payloadTape)
         }
 
         if headers.duplicate { return reject(.duplicateHeaders) }
@@ -226,7 +250,11 @@ final class APNSService: Sendable {
         let body = request.body
         if body.isEmpty { return reject(.payloadEmpty, authenticated: authenticated) }
         if body.count > pushType.maxPayloadBytes { return reject(.payloadTooLarge, authenticated: authenticated) }
-        if let problem = payloadProblem(body, pushType: pushType, warnings: &warnings, tape: tape) {
+        if keepPayloadTape {
+            // At the payload check's depth limit: a tape that holds is what the judge would read.
+            payloadTape = JSONParser.tape(body, options: .init(maxDepth: Self.payloadMaxDepth))
+        }
+        if let problem = payloadProblem(body, pushType: pushType, warnings: &warnings, tape: payloadTape) {
             warnings.append(problem)
             return reject(.payloadEmpty, authenticated: authenticated)
         }
@@ -246,7 +274,7 @@ final class APNSService: Sendable {
         var responseHeaders = [HTTPHeader("apns-id", apnsID)]
         if configuration.environment == .development { responseHeaders.append(HTTPHeader("apns-unique-id", identifiers.uuid())) }
         return ServiceOutcome(response: HTTPResponse(status: 200, headers: responseHeaders), reason: nil,
-                              warnings: warnings, authenticated: authenticated)
+                              warnings: warnings, authenticated: authenticated, payloadTape: payloadTape)
     }
 
     /// `{"reason":"…"}`, plus `timestamp` on a 410 (apns.md, Responses).
@@ -276,37 +304,39 @@ final class APNSService: Sendable {
         return Array(fullPath.utf8).withUnsafeBufferPointer { deviceToken(inPath: $0) }
     }
 
-    private static let devicePrefix: [UInt8] = Array("/3/device".utf8)
+    private static let devicePrefix: StaticString = "/3/device"
 
-    /// One pass over the path bytes: prefix, separator, hex digits, lowercased copy.
+    /// One pass over the path bytes: query cut, prefix, separator, hex digits, then a copy
+    /// (lowercased only when an uppercase digit was seen: the registry's key for hex tokens).
     private func deviceToken(inPath bytes: UnsafeBufferPointer<UInt8>) -> PathToken {
-        var end = bytes.count
-        for i in 0..<bytes.count where bytes[i] == UInt8(ascii: "?") {
-            end = i
-            break
-        }
         let prefix = Self.devicePrefix
-        guard end >= prefix.count else { return .rejected(.badPath) }
-        for i in 0..<prefix.count where bytes[i] != prefix[i] { return .rejected(.badPath) }
-        var start = prefix.count
+        guard let base = bytes.baseAddress else { return .rejected(.badPath) }
+        var end = bytes.count
+        if let query = memchr(base, Int32(UInt8(ascii: "?")), bytes.count) { end = UnsafeRawPointer(query) - UnsafeRawPointer(base) }
+        guard end >= prefix.utf8CodeUnitCount, memcmp(base, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0 else {
+            return .rejected(.badPath)
+        }
+        var start = prefix.utf8CodeUnitCount
         if start == end { return .rejected(.missingDeviceToken) }
-        guard bytes[start] == UInt8(ascii: "/") else { return .rejected(.badPath) }
+        guard base[start] == UInt8(ascii: "/") else { return .rejected(.badPath) }
         start += 1
         if start == end { return .rejected(.missingDeviceToken) }
         var allHex = true
+        var hasUpper = false
         for i in start..<end {
-            let b = bytes[i]
+            let b = base[i]
             if b == UInt8(ascii: "/") { return .rejected(.badPath) }
-            if !isHexDigit(b) { allHex = false }
+            if b >= 0x41 && b <= 0x46 { hasUpper = true } else if !isHexDigit(b) { allHex = false }
         }
         let length = end - start
         guard allHex, length >= configuration.tokenHexLength, length <= configuration.maxTokenHexLength else {
             return .rejected(.badDeviceToken)
         }
-        // Lowercased as it is copied: the registry's key for hex tokens.
+        let token = UnsafeBufferPointer(start: base + start, count: length)
+        guard hasUpper else { return .token(String(decoding: token, as: UTF8.self)) }
         return .token(String(unsafeUninitializedCapacity: length) { out in
             for i in 0..<length {
-                let b = bytes[start + i]
+                let b = token[i]
                 out[i] = b >= 0x41 && b <= 0x46 ? b + 0x20 : b
             }
             return length

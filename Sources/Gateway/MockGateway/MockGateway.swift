@@ -36,6 +36,9 @@ public final class MockGateway: HTTPHandler {
     /// Injected faults (admin API: change per route at runtime).
     public let faults: FaultInjector
     private let observers: [any GatewayObserver]
+    /// A `Recorder` is among the observers: the exchange carries the request's headers
+    /// encoded for the record line, reused from the connection's previous request.
+    private let recordsLines: Bool
     /// Judges each request against the push specs (`serve --specs`), when given.
     public let judge: SpecJudge?
     private let clock: GatewayClock
@@ -51,6 +54,7 @@ public final class MockGateway: HTTPHandler {
                 judge: SpecJudge? = nil, clock: GatewayClock = .system) throws(GatewayConfigurationError) {
         self.configuration = configuration
         self.observers = observers
+        recordsLines = observers.contains { $0 is Recorder }
         self.judge = judge
         self.clock = clock
         tokens = DeviceTokenRegistry(configuration: configuration.tokens, nowMillis: clock.nowMillis)
@@ -87,114 +91,143 @@ public final class MockGateway: HTTPHandler {
         connection.applicationState = GatewayConnectionState()
     }
 
+    /// One request, in stages that only go forward: each reads what the request and the stages
+    /// before it produced, none reaches into a later one. Faults are rolled before the service
+    /// (an overloaded gateway fails valid and invalid requests alike); the stream limit follows
+    /// the service's verdict on the credentials; the judge reads the body the service parsed, if
+    /// it parsed one; the observers see the final answer.
     public func handle(_ request: HTTPRequest, on connection: ConnectionContext) -> HTTPResponse {
-        let state: GatewayConnectionState
-        if let existing = connection.applicationState as? GatewayConnectionState {
-            state = existing
-        } else {
-            state = GatewayConnectionState()
-            connection.applicationState = state
-        }
+        let state = connectionState(of: connection)
         state.requestCount += 1
-
         let route = Self.route(of: request)
         let clientCertificate = state.readClientCertificate(connection.clientCertificateDER)
-        if route == .apns, state.providerCertificate == nil {
-            if let authorities = configuration.apns.certificateAuthorities {
-                state.providerCertificate = ProviderCertificateVerdict(
-                    der: connection.clientCertificateDER, authorities: authorities,
-                    environment: configuration.apns.environment, nowSeconds: Int64(clock.nowNanos / 1_000_000_000))
-            } else if connection.clientCertificateDER != nil {
-                // Zero config: no issuer to check against, so any certificate authenticates.
-                state.providerCertificate = .unverified(clientCertificate?.providerCertificate)
-            } else {
-                state.providerCertificate = .absent
-            }
-        }
-        var outcome: ServiceOutcome?
-        var faultLabel: String?
-        var delayNanos: UInt64 = 0
-        var actions: [ConnectionAction] = []
+        if route == .apns { judgeProviderCertificate(of: connection, state: state, identity: clientCertificate) }
 
-        if let plan = faults.plan(for: route) {
-            if let fault = faults.roll(plan) {
-                faultLabel = fault.label
-                switch fault {
-                case .close:
-                    outcome = ServiceOutcome(response: HTTPResponse(status: 0, actions: [.closeConnection]), reason: nil)
-                case .reset:
-                    outcome = ServiceOutcome(response: HTTPResponse(status: 0, actions: [.resetStream(errorCode: HTTP2ErrorCode.refusedStream)]),
-                                             reason: nil)
-                case .status(let status, let retryAfter):
-                    outcome = faultAnswer(route: route, status: status, retryAfter: retryAfter, request: request)
-                }
-            }
-            if let latency = plan.latency {
-                delayNanos = faults.latencyNanos(latency)
-                if faultLabel == nil { faultLabel = "latency" }
-            }
-            if let limit = plan.goAwayAfterStreams, state.requestCount == limit {
-                actions.append(.goAway(errorCode: HTTP2ErrorCode.noError, debugData: Array(#"{"reason":"Shutdown"}"#.utf8)))
-                faultLabel = faultLabel.map { $0 + ",goaway" } ?? "goaway"
-            }
-        }
-
-        // An APNs payload that will be judged is scanned once, into a tape that the payload
-        // check reads `aps` from and the judge reads everything from (perf, --specs: the two
-        // scans were ~0.6 µs a request apart). Built at the payload check's depth limit, a tape
-        // is what both would have read; anything else (no tape) leaves each to read on its own,
-        // so answers, verdicts and error messages stay as they were.
-        // A body over the route's limit is answered from its size and judged without a parse.
-        let bodyOverLimit = route.maxBodyBytes.map { request.body.count > $0 } ?? false
-        var sharedTape: JSONTape?
-        if let judge, route == .apns, !request.body.isEmpty, !bodyOverLimit,
-           !judge.specs.isOutOfScope(route: route.rawValue, path: request.path) {
-            sharedTape = JSONParser.tape(request.body, options: .init(maxDepth: APNSService.payloadMaxDepth))
-        }
-
-        var answer = outcome ?? dispatch(request, route: route, state: state, tape: sharedTape)
-        answer.response.delayNanos += delayNanos
-        if !state.streamLimitRaised, request.version == .http2 {
-            let raise = route == .apns ? answer.authenticated : route != .unknown
-            if raise && apns.authority.isEnabled {
-                answer.response.actions.append(.setMaxConcurrentStreams(configuredMaxConcurrentStreams))
-            }
-            if raise || !apns.authority.isEnabled { state.streamLimitRaised = true }
-        }
-        answer.response.actions.append(contentsOf: actions)
-
-        var specVerdict: SpecVerdict?
-        if let judge, route != .unknown {
-            let verdict = bodyOverLimit ? judge.oversizedBodyVerdict(request, route: route)
-                                        : judge.judge(request, route: route, tape: sharedTape)
-            specVerdict = verdict
-            // Only a would-be success is replaced: the gateway's own errors say more.
-            if judge.rejectViolations, !verdict.passed, answer.response.status == 200 {
-                let rejection = judge.rejection(for: verdict, route: route, apnsID: answer.response.headers.first { $0.name == "apns-id" }?.value)
-                answer.response.status = rejection.response.status
-                answer.response.headers = rejection.response.headers
-                answer.response.body = rejection.response.body
-                answer.reason = rejection.reason
-            }
-        }
+        let fault = injectFaults(route: route, request: request, state: state)
+        var answer = fault.outcome ?? dispatch(request, route: route, state: state)
+        answer.response.delayNanos += fault.delayNanos
+        raiseStreamLimit(after: &answer, route: route, request: request, state: state)
+        answer.response.actions.append(contentsOf: fault.actions)
+        let specVerdict = judge(request, route: route, answer: &answer)
 
         exchangeCount.add(1, ordering: .relaxed)
         if !observers.isEmpty {
-            var verdict: JSONValue?
-            if let specVerdict, !specVerdict.outOfScope { verdict = specVerdict.json() }
-            if !answer.warnings.isEmpty {
-                var object = verdict?.objectValue ?? JSONObject()
-                object[RecordLine.name(RecordLine.Field.gatewayWarnings)] = .array(answer.warnings.map { .string($0) })
-                verdict = .object(object)
-            }
-            var exchange = GatewayExchange(request: request, response: answer.response, route: route, reason: answer.reason,
-                                           fault: faultLabel, verdict: verdict, answeredNanos: clock.nowNanos)
-            exchange.detail = answer.detail
-            exchange.authFailure = answer.authFailure
-            exchange.clientCertificateSubject = clientCertificate?.subject
-            for observer in observers { observer.observe(exchange) }
+            observe(request, answer: answer, route: route, fault: fault.label, specVerdict: specVerdict,
+                    clientCertificateSubject: clientCertificate?.subject, state: state)
         }
         return answer.response
+    }
+
+    /// The gateway's state of a connection (`connectionOpened` sets it; a handler called
+    /// without it, as tests do, gets a fresh one).
+    private func connectionState(of connection: ConnectionContext) -> GatewayConnectionState {
+        if let existing = connection.applicationState as? GatewayConnectionState { return existing }
+        let state = GatewayConnectionState()
+        connection.applicationState = state
+        return state
+    }
+
+    /// The provider certificate's verdict, once per connection, at its first APNs request.
+    private func judgeProviderCertificate(of connection: ConnectionContext, state: GatewayConnectionState,
+                                          identity: ClientCertificateIdentity?) {
+        guard state.providerCertificate == nil else { return }
+        if let authorities = configuration.apns.certificateAuthorities {
+            state.providerCertificate = ProviderCertificateVerdict(
+                der: connection.clientCertificateDER, authorities: authorities,
+                environment: configuration.apns.environment, nowSeconds: Int64(clock.nowNanos / 1_000_000_000))
+        } else if connection.clientCertificateDER != nil {
+            // Zero config: no issuer to check against, so any certificate authenticates.
+            state.providerCertificate = .unverified(identity?.providerCertificate)
+        } else {
+            state.providerCertificate = .absent
+        }
+    }
+
+    /// What the fault stage decided for one request: an answer that replaces the service's
+    /// (close, reset, an injected status), added latency, connection actions (GOAWAY after N
+    /// streams), and the label the record shows.
+    private struct FaultDecision {
+        var outcome: ServiceOutcome?
+        var label: String?
+        var delayNanos: UInt64 = 0
+        var actions: [ConnectionAction] = []
+    }
+
+    private func injectFaults(route: GatewayRoute, request: HTTPRequest, state: GatewayConnectionState) -> FaultDecision {
+        var decision = FaultDecision()
+        guard let plan = faults.plan(for: route) else { return decision }
+        if let fault = faults.roll(plan) {
+            decision.label = fault.label
+            switch fault {
+            case .close:
+                decision.outcome = ServiceOutcome(response: HTTPResponse(status: 0, actions: [.closeConnection]), reason: nil)
+            case .reset:
+                decision.outcome = ServiceOutcome(response: HTTPResponse(status: 0, actions: [.resetStream(errorCode: HTTP2ErrorCode.refusedStream)]),
+                                                  reason: nil)
+            case .status(let status, let retryAfter):
+                decision.outcome = faultAnswer(route: route, status: status, retryAfter: retryAfter, request: request)
+            }
+        }
+        if let latency = plan.latency {
+            decision.delayNanos = faults.latencyNanos(latency)
+            if decision.label == nil { decision.label = "latency" }
+        }
+        if let limit = plan.goAwayAfterStreams, state.requestCount == limit {
+            decision.actions.append(.goAway(errorCode: HTTP2ErrorCode.noError, debugData: Array(#"{"reason":"Shutdown"}"#.utf8)))
+            decision.label = decision.label.map { $0 + ",goaway" } ?? "goaway"
+        }
+        return decision
+    }
+
+    /// The stream limit (apns.md, Transport): raised by the first APNs request with valid
+    /// credentials, or at once by an FCM or OAuth one, when token auth is on.
+    private func raiseStreamLimit(after answer: inout ServiceOutcome, route: GatewayRoute, request: HTTPRequest,
+                                  state: GatewayConnectionState) {
+        guard !state.streamLimitRaised, request.version == .http2 else { return }
+        let raise = route == .apns ? answer.authenticated : route != .unknown
+        if raise && apns.authority.isEnabled {
+            answer.response.actions.append(.setMaxConcurrentStreams(configuredMaxConcurrentStreams))
+        }
+        if raise || !apns.authority.isEnabled { state.streamLimitRaised = true }
+    }
+
+    /// The spec judge (`serve --specs`), on the payload tape the service built when it read
+    /// the body (else the judge reads the body itself); a body over the route's limit is judged
+    /// from its size alone. With `--reject-violations` a would-be 200 becomes the rejection.
+    private func judge(_ request: HTTPRequest, route: GatewayRoute, answer: inout ServiceOutcome) -> SpecVerdict? {
+        guard let judge, route != .unknown else { return nil }
+        let bodyOverLimit = route.maxBodyBytes.map { request.body.count > $0 } ?? false
+        let verdict = bodyOverLimit ? judge.oversizedBodyVerdict(request, route: route)
+                                    : judge.judge(request, route: route, tape: answer.payloadTape)
+        // Only a would-be success is replaced: the gateway's own errors say more.
+        if judge.rejectViolations, !verdict.passed, answer.response.status == 200 {
+            let rejection = judge.rejection(for: verdict, route: route, apnsID: answer.response.headers.first { $0.name == "apns-id" }?.value)
+            answer.response.status = rejection.response.status
+            answer.response.headers = rejection.response.headers
+            answer.response.body = rejection.response.body
+            answer.reason = rejection.reason
+        }
+        return verdict
+    }
+
+    /// Hands the exchange to every observer: the verdict as recorded (the spec's, when in
+    /// scope, plus the gateway's own warnings), detail, auth failure, certificate subject.
+    private func observe(_ request: HTTPRequest, answer: ServiceOutcome, route: GatewayRoute, fault: String?,
+                         specVerdict: SpecVerdict?, clientCertificateSubject: String?, state: GatewayConnectionState) {
+        var verdict: JSONValue?
+        if let specVerdict, !specVerdict.outOfScope { verdict = specVerdict.json() }
+        if !answer.warnings.isEmpty {
+            var object = verdict?.objectValue ?? JSONObject()
+            object[RecordLine.name(RecordLine.Field.gatewayWarnings)] = .array(answer.warnings.map { .string($0) })
+            verdict = .object(object)
+        }
+        var exchange = GatewayExchange(request: request, response: answer.response, route: route, reason: answer.reason,
+                                       fault: fault, verdict: verdict, answeredNanos: clock.nowNanos)
+        exchange.detail = answer.detail
+        exchange.authFailure = answer.authFailure
+        exchange.clientCertificateSubject = clientCertificateSubject
+        if recordsLines { exchange.recordedHeaders = state.recordedHeaders.encode(request.headers) }
+        for observer in observers { observer.observe(exchange) }
     }
 
     /// The transport's own answers (413, 431, 400, 408) are recorded and counted like the
@@ -207,10 +240,11 @@ public final class MockGateway: HTTPHandler {
         for observer in observers { observer.observe(exchange) }
     }
 
-    private func dispatch(_ request: HTTPRequest, route: GatewayRoute, state: GatewayConnectionState,
-                          tape: JSONTape?) -> ServiceOutcome {
+    /// The service of the route. A judge will read the body, so the APNs service keeps the
+    /// payload tape it reads `aps` from (`ServiceOutcome.payloadTape`) for it.
+    private func dispatch(_ request: HTTPRequest, route: GatewayRoute, state: GatewayConnectionState) -> ServiceOutcome {
         switch route {
-        case .apns: return apns.handle(request, connection: state, tape: tape)
+        case .apns: return apns.handle(request, connection: state, keepPayloadTape: judge != nil)
         case .fcm: return fcm.handle(request, connection: state)
         case .oauth: return oauth.handle(request)
         case .unknown:

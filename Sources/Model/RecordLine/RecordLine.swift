@@ -95,13 +95,18 @@ public struct RecordLine: Sendable {
 
     /// The line after its sequence number: `,"time":…}` and a newline. Secrets never reach it:
     /// `authorization` goes through `Redaction.authorization`, and an OAuth `/token` body
-    /// (`redactAssertion`) through `Redaction.formAssertion`.
+    /// (`redactAssertion`) through `Redaction.formAssertion`. `requestHeaders`, when given, is
+    /// the request's `headers` member already encoded (`RecordedHeaders`, kept per connection).
     public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
                                   detail: String?, fault: String?, verdict: JSONValue?, answeredNanos: UInt64,
-                                  clientCertificateSubject: String?, redactAssertion: Bool) -> [UInt8] {
-        var w = JSONWriter(capacity: 512 + request.body.count)
+                                  clientCertificateSubject: String?, redactAssertion: Bool,
+                                  requestHeaders: [UInt8]? = nil) -> [UInt8] {
+        // A push's line is ~750 bytes besides its body (a 432-byte VoIP ring: 1197 in all), and a
+        // JSON body grows by its escaped quotes: room for both, so the buffer is never regrown.
+        var w = JSONWriter(capacity: 1024 + request.body.count + request.body.count / 4)
         w.continueAfterValue()  // the line so far is `{"v":1,"seq":N`
-        w.key(plain: Field.time); w.string(utf8: Timestamp.iso8601Bytes(nanos: request.arrivalNanos))
+        w.key(plain: Field.time)
+        Timestamp.withISO8601Bytes(nanos: request.arrivalNanos) { w.string(utf8: $0) }
         w.key(plain: Field.arrivalNanos); w.uint(request.arrivalNanos)
         w.key(plain: Field.answeredNanos); w.uint(answeredNanos)
         w.key(plain: Field.connection); w.uint(request.connectionID)
@@ -119,7 +124,7 @@ public struct RecordLine: Sendable {
             w.endObject()
         }
         w.key(plain: Field.headers)
-        writeHeaders(request.headers, to: &w)
+        if let requestHeaders { w.raw(requestHeaders) } else { writeHeaders(request.headers, to: &w) }
         writeBody(request.body, redactAssertion: redactAssertion, to: &w)
         w.key(plain: Field.response)
         w.beginObject()
@@ -140,24 +145,27 @@ public struct RecordLine: Sendable {
         w.endObject()
         if let fault { w.key(plain: Field.fault); w.string(fault) }
         if let verdict { w.key(plain: Field.verdict); w.value(verdict) }
-        var tail = w.bytes
-        tail.append(UInt8(ascii: "}"))
-        tail.append(0x0A)
-        return tail
+        // Closed inside the writer: taking `w.bytes` and appending to it copied the whole line.
+        w.endObject()
+        w.newline()
+        return w.bytes
     }
 
-    private static func writeHeaders(_ headers: [HTTPHeader], to w: inout JSONWriter) {
+    static func writeHeaders(_ headers: [HTTPHeader], to w: inout JSONWriter) {
         // Pairs, not an object: order and repeated names are part of what is judged.
         w.beginArray()
-        for header in headers {
-            w.beginArray()
-            w.string(header.name)
-            if header.name == "authorization" {
-                w.string(Redaction.authorization(header.value))
-            } else {
-                w.string(header.value)
-            }
-            w.endArray()
+        for header in headers { writeHeader(header, to: &w) }
+        w.endArray()
+    }
+
+    /// One `["name","value"]` pair, `authorization` redacted.
+    static func writeHeader(_ header: HTTPHeader, to w: inout JSONWriter) {
+        w.beginArray()
+        w.string(header.name)
+        if header.name == "authorization" {
+            w.string(Redaction.authorization(header.value))
+        } else {
+            w.string(header.value)
         }
         w.endArray()
     }

@@ -6,36 +6,43 @@ public enum Timestamp {
     }
 
     public static func iso8601Bytes(nanos: UInt64) -> [UInt8] {
-        let seconds = Int64(nanos / 1_000_000_000)
-        let micros = Int((nanos / 1000) % 1_000_000)
-        var days = seconds / 86_400
-        let secondOfDay = Int(seconds % 86_400)
-        // Howard Hinnant's days-to-civil algorithm.
-        days += 719_468
-        let era = (days >= 0 ? days : days - 146_096) / 146_097
-        let dayOfEra = days - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        var year = yearOfEra + era * 400
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = Int(dayOfYear - (153 * mp + 2) / 5 + 1)
-        let month = Int(mp < 10 ? mp + 3 : mp - 9)
-        if month <= 2 { year += 1 }
-        var out = [UInt8](repeating: 0, count: 27)
-        func put(_ value: Int, at offset: Int, width: Int) {
-            var v = value
-            for i in stride(from: offset + width - 1, through: offset, by: -1) {
-                out[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
+        withISO8601Bytes(nanos: nanos) { Array($0) }
+    }
+
+    /// The 27 bytes of `iso8601(nanos:)` in a stack buffer, for `body` to copy: the record
+    /// line writes one a request, and an Array each time was an allocation.
+    public static func withISO8601Bytes<R>(nanos: UInt64, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { out in
+            let seconds = Int64(nanos / 1_000_000_000)
+            let micros = Int((nanos / 1000) % 1_000_000)
+            var days = seconds / 86_400
+            let secondOfDay = Int(seconds % 86_400)
+            // Howard Hinnant's days-to-civil algorithm.
+            days += 719_468
+            let era = (days >= 0 ? days : days - 146_096) / 146_097
+            let dayOfEra = days - era * 146_097
+            let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+            var year = yearOfEra + era * 400
+            let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+            let mp = (5 * dayOfYear + 2) / 153
+            let day = Int(dayOfYear - (153 * mp + 2) / 5 + 1)
+            let month = Int(mp < 10 ? mp + 3 : mp - 9)
+            if month <= 2 { year += 1 }
+            func put(_ value: Int, at offset: Int, width: Int) {
+                var v = value
+                for i in stride(from: offset + width - 1, through: offset, by: -1) {
+                    out[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                    v /= 10
+                }
             }
+            put(Int(year), at: 0, width: 4); out[4] = UInt8(ascii: "-")
+            put(month, at: 5, width: 2); out[7] = UInt8(ascii: "-")
+            put(day, at: 8, width: 2); out[10] = UInt8(ascii: "T")
+            put(secondOfDay / 3600, at: 11, width: 2); out[13] = UInt8(ascii: ":")
+            put(secondOfDay / 60 % 60, at: 14, width: 2); out[16] = UInt8(ascii: ":")
+            put(secondOfDay % 60, at: 17, width: 2); out[19] = UInt8(ascii: ".")
+            put(micros, at: 20, width: 6); out[26] = UInt8(ascii: "Z")
+            return body(UnsafeBufferPointer(out))
         }
-        put(Int(year), at: 0, width: 4); out[4] = UInt8(ascii: "-")
-        put(month, at: 5, width: 2); out[7] = UInt8(ascii: "-")
-        put(day, at: 8, width: 2); out[10] = UInt8(ascii: "T")
-        put(secondOfDay / 3600, at: 11, width: 2); out[13] = UInt8(ascii: ":")
-        put(secondOfDay / 60 % 60, at: 14, width: 2); out[16] = UInt8(ascii: ":")
-        put(secondOfDay % 60, at: 17, width: 2); out[19] = UInt8(ascii: ".")
-        put(micros, at: 20, width: 6); out[26] = UInt8(ascii: "Z")
-        return out
     }
 }

@@ -23,7 +23,8 @@ public struct SpecJudge: Sendable {
     }
 
     /// Judges one request on a tape of its body (cheaper than a tree, perf `serve --specs`):
-    /// `tape` when the gateway built one already (`JSONParser.tape(request.body)`), else its own.
+    /// `tape` when the service built one already (`ServiceOutcome.payloadTape`, a
+    /// `JSONParser.tape(request.body)` at the payload check's depth limit), else its own.
     func judge(_ request: HTTPRequest, route: GatewayRoute, tape: JSONTape? = nil) -> SpecVerdict {
         let headers = request.headers.map { (name: $0.name, value: $0.value) }
         if let tape {
