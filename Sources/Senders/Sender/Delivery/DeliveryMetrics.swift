@@ -1,4 +1,5 @@
 // Counters a load test reads while pushes flow. Atomic, so reading never slows the loop.
+import PushModel
 import Synchronization
 
 /// Live counters of a `PushDeliverer`.

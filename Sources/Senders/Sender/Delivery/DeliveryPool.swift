@@ -1,16 +1,14 @@
 // Pairs a PushDeliverer's outcomes with whoever waits for them, by ticket, so a waiter can
 // stop waiting (task cancellation) without leaving the deliverer's continuation hanging.
 import Clocks
-import Driver
 import Foundation
 import PushModel
-import Sender
 import Synchronization
 
 /// A push's result and when it came back (monotonic nanoseconds).
-struct TimedResult: Sendable {
-    var result: PushResult
-    var finishedAt: UInt64
+public struct TimedResult: Sendable {
+    public var result: PushResult
+    public var finishedAt: UInt64
 }
 
 /// Owns one or more `PushDeliverer`s (each a delivery thread with its own libcurl multi handle
@@ -18,23 +16,23 @@ struct TimedResult: Sendable {
 /// the waiter of its ticket. Results that arrive before their waiter are kept until it comes.
 /// Pushes are spread over the deliverers by device token, so one device's pushes keep to one
 /// connection and stay in order.
-final class DeliveryDispatcher: Sendable {
+public final class DeliveryDispatcher: Sendable {
     private struct State {
         var waiters: [UInt64: ResultWaiter] = [:]
         /// Results whose waiter has not arrived yet (a dry run finishes inside `send`).
         var early: [UInt64: TimedResult] = [:]
     }
 
-    let deliverers: [PushDeliverer]
+    public let deliverers: [PushDeliverer]
     private let state = Mutex(State())
     private let readers = Mutex<[Task<Void, Never>]>([])
 
-    convenience init(deliverer: PushDeliverer) {
+    public convenience init(deliverer: PushDeliverer) {
         self.init(deliverers: [deliverer])
     }
 
     /// `deliverers` must not be empty.
-    init(deliverers: [PushDeliverer]) {
+    public init(deliverers: [PushDeliverer]) {
         precondition(!deliverers.isEmpty, "a dispatcher needs a deliverer")
         self.deliverers = deliverers
         let tasks = deliverers.enumerated().map { index, deliverer in
@@ -49,7 +47,7 @@ final class DeliveryDispatcher: Sendable {
     }
 
     /// The first deliverer; with one delivery thread, the only one.
-    var deliverer: PushDeliverer { deliverers[0] }
+    public var deliverer: PushDeliverer { deliverers[0] }
 
     /// Tickets count per deliverer: the deliverer's index goes in the top byte.
     private static func key(_ ticket: UInt64, _ index: Int) -> UInt64 { UInt64(index) << 56 | ticket }
@@ -75,21 +73,21 @@ final class DeliveryDispatcher: Sendable {
 
     /// Hands a push to its deliverer (waiting for an in-flight slot if it demands) and returns
     /// the key its result will carry.
-    func submit(_ push: PushRequest) async -> UInt64 {
+    public func submit(_ push: PushRequest) async -> UInt64 {
         let index = shard(of: push)
         return Self.key(await deliverers[index].send(push), index)
     }
 
     /// Sends a push and waits for its result; nil when the calling task was cancelled first
     /// (the push itself still runs to its end inside the deliverer).
-    func deliver(_ push: PushRequest) async -> TimedResult? {
+    public func deliver(_ push: PushRequest) async -> TimedResult? {
         await result(of: await submit(push))
     }
 
     /// Waits for the result of `key` (from `submit`); returns nil at once when the task is
     /// cancelled. The key is always registered (or its early result taken), so nothing is
     /// left behind whichever of result and cancellation comes first.
-    func result(of key: UInt64) async -> TimedResult? {
+    public func result(of key: UInt64) async -> TimedResult? {
         let waiter = ResultWaiter()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<TimedResult?, Never>) in
@@ -107,7 +105,7 @@ final class DeliveryDispatcher: Sendable {
     }
 
     /// Every deliverer's counters, added up.
-    var statistics: DeliveryStatistics {
+    public var statistics: DeliveryStatistics {
         var total = deliverers[0].metrics.snapshot
         for deliverer in deliverers.dropFirst() {
             let s = deliverer.metrics.snapshot
@@ -135,7 +133,7 @@ final class DeliveryDispatcher: Sendable {
 
     /// Sends every push (waiting for in-flight slots as the deliverers demand) and returns
     /// every result, in the order of `pushes`. Each deliverer takes its share as one batch.
-    func deliverAll(_ pushes: [PushRequest]) async -> [TimedResult] {
+    public func deliverAll(_ pushes: [PushRequest]) async -> [TimedResult] {
         guard !pushes.isEmpty else { return [] }
         var shares = Array(repeating: [Int](), count: deliverers.count)
         for index in pushes.indices { shares[shard(of: pushes[index])].append(index) }
@@ -160,34 +158,9 @@ final class DeliveryDispatcher: Sendable {
     }
 
     /// Lets every accepted push finish, then stops the deliverers and the readers.
-    func shutdown() async {
+    public func shutdown() async {
         for deliverer in deliverers { await deliverer.shutdown() }
         for task in readers.withLock({ $0 }) { await task.value }
-    }
-}
-
-/// The reference sender as the driver's `PushTarget`.
-///
-/// Returns promptly once its task is cancelled: the wait for the outcome is cancellable, and
-/// the deliverer is configured with at least as many in-flight slots as the runner has
-/// workers, so handing a push over never waits for a slot.
-struct SenderTarget: PushTarget {
-    let dispatcher: DeliveryDispatcher
-
-    func send(_ push: PushRequest) async -> PushOutcomeKind {
-        if Task.isCancelled { return .failed(reason: "Cancelled") }
-        guard let timed = await dispatcher.deliver(push) else { return .failed(reason: "Cancelled") }
-        return Self.kind(of: timed.result.outcome)
-    }
-
-    static func kind(of outcome: PushOutcome) -> PushOutcomeKind {
-        switch outcome {
-        case .delivered: .delivered
-        case .failed(let reason, _): .failed(reason: reason)
-        case .tokenRemoved(let reason): .tokenRemoved(reason: reason)
-        // Nothing went on the wire: not a delivery the run may count.
-        case .dryRun: .failed(reason: "DryRun")
-        }
     }
 }
 
