@@ -1,5 +1,6 @@
 import Testing
 import PushModel
+import Synchronization
 @testable import Driver
 
 @Suite struct LoadRunnerTests {
@@ -239,5 +240,48 @@ import PushModel
         #expect(result.summary.counts.iterations == 2)
         #expect(result.summary.counts.sent == 200)
         #expect(result.summary.counts.fanOutsFullyDelivered == 2)
+    }
+}
+
+/// A target that only logs (no credentials): every outcome is a dry run.
+private struct DryRunTarget: PushTarget {
+    func send(_ push: PushRequest) async -> PushOutcome { .dryRun(line: "would send") }
+}
+
+/// Records how it was called: a fan-out must arrive as one batch, not push by push.
+private final class BatchCountingTarget: PushTarget {
+    let batches = Mutex<[Int]>([])
+    func send(_ push: PushRequest) async -> PushOutcome {
+        batches.withLock { $0.append(1) }
+        return .delivered(id: nil)
+    }
+    func send(contentsOf pushes: [PushRequest], finished: @escaping @Sendable (Int, PushOutcome) -> Void) async {
+        batches.withLock { $0.append(pushes.count) }
+        for index in pushes.indices.reversed() { finished(index, index == 3 ? .tokenRemoved(reason: "Unregistered") : .delivered(id: nil)) }
+    }
+}
+
+@Suite struct LoadRunnerOutcomeTests {
+    @Test func aDryRunCountsAsFailedNotDelivered() async throws {
+        let plan = LoadPlan(scenario: "dry", model: .closed(concurrency: 2, count: 10))
+        let result = try await LoadRunner(plan: plan, target: DryRunTarget()).run(source: { .push(push(token: "ok-\($0)")) })
+        #expect(result.summary.counts.delivered == 0)
+        #expect(result.summary.counts.failed == 10)
+        #expect(result.summary.outcomes == [OutcomeCount(kind: "failed", reason: "DryRun", count: 10)])
+    }
+
+    @Test func aFanOutGoesToTheTargetAsOneBatch() async throws {
+        let target = BatchCountingTarget()
+        let plan = LoadPlan(scenario: "ring", model: .closed(concurrency: 4, count: 3))
+        let result = try await LoadRunner(plan: plan, target: target)
+            .run(source: { iteration in .fanOut((0..<20).map { push(token: "ok-\(iteration)-\($0)") }) })
+        #expect(target.batches.withLock { $0 } == [20, 20, 20])
+        let s = result.summary
+        #expect(s.counts.sent == 60)
+        #expect(s.counts.completed == 60)
+        #expect(s.counts.tokensRemoved == 3)
+        #expect(s.counts.fanOuts == 3)
+        #expect(s.counts.fanOutsFullyDelivered == 0)
+        #expect(result.timeToRingAll.totalCount == 3)
     }
 }

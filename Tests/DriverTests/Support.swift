@@ -13,12 +13,12 @@ func push(token: String, kind: String = "yama.message") -> PushRequest {
 struct ScriptedTarget: PushTarget {
     var latency: Duration = .zero
 
-    func send(_ push: PushRequest) async -> PushOutcomeKind {
+    func send(_ push: PushRequest) async -> PushOutcome {
         if latency > .zero { try? await Task.sleep(for: latency) }
         let token = push.device.token
-        if token.hasPrefix("fail-") { return .failed(reason: "TooManyRequests") }
+        if token.hasPrefix("fail-") { return .failed(reason: "TooManyRequests", status: 429) }
         if token.hasPrefix("gone-") { return .tokenRemoved(reason: "Unregistered") }
-        return .delivered
+        return .delivered(id: nil)
     }
 }
 
@@ -33,22 +33,22 @@ final class StallingTarget: PushTarget {
         self.slowPushes = slowPushes
     }
 
-    func send(_ push: PushRequest) async -> PushOutcomeKind {
+    func send(_ push: PushRequest) async -> PushOutcome {
         let (index, _) = sends.add(1, ordering: .relaxed)
         if index <= slowPushes {
             // Not cut short by cancellation: the stall is the point of the test.
             let stall = self.stall
             await Task.detached { try? await Task.sleep(for: stall) }.value
         }
-        return .delivered
+        return .delivered(id: nil)
     }
 }
 
 /// Never answers within the test's lifetime and ignores cancellation, like a wedged transport.
 struct HangingTarget: PushTarget {
-    func send(_ push: PushRequest) async -> PushOutcomeKind {
+    func send(_ push: PushRequest) async -> PushOutcome {
         await Task.detached { try? await Task.sleep(for: .seconds(3600)) }.value
-        return .failed(reason: "never")
+        return .failed(reason: "never", status: 0)
     }
 }
 

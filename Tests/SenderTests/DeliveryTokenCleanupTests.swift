@@ -16,11 +16,11 @@ import Testing
             configuration: DeliveryConfiguration(apnsBaseURL: "http://127.0.0.1:9"),
             credentials: DeliveryCredentials(apns: CountingTokenSource()), deviceStore: store, log: { _ in })
 
-        let result = await withCheckedContinuation { continuation in
-            let job = DeliveryJob(ticket: 7, push: PushRequest(device: gone, kind: "yama.message", body: []), attempts: 1,
-                                  holdsSlot: false, completion: { continuation.resume(returning: $0) })
-            deliverer.shared.removeToken(of: job, reason: "Unregistered", status: 410, answeredAtNanoseconds: SystemClock.monotonicNanoseconds())
-        }
+        let push = PushRequest(device: gone, kind: "yama.message", body: [])
+        let batch = ResultBatch([push], each: nil)
+        let job = DeliveryJob(ticket: 7, push: push, attempts: 1, holdsSlot: false, waiter: batch, place: 0)
+        deliverer.shared.removeToken(of: job, reason: "Unregistered", status: 410, answeredAtNanoseconds: SystemClock.monotonicNanoseconds())
+        let result = await batch.results()[0]
         await deliverer.shutdown()
 
         #expect(result.outcome == .tokenRemoved(reason: "Unregistered"))

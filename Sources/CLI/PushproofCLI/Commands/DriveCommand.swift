@@ -210,12 +210,12 @@ struct DriveCommand: Subcommand {
         }
 
         let workspace: GroupWorkspace
-        let dispatcher: DeliveryDispatcher
+        let pool: DeliveryPool
         do {
             workspace = try GroupWorkspace(members: members, store: store,
                                            app: AppConfig(iosBundleID: options.bundleID, fcmProjectID: projectID), scope: 0x20)
-            dispatcher = try options.makeDispatcher(credentials: credentials, projectID: projectID, store: store,
-                                                    minimumInFlight: runnerWorkers, log: { _ in })
+            pool = try options.makePool(credentials: credentials, projectID: projectID, store: store,
+                                        minimumInFlight: runnerWorkers, log: { _ in })
         } catch {
             printError("pushproof drive: \(error)")
             return ExitCode.failure
@@ -224,7 +224,7 @@ struct DriveCommand: Subcommand {
             try markTokensGone(in: workspace)
         } catch {
             printError("pushproof drive: \(error)")
-            await dispatcher.shutdown()
+            await pool.shutdown()
             return ExitCode.failure
         }
 
@@ -240,16 +240,16 @@ struct DriveCommand: Subcommand {
         }
         let result: RunResult
         do {
-            result = try await LoadRunner(plan: plan, target: SenderTarget(dispatcher: dispatcher)).run(source: source)
+            result = try await LoadRunner(plan: plan, target: SenderTarget(pool: pool)).run(source: source)
         } catch {
             printError("pushproof drive: \(error)")
-            await dispatcher.shutdown()
+            await pool.shutdown()
             return ExitCode.usage
         }
-        await dispatcher.shutdown()
+        await pool.shutdown()
 
         var summary = result.summary
-        let statistics = dispatcher.statistics
+        let statistics = pool.statistics
         summary.notes.append(cleanupNote(statistics))
         if let error = sourceError.text.withLock({ $0 }) { summary.notes.append("the run stopped early: \(error)") }
         if statistics.dryRuns > 0 {

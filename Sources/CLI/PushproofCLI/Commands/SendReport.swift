@@ -40,7 +40,7 @@ struct SendRun {
         }
     }
 
-    let dispatcher: DeliveryDispatcher
+    let pool: DeliveryPool
     let dryRun: Bool
     var steps: [Step] = []
     /// Per push kind, in order of first appearance: outcome counts.
@@ -73,36 +73,36 @@ struct SendRun {
         })]
     }
 
-    init(dispatcher: DeliveryDispatcher, dryRun: Bool) {
-        self.dispatcher = dispatcher
+    init(pool: DeliveryPool, dryRun: Bool) {
+        self.pool = pool
         self.dryRun = dryRun
     }
 
     /// Delivers `pushes`, prints one line about them, and returns the step with its results.
     @discardableResult
-    mutating func step(_ name: String, _ pushes: [PushRequest], startedAt: UInt64? = nil) async -> (step: Step, results: [TimedResult]) {
+    mutating func step(_ name: String, _ pushes: [PushRequest], startedAt: UInt64? = nil) async -> (step: Step, results: [PushResult]) {
         let start = startedAt ?? SystemClock.monotonicNanoseconds()
-        let results = await dispatcher.deliverAll(pushes)
+        let results = await pool.deliver(contentsOf: pushes)
         let end = SystemClock.monotonicNanoseconds()
         var counts: [String: Int] = [:]
         var order: [String] = []
         var lastFinish = start, lastDelivered: UInt64 = 0
-        for timed in results {
-            let key = Self.key(timed.result.outcome)
+        for result in results {
+            let key = Self.key(result.outcome)
             if counts[key] == nil { order.append(key) }
             counts[key, default: 0] += 1
-            lastFinish = max(lastFinish, timed.finishedAt)
-            switch timed.result.outcome {
-            case .delivered, .dryRun: noteDelivery(timed.result)
+            lastFinish = max(lastFinish, result.finishedAt)
+            switch result.outcome {
+            case .delivered, .dryRun: noteDelivery(result)
             default: break
             }
-            switch timed.result.outcome {
-            case .delivered: lastDelivered = max(lastDelivered, timed.finishedAt)
-            case .tokenRemoved(let reason): removed.append((timed.result.device, reason))
+            switch result.outcome {
+            case .delivered: lastDelivered = max(lastDelivered, result.finishedAt)
+            case .tokenRemoved(let reason): removed.append((result.device, reason))
             case .failed: failedCount += 1
             case .dryRun: break
             }
-            let kind = timed.result.kind
+            let kind = result.kind
             if let index = byKind.firstIndex(where: { $0.kind == kind }) {
                 byKind[index].outcomes[key, default: 0] += 1
             } else {

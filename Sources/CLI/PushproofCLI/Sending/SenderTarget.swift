@@ -3,27 +3,21 @@ import Driver
 import PushModel
 import Sender
 
-/// The reference sender as the driver's `PushTarget`.
+/// The reference sender as the driver's `PushTarget`: single pushes and fan-outs both go
+/// through the `DeliveryPool`, a fan-out as one batch, the path `send ring` measures.
 ///
-/// Returns promptly once its task is cancelled: the wait for the outcome is cancellable, and
-/// the deliverer is configured with at least as many in-flight slots as the runner has
-/// workers, so handing a push over never waits for a slot.
+/// Returns promptly once its task is cancelled: the pool's wait is cancellable, and the
+/// deliverers are configured with at least as many in-flight slots as the runner has workers,
+/// so handing a single push over never waits for a slot.
 struct SenderTarget: PushTarget {
-    let dispatcher: DeliveryDispatcher
+    let pool: DeliveryPool
 
-    func send(_ push: PushRequest) async -> PushOutcomeKind {
-        if Task.isCancelled { return .failed(reason: "Cancelled") }
-        guard let timed = await dispatcher.deliver(push) else { return .failed(reason: "Cancelled") }
-        return Self.kind(of: timed.result.outcome)
+    func send(_ push: PushRequest) async -> PushOutcome {
+        if Task.isCancelled { return .failed(reason: "Cancelled", status: 0) }
+        return await pool.deliver(push).outcome
     }
 
-    static func kind(of outcome: PushOutcome) -> PushOutcomeKind {
-        switch outcome {
-        case .delivered: .delivered
-        case .failed(let reason, _): .failed(reason: reason)
-        case .tokenRemoved(let reason): .tokenRemoved(reason: reason)
-        // Nothing went on the wire: not a delivery the run may count.
-        case .dryRun: .failed(reason: "DryRun")
-        }
+    func send(contentsOf pushes: [PushRequest], finished: @escaping @Sendable (Int, PushOutcome) -> Void) async {
+        _ = await pool.deliver(contentsOf: pushes) { index, result in finished(index, result.outcome) }
     }
 }

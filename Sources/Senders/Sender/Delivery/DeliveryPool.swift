@@ -1,31 +1,16 @@
-// Pairs a PushDeliverer's outcomes with whoever waits for them, by ticket, so a waiter can
-// stop waiting (task cancellation) without leaving the deliverer's continuation hanging.
+// The one way results of a hand-over reach whoever waits for them: each push carries its
+// batch and its place in it to the end (`DeliveryShared.finish`), so no ticket is looked up,
+// nothing waits in a map of early results, and a waiter can stop waiting (task cancellation)
+// without leaving a continuation hanging.
 import Clocks
-import Foundation
 import PushModel
 import Synchronization
 
-/// A push's result and when it came back (monotonic nanoseconds).
-public struct TimedResult: Sendable {
-    public var result: PushResult
-    public var finishedAt: UInt64
-}
-
-/// Owns one or more `PushDeliverer`s (each a delivery thread with its own libcurl multi handle
-/// and connections) and one task per deliverer reading its `outcomes`; hands each result to
-/// the waiter of its ticket. Results that arrive before their waiter are kept until it comes.
-/// Pushes are spread over the deliverers by device token, so one device's pushes keep to one
-/// connection and stay in order.
-public final class DeliveryDispatcher: Sendable {
-    private struct State {
-        var waiters: [UInt64: ResultWaiter] = [:]
-        /// Results whose waiter has not arrived yet (a dry run finishes inside `send`).
-        var early: [UInt64: TimedResult] = [:]
-    }
-
+/// One or more `PushDeliverer`s (each a delivery thread with its own libcurl multi handle and
+/// connections) behind one cancellable `deliver`. Pushes are spread over the deliverers by
+/// device token, so one device's pushes keep to one connection and stay in order.
+public final class DeliveryPool: Sendable {
     public let deliverers: [PushDeliverer]
-    private let state = Mutex(State())
-    private let readers = Mutex<[Task<Void, Never>]>([])
 
     public convenience init(deliverer: PushDeliverer) {
         self.init(deliverers: [deliverer])
@@ -33,34 +18,12 @@ public final class DeliveryDispatcher: Sendable {
 
     /// `deliverers` must not be empty.
     public init(deliverers: [PushDeliverer]) {
-        precondition(!deliverers.isEmpty, "a dispatcher needs a deliverer")
+        precondition(!deliverers.isEmpty, "a pool needs a deliverer")
         self.deliverers = deliverers
-        let tasks = deliverers.enumerated().map { index, deliverer in
-            let outcomes = deliverer.outcomes
-            return Task { [weak self] in
-                for await result in outcomes {
-                    self?.complete(TimedResult(result: result, finishedAt: SystemClock.monotonicNanoseconds()), from: index)
-                }
-            }
-        }
-        readers.withLock { $0 = tasks }
     }
 
     /// The first deliverer; with one delivery thread, the only one.
     public var deliverer: PushDeliverer { deliverers[0] }
-
-    /// Tickets count per deliverer: the deliverer's index goes in the top byte.
-    private static func key(_ ticket: UInt64, _ index: Int) -> UInt64 { UInt64(index) << 56 | ticket }
-
-    private func complete(_ timed: TimedResult, from index: Int) {
-        let key = Self.key(timed.result.ticket, index)
-        let waiter = state.withLock { state -> ResultWaiter? in
-            if let waiter = state.waiters.removeValue(forKey: key) { return waiter }
-            state.early[key] = timed
-            return nil
-        }
-        waiter?.finish(timed)
-    }
 
     /// Which deliverer takes `push`: FNV-1a of the whole token (FCM tokens may share long
     /// prefixes or suffixes, so no part of it alone will do).
@@ -71,36 +34,40 @@ public final class DeliveryDispatcher: Sendable {
         return Int(hash % UInt64(deliverers.count))
     }
 
-    /// Hands a push to its deliverer (waiting for an in-flight slot if it demands) and returns
-    /// the key its result will carry.
-    public func submit(_ push: PushRequest) async -> UInt64 {
-        let index = shard(of: push)
-        return Self.key(await deliverers[index].send(push), index)
+    /// Sends one push and waits for its result; see `deliver(contentsOf:each:)` for cancellation.
+    public func deliver(_ push: PushRequest) async -> PushResult {
+        await deliver(contentsOf: [push])[0]
     }
 
-    /// Sends a push and waits for its result; nil when the calling task was cancelled first
-    /// (the push itself still runs to its end inside the deliverer).
-    public func deliver(_ push: PushRequest) async -> TimedResult? {
-        await result(of: await submit(push))
-    }
-
-    /// Waits for the result of `key` (from `submit`); returns nil at once when the task is
-    /// cancelled. The key is always registered (or its early result taken), so nothing is
-    /// left behind whichever of result and cancellation comes first.
-    public func result(of key: UInt64) async -> TimedResult? {
-        let waiter = ResultWaiter()
+    /// Sends every push (waiting for in-flight slots as the deliverers demand; each deliverer
+    /// takes its share as one batch) and returns every result, in the order of `pushes`.
+    /// `each(index, result)` is called once per push as it ends (on a delivery thread; keep it
+    /// short), all before this returns.
+    ///
+    /// Cancellable: once the calling task is cancelled, pushes not yet handed over are not sent,
+    /// and this returns at once; every push without a result by then ends, for the caller,
+    /// `.failed(reason: "Cancelled", status: 0)` (attempts 0). Pushes already handed over still
+    /// run to their end inside their deliverer and count in its metrics. (Handing over itself
+    /// waits for in-flight slots without a way out: give the deliverers enough slots.)
+    public func deliver(contentsOf pushes: [PushRequest], each: (@Sendable (Int, PushResult) -> Void)? = nil) async -> [PushResult] {
+        guard !pushes.isEmpty else { return [] }
+        let batch = ResultBatch(pushes, each: each)
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<TimedResult?, Never>) in
-                waiter.install(continuation)
-                let early = state.withLock { state -> TimedResult? in
-                    if let timed = state.early.removeValue(forKey: key) { return timed }
-                    state.waiters[key] = waiter
-                    return nil
+            if deliverers.count == 1 {
+                _ = await deliverers[0].handOver(pushes, at: nil, to: batch)
+            } else {
+                var shares = Array(repeating: [Int](), count: deliverers.count)
+                for index in pushes.indices { shares[shard(of: pushes[index])].append(index) }
+                await withTaskGroup(of: Void.self) { group in
+                    for (deliverer, share) in shares.enumerated() where !share.isEmpty {
+                        let target = deliverers[deliverer]
+                        group.addTask { _ = await target.handOver(share.map { pushes[$0] }, at: share, to: batch) }
+                    }
                 }
-                if let early { waiter.finish(early) }
             }
+            return await batch.results()
         } onCancel: {
-            waiter.finish(nil)
+            batch.abandon()
         }
     }
 
@@ -131,64 +98,83 @@ public final class DeliveryDispatcher: Sendable {
         return total
     }
 
-    /// Sends every push (waiting for in-flight slots as the deliverers demand) and returns
-    /// every result, in the order of `pushes`. Each deliverer takes its share as one batch.
-    public func deliverAll(_ pushes: [PushRequest]) async -> [TimedResult] {
-        guard !pushes.isEmpty else { return [] }
-        var shares = Array(repeating: [Int](), count: deliverers.count)
-        for index in pushes.indices { shares[shard(of: pushes[index])].append(index) }
-        var keys = Array(repeating: UInt64(0), count: pushes.count)
-        await withTaskGroup(of: (Int, [UInt64]).self) { group in
-            for (deliverer, share) in shares.enumerated() where !share.isEmpty {
-                let batch = share.map { pushes[$0] }
-                let target = deliverers[deliverer]
-                group.addTask { (deliverer, await target.send(contentsOf: batch)) }
-            }
-            for await (deliverer, tickets) in group {
-                for (index, ticket) in zip(shares[deliverer], tickets) { keys[index] = Self.key(ticket, deliverer) }
-            }
-        }
-        var results: [TimedResult] = []
-        results.reserveCapacity(pushes.count)
-        for key in keys {
-            // Not cancellable here: `send` runs to the end of its batch.
-            if let timed = await result(of: key) { results.append(timed) }
-        }
-        return results
-    }
-
-    /// Lets every accepted push finish, then stops the deliverers and the readers.
+    /// Lets every accepted push finish, then stops the deliverers.
     public func shutdown() async {
         for deliverer in deliverers { await deliverer.shutdown() }
-        for task in readers.withLock({ $0 }) { await task.value }
     }
 }
 
-/// One wait for one result: resumed exactly once, by the result or by cancellation,
-/// whichever comes first (either may come before the continuation is installed).
-private final class ResultWaiter: Sendable {
+/// The waiter of one hand-over: each push's result goes into its place, and the one waiting
+/// task resumes when the last arrives, or at once when the batch is abandoned (its task was
+/// cancelled). Every place is filled exactly once, by its result or by "Cancelled"; a result
+/// arriving after that is dropped here (the deliverer's metrics still count it).
+final class ResultBatch: Sendable {
     private struct State {
-        var continuation: CheckedContinuation<TimedResult?, Never>?
-        var outcome: TimedResult??
-    }
-    private let state = Mutex(State())
-
-    func install(_ continuation: CheckedContinuation<TimedResult?, Never>) {
-        let settled = state.withLock { state -> TimedResult?? in
-            if let outcome = state.outcome { return .some(outcome) }
-            state.continuation = continuation
-            return .none
-        }
-        if let settled { continuation.resume(returning: settled) }
+        var results: [PushResult?]
+        var remaining: Int
+        var abandoned = false
+        var continuation: CheckedContinuation<Void, Never>?
     }
 
-    func finish(_ value: TimedResult?) {
-        let continuation = state.withLock { state -> CheckedContinuation<TimedResult?, Never>? in
-            guard state.outcome == nil else { return nil }
-            state.outcome = .some(value)
+    private let pushes: [PushRequest]
+    private let each: (@Sendable (Int, PushResult) -> Void)?
+    private let state: Mutex<State>
+
+    init(_ pushes: [PushRequest], each: (@Sendable (Int, PushResult) -> Void)?) {
+        self.pushes = pushes
+        self.each = each
+        state = Mutex(State(results: Array(repeating: nil, count: pushes.count), remaining: pushes.count))
+    }
+
+    /// True once the waiter stopped waiting: pushes not handed over yet should not be.
+    var isAbandoned: Bool { state.withLock { $0.abandoned } }
+
+    /// Delivery side: the push at `index` ended.
+    func complete(_ index: Int, with result: PushResult) {
+        // `each` runs inside the lock, so every call has returned when the waiter resumes.
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.abandoned, state.results[index] == nil else { return nil }
+            state.results[index] = result
+            state.remaining -= 1
+            each?(index, result)
+            guard state.remaining == 0 else { return nil }
             defer { state.continuation = nil }
             return state.continuation
         }
-        continuation?.resume(returning: value)
+        waiter?.resume()
+    }
+
+    /// The waiter's task was cancelled: every place still open ends "Cancelled" and the waiter
+    /// resumes (at once, or as soon as it starts waiting).
+    func abandon() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.abandoned, state.remaining > 0 else { return nil }
+            state.abandoned = true
+            let now = SystemClock.monotonicNanoseconds()
+            for index in state.results.indices where state.results[index] == nil {
+                let push = pushes[index]
+                let cancelled = PushResult(ticket: 0, kind: push.kind, device: push.device,
+                                           outcome: .failed(reason: "Cancelled", status: 0), attempts: 0, finishedAt: now)
+                state.results[index] = cancelled
+                each?(index, cancelled)
+            }
+            state.remaining = 0
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        waiter?.resume()
+    }
+
+    /// Waits until every place is filled (not itself cancellable: `abandon` fills them).
+    func results() async -> [PushResult] {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state -> Bool in
+                if state.remaining == 0 { return true }
+                state.continuation = continuation
+                return false
+            }
+            if done { continuation.resume() }
+        }
+        return state.withLock { state in state.results.map { $0! } }
     }
 }

@@ -10,12 +10,15 @@ public struct PushResult: Sendable {
     public var outcome: PushOutcome
     /// How many times it went on the wire (0 for a dry run or a push refused before sending).
     public var attempts: Int
+    /// When it ended: monotonic nanoseconds (`SystemClock.monotonicNanoseconds()`).
+    public var finishedAt: UInt64
 
-    public init(ticket: UInt64, kind: String, device: Device, outcome: PushOutcome, attempts: Int) {
+    public init(ticket: UInt64, kind: String, device: Device, outcome: PushOutcome, attempts: Int, finishedAt: UInt64) {
         self.ticket = ticket
         self.kind = kind
         self.device = device
         self.outcome = outcome
         self.attempts = attempts
+        self.finishedAt = finishedAt
     }
 }
