@@ -1,4 +1,5 @@
 import Clocks
+import Metrics
 import PushModel
 import Synchronization
 

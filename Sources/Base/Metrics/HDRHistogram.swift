@@ -205,7 +205,8 @@ public struct HDRHistogram: Sendable, Equatable {
         return 1 << UInt64(bucketIndex)
     }
 
-    static func nanoseconds(_ duration: Duration) -> UInt64 {
+    /// A duration in whole nanoseconds: 0 when negative, `UInt64.max` when too large.
+    public static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0 else { return 0 }
         let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
