@@ -348,9 +348,9 @@ struct DriveCommand: Subcommand {
         let cleanup = s.tokenCleanup
         var note = "token cleanup: \(s.tokensRemoved) pushes found their token gone, \(s.devicesDeleted) devices deleted from the store"
         if s.tokenRemovalErrors > 0 { note += ", \(s.tokenRemovalErrors) deletions failed" }
-        if cleanup.count > 0 {
-            note += "; answer to deletion mean \(Format.milliseconds(UInt64(cleanup.meanNanoseconds))) ms, "
-                + "max \(Format.milliseconds(UInt64(cleanup.maxNanoseconds))) ms"
+        if cleanup.totalCount > 0 {
+            note += "; answer to deletion mean \(Format.milliseconds(UInt64(cleanup.mean))) ms, "
+                + "max \(Format.milliseconds(cleanup.max)) ms"
         }
         return note
     }
@@ -358,9 +358,9 @@ struct DriveCommand: Subcommand {
     private func cleanupJSON(_ s: DeliveryStatistics) -> JSONValue {
         [
             "tokens_removed": .number(Double(s.tokensRemoved)), "devices_deleted": .number(Double(s.devicesDeleted)),
-            "removal_errors": .number(Double(s.tokenRemovalErrors)), "latency_count": .number(Double(s.tokenCleanup.count)),
-            "latency_mean_ms": .number(Double(s.tokenCleanup.meanNanoseconds) / 1e6),
-            "latency_max_ms": .number(Double(s.tokenCleanup.maxNanoseconds) / 1e6),
+            "removal_errors": .number(Double(s.tokenRemovalErrors)), "latency_count": .number(Double(s.tokenCleanup.totalCount)),
+            "latency_mean_ms": .number(s.tokenCleanup.mean / 1e6),
+            "latency_max_ms": .number(Double(s.tokenCleanup.max) / 1e6),
         ]
     }
 }

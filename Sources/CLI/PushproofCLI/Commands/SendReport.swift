@@ -14,8 +14,8 @@ extension SendCommand {
             "provider_tokens_signed": .number(Double(s.providerTokensSigned)),
             "access_tokens_fetched": .number(Double(s.accessTokensFetched)),
             "devices_deleted": .number(Double(s.devicesDeleted)), "token_removal_errors": .number(Double(s.tokenRemovalErrors)),
-            "token_cleanup_mean_ms": .number(Double(s.tokenCleanup.meanNanoseconds) / 1e6),
-            "token_cleanup_max_ms": .number(Double(s.tokenCleanup.maxNanoseconds) / 1e6),
+            "token_cleanup_mean_ms": .number(s.tokenCleanup.mean / 1e6),
+            "token_cleanup_max_ms": .number(Double(s.tokenCleanup.max) / 1e6),
         ]
     }
 }

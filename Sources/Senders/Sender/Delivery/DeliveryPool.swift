@@ -88,12 +88,7 @@ public final class DeliveryPool: Sendable {
             total.accessTokensFetched += s.accessTokensFetched
             total.tokenRemovalErrors += s.tokenRemovalErrors
             total.devicesDeleted += s.devicesDeleted
-            total.tokenCleanup.count += s.tokenCleanup.count
-            total.tokenCleanup.sumNanoseconds &+= s.tokenCleanup.sumNanoseconds
-            total.tokenCleanup.maxNanoseconds = max(total.tokenCleanup.maxNanoseconds, s.tokenCleanup.maxNanoseconds)
-            for (i, n) in s.tokenCleanup.buckets.enumerated() where i < total.tokenCleanup.buckets.count {
-                total.tokenCleanup.buckets[i] += n
-            }
+            total.tokenCleanup.merge(s.tokenCleanup)
         }
         return total
     }

@@ -413,7 +413,7 @@ final class DeliveryShared: Sendable {
                     metrics.devicesDeleted.add(1, ordering: .relaxed)
                 }
                 let elapsed = SystemClock.monotonicNanoseconds() &- answeredAtNanoseconds
-                metrics.tokenCleanupLatency.record(nanoseconds: Int(clamping: elapsed))
+                metrics.recordTokenCleanup(nanoseconds: elapsed)
                 finish(job, .tokenRemoved(reason: reason))
             } catch {
                 metrics.tokenRemovalErrors.add(1, ordering: .relaxed)
