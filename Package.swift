@@ -60,7 +60,7 @@ let package = Package(
                                                        "MockGateway", "SpecValidator", "Sender", "Scenario", "RecordLine"], path: "Sources/Harness/ScenarioRunner"),
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
-        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "Metrics", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl", "Scenario", "ScenarioRunner", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
+        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "Metrics", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "Scenario", "ScenarioRunner", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"], path: "Sources/CLI/pushproof"),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
