@@ -136,7 +136,7 @@ struct SendRun {
         for (kind, outcomes) in byKind {
             let total = outcomes.values.reduce(0, +)
             let detail = outcomes.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-            printNow("  " + kind.padding(to: width + 1) + String(total).leftPadded(to: 6) + " sent: " + detail)
+            printNow("  " + kind.padding(to: width + 1) + String(total).leftPadded(6) + " sent: " + detail)
         }
     }
 
@@ -151,11 +151,5 @@ struct SendRun {
             "pushes": .number(Double(steps.reduce(0) { $0 + $1.pushes })),
             "failed": .number(Double(failedCount)),
         ]
-    }
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: " ", count: width - count) + self
     }
 }
