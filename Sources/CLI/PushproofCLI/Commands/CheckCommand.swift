@@ -190,9 +190,3 @@ extension RecordLine {
     /// The device a push addressed: APNs `/3/device/<token>`, FCM `message.token`.
     var deviceToken: String? { AddressedDevice.token(route: route, path: path, body: body) }
 }
-
-extension String {
-    func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: " ", count: width - count) + self
-    }
-}
