@@ -39,7 +39,7 @@ import Synchronization
         // 200/s: iterations due every 5 ms; 100 ms warm-up (20 iterations), then 500 ms (100).
         let plan = LoadPlan(scenario: "open", model: .open(ratePerSecond: 200, duration: .milliseconds(500)),
                             warmUp: .milliseconds(100), maxInFlight: 16)
-        let result = try await LoadRunner(plan: plan, target: ScriptedTarget()).run(source: mixedSource)
+        let result = try await runOnTestClock(plan, target: ScriptedTarget(), source: mixedSource)
         let c = result.summary.counts
         #expect(c.warmUpIterations == 20)
         #expect(c.warmUpPushes == 20)
@@ -95,7 +95,7 @@ import Synchronization
         // The poolse "ring every phone" case: one call, 10,000 devices, 64 in flight.
         let members = (0..<10_000).map { push(token: $0 % 1000 == 999 ? "gone-\($0)" : "ok-\($0)", kind: "poolse.ring") }
         let plan = LoadPlan(scenario: "ring-10k", model: .open(ratePerSecond: 1, duration: .milliseconds(1)), maxInFlight: 64)
-        let result = try await LoadRunner(plan: plan, target: ScriptedTarget()).run(source: LoadSources.fanOut(members))
+        let result = try await runOnTestClock(plan, target: ScriptedTarget(), source: LoadSources.fanOut(members))
         let s = result.summary
         #expect(s.counts.iterations == 1)
         #expect(s.counts.sent == 10_000)

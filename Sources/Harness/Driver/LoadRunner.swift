@@ -18,20 +18,25 @@ public typealias LoadSource = @Sendable (_ iteration: Int) -> LoadItem?
 ///
 /// A run always ends by itself: no push starts after the plan's time limit, and the run returns
 /// at most `drainTimeout` later, cancelling sends still in flight and counting them abandoned.
-public struct LoadRunner: Sendable {
+///
+/// Every time is read from, and every wait is a sleep on, `clock`: `MonotonicClock` for real
+/// runs, a `TestClock` in tests that should not depend on wall time.
+public struct LoadRunner<C: Clock>: Sendable where C.Duration == Duration {
     public let plan: LoadPlan
     public let target: any PushTarget
+    public let clock: C
 
-    public init(plan: LoadPlan, target: any PushTarget) {
+    public init(plan: LoadPlan, target: any PushTarget, clock: C) {
         self.plan = plan
         self.target = target
+        self.clock = clock
     }
 
     /// Runs the plan; throws only when the plan is invalid.
     public func run(source: @escaping LoadSource) async throws(LoadPlanError) -> RunResult {
         try plan.validate()
         let environment = RunEnvironment.current()
-        let state = RunState(plan: plan, source: source, start: SystemClock.monotonicNanoseconds())
+        let state = RunState(plan: plan, source: source, clock: clock, start: clock.now)
         let workerCount: Int
         switch plan.model {
         case .open: workerCount = plan.maxInFlight
@@ -45,9 +50,9 @@ public struct LoadRunner: Sendable {
                 }
             }
         }
-        let deadline = state.start &+ HDRHistogram.nanoseconds(plan.effectiveTimeLimit + plan.drainTimeout)
+        let deadline = HDRHistogram.nanoseconds(plan.effectiveTimeLimit + plan.drainTimeout)
         let finished = await withTaskCancellationHandler {
-            await Self.wait(for: workers, until: deadline)
+            await Self.wait(for: workers, until: deadline, in: state)
         } onCancel: {
             workers.cancel()
         }
@@ -55,28 +60,34 @@ public struct LoadRunner: Sendable {
             // Sends still running past the bound: cancel them and give well-behaved targets a
             // moment to return, so their outcomes still count.
             workers.cancel()
-            _ = await Self.wait(for: workers, until: SystemClock.monotonicNanoseconds() &+ 500_000_000)
+            _ = await Self.wait(for: workers, until: state.now() &+ 500_000_000, in: state)
         }
-        return state.result(environment: environment, end: SystemClock.monotonicNanoseconds(), timedOut: !finished)
+        return state.result(environment: environment, end: state.now(), timedOut: !finished)
     }
 
-    /// Waits until `task` finishes (true) or `deadline` (monotonic nanoseconds) passes (false),
-    /// whichever comes first.
-    private static func wait(for task: Task<Void, Never>, until deadline: UInt64) async -> Bool {
+    /// Waits until `task` finishes (true) or `deadline` (nanoseconds from the run's start)
+    /// passes (false), whichever comes first.
+    private static func wait(for task: Task<Void, Never>, until deadline: UInt64, in state: RunState<C>) async -> Bool {
         let signal = FirstSignal()
         let finisher = Task {
             await task.value
             signal.fire(true)
         }
         let timer = Task {
-            let now = SystemClock.monotonicNanoseconds()
-            try? await Task.sleep(for: .nanoseconds(Int64(clamping: deadline > now ? deadline - now : 0)), clock: .continuous)
+            try? await state.sleep(until: deadline)
             signal.fire(false)
         }
         let result = await signal.wait()
         timer.cancel()
         if !result { finisher.cancel() }
         return result
+    }
+}
+
+extension LoadRunner where C == MonotonicClock {
+    /// A run on the monotonic clock.
+    public init(plan: LoadPlan, target: any PushTarget) {
+        self.init(plan: plan, target: target, clock: MonotonicClock())
     }
 }
 
@@ -172,11 +183,12 @@ final class Shard: Sendable {
     let stats = Mutex(ShardStats())
 }
 
-final class RunState: Sendable {
+final class RunState<C: Clock>: Sendable where C.Duration == Duration {
     let plan: LoadPlan
     let source: LoadSource
-    /// Monotonic nanoseconds (``SystemClock``) at the start; every other time is an offset from it.
-    let start: UInt64
+    let clock: C
+    /// The run's start; every other time is an offset from it in nanoseconds.
+    let start: C.Instant
     let cursor = Mutex(Cursor())
     let shards: [Shard]
     /// Measured and warm-up pushes handed to the target, counted at the send so pushes still in
@@ -196,9 +208,10 @@ final class RunState: Sendable {
     /// ...and those due before this one (the plan cut at the time limit) are started.
     let scheduleEnd: UInt64
 
-    init(plan: LoadPlan, source: @escaping LoadSource, start: UInt64) {
+    init(plan: LoadPlan, source: @escaping LoadSource, clock: C, start: C.Instant) {
         self.plan = plan
         self.source = source
+        self.clock = clock
         self.start = start
         warmUpEnd = HDRHistogram.nanoseconds(plan.warmUp)
         timeLimit = HDRHistogram.nanoseconds(plan.effectiveTimeLimit)
@@ -218,9 +231,15 @@ final class RunState: Sendable {
         shards = (0..<shardCount).map { _ in Shard() }
     }
 
+    /// Nanoseconds since the start.
     @inline(__always)
     func now() -> UInt64 {
-        SystemClock.monotonicNanoseconds() &- start
+        HDRHistogram.nanoseconds(start.duration(to: clock.now))
+    }
+
+    /// Sleeps until `offset` nanoseconds after the start.
+    func sleep(until offset: UInt64) async throws {
+        try await clock.sleep(until: start.advanced(by: .nanoseconds(Int64(clamping: offset))), tolerance: .zero)
     }
 
     /// Open model: when iteration `index` is due, in nanoseconds from the start.
@@ -243,9 +262,8 @@ final class RunState: Sendable {
             guard let job = next(at: now()) else { return }
             let early = now()
             if job.intended > early {
-                // The continuous clock only times the sleep; the time is read from SystemClock.
                 do {
-                    try await Task.sleep(for: .nanoseconds(Int64(clamping: job.intended - early)), tolerance: .zero, clock: .continuous)
+                    try await sleep(until: job.intended)
                 } catch {
                     // Cancelled while waiting: the pushes were never sent.
                     if job.measured { cancelledBeforeSend.add(job.item.pushCount, ordering: .relaxed) }
@@ -379,6 +397,7 @@ final class RunState: Sendable {
         }
     }
 
+    /// `end`: nanoseconds from the start.
     func result(environment: RunEnvironment, end: UInt64, timedOut: Bool) -> RunResult {
         var merged = ShardStats()
         for shard in shards {
@@ -398,7 +417,7 @@ final class RunState: Sendable {
             }
         }
         let cursor = self.cursor.withLock { $0 }
-        let elapsed = end &- start
+        let elapsed = end
         let sent = sentMeasured.load(ordering: .relaxed)
 
         var counts = RunCounts()

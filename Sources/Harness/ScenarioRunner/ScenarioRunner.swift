@@ -1,4 +1,5 @@
 // Plays a scenario through a sender against an embedded gateway and judges every event.
+import Clocks
 import Foundation
 import JSON
 import MockGateway
@@ -86,7 +87,7 @@ public enum ScenarioRunner {
         let bundleID = scenario.bundleID ?? config?["bundle_ids"]?[0]?.stringValue ?? "com.example.loop"
         let fcmProject = scenario.fcmProject ?? config?["fcm_project"]?.stringValue ?? "\(scenario.product.rawValue)-example"
 
-        let clock = ContinuousClock()
+        let clock = MonotonicClock()
         let started = clock.now
         // Every device once, by id and by comparable token: a generated population has tens
         // of thousands, and `Scenario.device(_:)` scans them all.
