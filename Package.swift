@@ -22,6 +22,8 @@ let package = Package(
         // Pure Swift, no C (Clocks: Glibc's clock_gettime only).
         .target(name: "JSON", path: "Sources/Base/JSON"),
         .target(name: "Clocks", path: "Sources/Base/Clocks"),
+        // Latency histograms (HDR, 3 significant digits): the driver, the sender's metrics, `check --timing`.
+        .target(name: "Metrics", path: "Sources/Base/Metrics"),
         .target(name: "HTTPCore", path: "Sources/Base/HTTPCore"),
         .target(name: "PushModel", dependencies: ["JSON"], path: "Sources/Model/PushModel"),
 
@@ -42,11 +44,11 @@ let package = Package(
         .target(name: "MockGateway", dependencies: ["HTTPCore", "Clocks", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"], path: "Sources/Gateway/MockGateway"),
 
         // The reference sender: seed rules, payloads, libcurl delivery, token cleanup.
-        .target(name: "Sender", dependencies: ["JSON", "Clocks", "Crypto", "PushModel", "CCurl", "CSQLite"], path: "Sources/Senders/Sender"),
+        .target(name: "Sender", dependencies: ["JSON", "Clocks", "Metrics", "Crypto", "PushModel", "CCurl", "CSQLite"], path: "Sources/Senders/Sender"),
 
         // Load runs: fans group calls and message storms through a sender; HDR histograms,
         // thresholds, JUnit/JSON/HTML reports.
-        .target(name: "Driver", dependencies: ["JSON", "Clocks", "PushModel"], path: "Sources/Harness/Driver"),
+        .target(name: "Driver", dependencies: ["JSON", "Clocks", "Metrics", "PushModel"], path: "Sources/Harness/Driver"),
 
         // Scenarios: the file model (people, devices, events, expected deliveries), its decoder
         // and generator, and the delivery comparison `check --expect` and `run` share.
@@ -54,17 +56,17 @@ let package = Package(
 
         // `pushproof run`: the sender seam, the reference sender behind it, an embedded
         // gateway, and the verdicts per event and per token-cleanup rule.
-        .target(name: "ScenarioRunner", dependencies: ["JSON", "PushModel", "Crypto", "HTTPCore", "HTTP2Server",
+        .target(name: "ScenarioRunner", dependencies: ["JSON", "Clocks", "PushModel", "Crypto", "HTTPCore", "HTTP2Server",
                                                        "MockGateway", "SpecValidator", "Sender", "Scenario", "RecordLine"], path: "Sources/Harness/ScenarioRunner"),
 
         // Scenario-driven load (`drive --scenario`, `plan --scenario`): a scenario's events through any
         // ScenarioSender, each push the gateway answers matched to its event; the Driver's reports.
         // Above Driver and ScenarioRunner, which stay apart (docs/architecture.md).
-        .target(name: "ScenarioLoad", dependencies: ["JSON", "Clocks", "PushModel", "MockGateway", "SpecValidator", "Scenario",
+        .target(name: "ScenarioLoad", dependencies: ["JSON", "Clocks", "Metrics", "PushModel", "MockGateway", "SpecValidator", "Scenario",
                                                      "ScenarioRunner", "Driver"], path: "Sources/Harness/ScenarioLoad"),
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
-        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "CCurl", "Scenario", "ScenarioRunner", "ScenarioLoad", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
+        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "Metrics", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "Scenario", "ScenarioRunner", "ScenarioLoad", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"], path: "Sources/CLI/pushproof"),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
@@ -72,16 +74,17 @@ let package = Package(
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
+        .testTarget(name: "MetricsTests", dependencies: ["Metrics"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Clocks", "HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "PushModel"]),
         .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine", "PushproofTestSupport"]),
         .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON"]),
-        .testTarget(name: "SenderTests", dependencies: ["Clocks", "Sender", "JSON", "Crypto", "PushModel", "PushproofTestSupport"]),
-        .testTarget(name: "DriverTests", dependencies: ["Driver", "JSON", "PushModel"]),
+        .testTarget(name: "SenderTests", dependencies: ["Clocks", "Metrics", "Sender", "JSON", "Crypto", "PushModel", "PushproofTestSupport"]),
+        .testTarget(name: "DriverTests", dependencies: ["Driver", "Clocks", "Metrics", "JSON", "PushModel"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "JSON"]),
         .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "PushproofTestSupport"]),
-        .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "MockGateway", "JSON"]),
-        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine"]),
+        .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON"]),
+        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Testing
 import PushModel
+import Synchronization
 @testable import Driver
 
 @Suite struct LoadRunnerTests {
@@ -38,7 +39,7 @@ import PushModel
         // 200/s: iterations due every 5 ms; 100 ms warm-up (20 iterations), then 500 ms (100).
         let plan = LoadPlan(scenario: "open", model: .open(ratePerSecond: 200, duration: .milliseconds(500)),
                             warmUp: .milliseconds(100), maxInFlight: 16)
-        let result = try await LoadRunner(plan: plan, target: ScriptedTarget()).run(source: mixedSource)
+        let result = try await runOnTestClock(plan, target: ScriptedTarget(), source: mixedSource)
         let c = result.summary.counts
         #expect(c.warmUpIterations == 20)
         #expect(c.warmUpPushes == 20)
@@ -94,7 +95,7 @@ import PushModel
         // The poolse "ring every phone" case: one call, 10,000 devices, 64 in flight.
         let members = (0..<10_000).map { push(token: $0 % 1000 == 999 ? "gone-\($0)" : "ok-\($0)", kind: "poolse.ring") }
         let plan = LoadPlan(scenario: "ring-10k", model: .open(ratePerSecond: 1, duration: .milliseconds(1)), maxInFlight: 64)
-        let result = try await LoadRunner(plan: plan, target: ScriptedTarget()).run(source: LoadSources.fanOut(members))
+        let result = try await runOnTestClock(plan, target: ScriptedTarget(), source: LoadSources.fanOut(members))
         let s = result.summary
         #expect(s.counts.iterations == 1)
         #expect(s.counts.sent == 10_000)
@@ -239,5 +240,48 @@ import PushModel
         #expect(result.summary.counts.iterations == 2)
         #expect(result.summary.counts.sent == 200)
         #expect(result.summary.counts.fanOutsFullyDelivered == 2)
+    }
+}
+
+/// A target that only logs (no credentials): every outcome is a dry run.
+private struct DryRunTarget: PushTarget {
+    func send(_ push: PushRequest) async -> PushOutcome { .dryRun(line: "would send") }
+}
+
+/// Records how it was called: a fan-out must arrive as one batch, not push by push.
+private final class BatchCountingTarget: PushTarget {
+    let batches = Mutex<[Int]>([])
+    func send(_ push: PushRequest) async -> PushOutcome {
+        batches.withLock { $0.append(1) }
+        return .delivered(id: nil)
+    }
+    func send(contentsOf pushes: [PushRequest], finished: @escaping @Sendable (Int, PushOutcome) -> Void) async {
+        batches.withLock { $0.append(pushes.count) }
+        for index in pushes.indices.reversed() { finished(index, index == 3 ? .tokenRemoved(reason: "Unregistered") : .delivered(id: nil)) }
+    }
+}
+
+@Suite struct LoadRunnerOutcomeTests {
+    @Test func aDryRunCountsAsFailedNotDelivered() async throws {
+        let plan = LoadPlan(scenario: "dry", model: .closed(concurrency: 2, count: 10))
+        let result = try await LoadRunner(plan: plan, target: DryRunTarget()).run(source: { .push(push(token: "ok-\($0)")) })
+        #expect(result.summary.counts.delivered == 0)
+        #expect(result.summary.counts.failed == 10)
+        #expect(result.summary.outcomes == [OutcomeCount(kind: "failed", reason: "DryRun", count: 10)])
+    }
+
+    @Test func aFanOutGoesToTheTargetAsOneBatch() async throws {
+        let target = BatchCountingTarget()
+        let plan = LoadPlan(scenario: "ring", model: .closed(concurrency: 4, count: 3))
+        let result = try await LoadRunner(plan: plan, target: target)
+            .run(source: { iteration in .fanOut((0..<20).map { push(token: "ok-\(iteration)-\($0)") }) })
+        #expect(target.batches.withLock { $0 } == [20, 20, 20])
+        let s = result.summary
+        #expect(s.counts.sent == 60)
+        #expect(s.counts.completed == 60)
+        #expect(s.counts.tokensRemoved == 3)
+        #expect(s.counts.fanOuts == 3)
+        #expect(s.counts.fanOutsFullyDelivered == 0)
+        #expect(result.timeToRingAll.totalCount == 3)
     }
 }

@@ -1,3 +1,4 @@
+import Metrics
 import Testing
 @testable import Driver
 

@@ -8,15 +8,15 @@ import Testing
 @testable import PushproofCLI
 
 @Suite(.serialized) struct DriveTargetTests {
-    /// A deliverer for `serve` with test credentials, and its dispatcher.
-    func makeTarget(_ serve: ServeProcess, credentials: String) throws -> DeliveryDispatcher {
+    /// A deliverer for `serve` with test credentials, and its pool.
+    func makeTarget(_ serve: ServeProcess, credentials: String) throws -> DeliveryPool {
         let parsed = try ParsedArguments.parse(["ring-fanout", "--h2c", "--gateway", serve.baseURL] + credentialArguments(credentials, gateway: serve.baseURL),
                                                for: DriveCommand.spec)
         let options = try SenderOptions(parsed)
         let (loaded, project) = try options.loadCredentials()
         let deliverer = try PushDeliverer(configuration: options.deliveryConfiguration(projectID: project), credentials: loaded,
                                           deviceStore: InMemoryDeviceStore(), log: { _ in })
-        return DeliveryDispatcher(deliverer: deliverer)
+        return DeliveryPool(deliverer: deliverer)
     }
 
     func ring(to token: String) -> PushRequest {
@@ -29,49 +29,48 @@ import Testing
         let directory = try TemporaryDirectory("drive-cancel")
         let credentials = try writeCredentials(in: directory)
         let serve = try ServeProcess(["--h2c", "--config", credentials + "/gateway.json"], directory: directory.path)
-        let dispatcher = try makeTarget(serve, credentials: credentials)
-        let target = SenderTarget(dispatcher: dispatcher)
+        let pool = try makeTarget(serve, credentials: credentials)
+        let target = SenderTarget(pool: pool)
         let token = String(repeating: "5e", count: 32)
 
         // Answered at once: the adapter maps the outcome.
-        #expect(await target.send(ring(to: token)) == .delivered)
+        #expect(await target.send(ring(to: token)).isDelivered)
 
         // Now every APNs answer takes 10 minutes: only cancellation can end the send early.
         let faults = try curl(["-X", "PUT", "-d", #"{"latency":{"fixed_ms":600000}}"#, serve.adminURL + "/faults/apns"])
         #expect(faults.status == 0)
         let push = ring(to: token)
         let sending = Task { await target.send(push) }
-        while dispatcher.deliverer.metrics.attemptsSent.load(ordering: .relaxed) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        while pool.deliverer.metrics.attemptsSent.load(ordering: .relaxed) < 2 { try await Task.sleep(for: .milliseconds(5)) }
         sending.cancel()
-        #expect(await sending.value == .failed(reason: "Cancelled"))
-        #expect(dispatcher.deliverer.metrics.delivered.load(ordering: .relaxed) == 1, "the slow push never came back")
+        #expect(await sending.value == .failed(reason: "Cancelled", status: 0))
+        #expect(pool.deliverer.metrics.delivered.load(ordering: .relaxed) == 1, "the slow push never came back")
 
         // Already cancelled before the call: returns without handing the push over.
-        let before = dispatcher.deliverer.metrics.submitted.load(ordering: .relaxed)
+        let before = pool.deliverer.metrics.submitted.load(ordering: .relaxed)
         let early = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return await target.send(push)
         }
-        #expect(await early.value == .failed(reason: "Cancelled"))
-        #expect(dispatcher.deliverer.metrics.submitted.load(ordering: .relaxed) == before)
+        #expect(await early.value == .failed(reason: "Cancelled", status: 0))
+        #expect(pool.deliverer.metrics.submitted.load(ordering: .relaxed) == before)
 
         // The gateway going away ends the stuck push, so the deliverer can shut down.
         serve.stop()
-        await dispatcher.shutdown()
-        #expect(dispatcher.deliverer.metrics.snapshot.finished == 2)
+        await pool.shutdown()
+        #expect(pool.deliverer.metrics.snapshot.finished == 2)
     }
 
     @Test func resultsArrivingBeforeTheirWaiterAreKept() async throws {
         // A deliverer without credentials runs dry: the outcome exists before `send` returns.
         let deliverer = try PushDeliverer(configuration: DeliveryConfiguration(apnsBaseURL: "http://127.0.0.1:1"),
                                           credentials: .none, deviceStore: InMemoryDeviceStore(), log: { _ in })
-        let dispatcher = DeliveryDispatcher(deliverer: deliverer)
+        let pool = DeliveryPool(deliverer: deliverer)
         let pushes = (0..<50).map { ring(to: String(format: "%064x", $0)) }
-        let results = await dispatcher.deliverAll(pushes)
+        let results = await pool.deliver(contentsOf: pushes)
         #expect(results.count == 50)
-        #expect(results.map(\.result.device.token) == pushes.map(\.device.token), "in the order given")
-        #expect(results.allSatisfy { if case .dryRun = $0.result.outcome { true } else { false } })
-        #expect(SenderTarget.kind(of: results[0].result.outcome) == .failed(reason: "DryRun"))
-        await dispatcher.shutdown()
+        #expect(results.map(\.device.token) == pushes.map(\.device.token), "in the order given")
+        #expect(results.allSatisfy { if case .dryRun = $0.outcome { true } else { false } })
+        await pool.shutdown()
     }
 }

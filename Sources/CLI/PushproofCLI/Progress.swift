@@ -55,11 +55,20 @@ struct ProgressTarget: PushTarget {
     let target: any PushTarget
     let counters: ProgressCounters
 
-    func send(_ push: PushRequest) async -> PushOutcomeKind {
+    func send(_ push: PushRequest) async -> PushOutcome {
         let started = SystemClock.monotonicNanoseconds()
         let outcome = await target.send(push)
         counters.pushArrived(latencyNanoseconds: SystemClock.monotonicNanoseconds() &- started)
         return outcome
+    }
+
+    /// Forwarded whole, so a fan-out keeps the wrapped target's batched path while it is counted.
+    func send(contentsOf pushes: [PushRequest], finished: @escaping @Sendable (Int, PushOutcome) -> Void) async {
+        let started = SystemClock.monotonicNanoseconds()
+        await target.send(contentsOf: pushes) { [counters] index, outcome in
+            counters.pushArrived(latencyNanoseconds: SystemClock.monotonicNanoseconds() &- started)
+            finished(index, outcome)
+        }
     }
 }
 

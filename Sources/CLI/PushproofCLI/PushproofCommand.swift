@@ -153,4 +153,8 @@ extension String {
     func padding(to width: Int) -> String {
         count >= width ? self + " " : self + String(repeating: " ", count: width - count)
     }
+
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 
 /// A self-contained HTML page for one or more runs: figures, verdicts and three inline SVG
 /// charts (latency by percentile on a log axis, throughput per second, outcomes). No scripts,

@@ -1,45 +1,45 @@
 import PushModel
 
 /// What the driver pushes through. The CLI adapts the reference sender (or any other) to it.
+///
+/// Outcomes are the sender's own `PushOutcome`; a run counts `.delivered` as delivered,
+/// `.tokenRemoved` as token cleanup, and everything else (`.dryRun` too: nothing went on the
+/// wire) as failed.
 public protocol PushTarget: Sendable {
     /// Sends one push; returns when its outcome is known. Should return promptly once the
     /// calling task is cancelled: the runner cancels in-flight sends when a run hits its time limit.
-    func send(_ push: PushRequest) async -> PushOutcomeKind
+    func send(_ push: PushRequest) async -> PushOutcome
+
+    /// Sends a fan-out at once (what `send ring` measures) and calls `finished(index, outcome)`
+    /// once per push as each ends, from any thread, all before returning. Once the calling task
+    /// is cancelled it should return promptly, having reported the pushes still out as failed.
+    /// The default sends every push through `send(_:)` concurrently.
+    func send(contentsOf pushes: [PushRequest], finished: @escaping @Sendable (Int, PushOutcome) -> Void) async
 }
 
-/// How one push ended, as the sender saw it.
-public enum PushOutcomeKind: Sendable, Hashable {
-    /// The gateway accepted the push (APNs 200, FCM 200).
-    case delivered
-    /// The push was not accepted and the token stays (throttling, bad payload, auth, transport error...).
-    case failed(reason: String)
-    /// The gateway said the token is dead (APNs BadDeviceToken/Unregistered, FCM UNREGISTERED...)
-    /// and the sender removed it: token cleanup, not an error of the sender.
-    case tokenRemoved(reason: String)
-
-    /// "delivered", "failed" or "token_removed".
-    public var name: String {
-        switch self {
-        case .delivered: "delivered"
-        case .failed: "failed"
-        case .tokenRemoved: "token_removed"
+extension PushTarget {
+    public func send(contentsOf pushes: [PushRequest], finished: @escaping @Sendable (Int, PushOutcome) -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            for (index, push) in pushes.enumerated() {
+                group.addTask { finished(index, await send(push)) }
+            }
         }
     }
+}
 
-    /// The provider's reason, empty for `.delivered`.
-    public var reason: String {
-        switch self {
-        case .delivered: ""
-        case .failed(let reason), .tokenRemoved(let reason): reason
-        }
-    }
+/// How a run tallies an outcome: "delivered", "failed" or "token_removed", and the provider's
+/// reason (empty for delivered). A dry run counts as failed, reason "DryRun": not a delivery
+/// the run may count.
+public struct OutcomeTally: Hashable, Sendable {
+    public var name: String
+    public var reason: String
 
-    /// "delivered", "failed:TooManyRequests", "token_removed:Unregistered": the key outcome tables use.
-    public var key: String {
-        switch self {
-        case .delivered: "delivered"
-        case .failed(let reason): "failed:" + reason
-        case .tokenRemoved(let reason): "token_removed:" + reason
+    public init(_ outcome: PushOutcome) {
+        switch outcome {
+        case .delivered: (name, reason) = ("delivered", "")
+        case .failed(let reason, _): (name, self.reason) = ("failed", reason)
+        case .tokenRemoved(let reason): (name, self.reason) = ("token_removed", reason)
+        case .dryRun: (name, reason) = ("failed", "DryRun")
         }
     }
 }

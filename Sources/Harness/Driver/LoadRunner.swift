@@ -1,4 +1,5 @@
 import Clocks
+import Metrics
 import PushModel
 import Synchronization
 
@@ -9,27 +10,33 @@ public typealias LoadSource = @Sendable (_ iteration: Int) -> LoadItem?
 /// Drives a ``PushTarget`` through a ``LoadPlan`` and measures it.
 ///
 /// Workers (Swift tasks; `maxInFlight` of them in the open model, `concurrency` in the closed
-/// model) take the next due push from a shared cursor, wait for its intended send time, send
-/// it, and record two latencies: from the intended time (corrected for coordinated omission,
+/// model) take the next due iteration from a shared cursor, wait for its intended send time,
+/// send it (a fan-out in one `send(contentsOf:)`, as `send ring` does), and record per push two
+/// latencies: from the intended time (corrected for coordinated omission,
 /// load-testing.md "Latency") and from the actual send. Records go to a few lock-striped
 /// shards, so the hot path takes two short uncontended locks and allocates nothing of its own.
 ///
 /// A run always ends by itself: no push starts after the plan's time limit, and the run returns
 /// at most `drainTimeout` later, cancelling sends still in flight and counting them abandoned.
-public struct LoadRunner: Sendable {
+///
+/// Every time is read from, and every wait is a sleep on, `clock`: `MonotonicClock` for real
+/// runs, a `TestClock` in tests that should not depend on wall time.
+public struct LoadRunner<C: Clock>: Sendable where C.Duration == Duration {
     public let plan: LoadPlan
     public let target: any PushTarget
+    public let clock: C
 
-    public init(plan: LoadPlan, target: any PushTarget) {
+    public init(plan: LoadPlan, target: any PushTarget, clock: C) {
         self.plan = plan
         self.target = target
+        self.clock = clock
     }
 
     /// Runs the plan; throws only when the plan is invalid.
     public func run(source: @escaping LoadSource) async throws(LoadPlanError) -> RunResult {
         try plan.validate()
         let environment = RunEnvironment.current()
-        let state = RunState(plan: plan, source: source, start: SystemClock.monotonicNanoseconds())
+        let state = RunState(plan: plan, source: source, clock: clock, start: clock.now)
         let workerCount: Int
         switch plan.model {
         case .open: workerCount = plan.maxInFlight
@@ -43,9 +50,9 @@ public struct LoadRunner: Sendable {
                 }
             }
         }
-        let deadline = state.start &+ HDRHistogram.nanoseconds(plan.effectiveTimeLimit + plan.drainTimeout)
+        let deadline = HDRHistogram.nanoseconds(plan.effectiveTimeLimit + plan.drainTimeout)
         let finished = await withTaskCancellationHandler {
-            await Self.wait(for: workers, until: deadline)
+            await Self.wait(for: workers, until: deadline, in: state)
         } onCancel: {
             workers.cancel()
         }
@@ -53,28 +60,34 @@ public struct LoadRunner: Sendable {
             // Sends still running past the bound: cancel them and give well-behaved targets a
             // moment to return, so their outcomes still count.
             workers.cancel()
-            _ = await Self.wait(for: workers, until: SystemClock.monotonicNanoseconds() &+ 500_000_000)
+            _ = await Self.wait(for: workers, until: state.now() &+ 500_000_000, in: state)
         }
-        return state.result(environment: environment, end: SystemClock.monotonicNanoseconds(), timedOut: !finished)
+        return state.result(environment: environment, end: state.now(), timedOut: !finished)
     }
 
-    /// Waits until `task` finishes (true) or `deadline` (monotonic nanoseconds) passes (false),
-    /// whichever comes first.
-    private static func wait(for task: Task<Void, Never>, until deadline: UInt64) async -> Bool {
+    /// Waits until `task` finishes (true) or `deadline` (nanoseconds from the run's start)
+    /// passes (false), whichever comes first.
+    private static func wait(for task: Task<Void, Never>, until deadline: UInt64, in state: RunState<C>) async -> Bool {
         let signal = FirstSignal()
         let finisher = Task {
             await task.value
             signal.fire(true)
         }
         let timer = Task {
-            let now = SystemClock.monotonicNanoseconds()
-            try? await Task.sleep(for: .nanoseconds(Int64(clamping: deadline > now ? deadline - now : 0)), clock: .continuous)
+            try? await state.sleep(until: deadline)
             signal.fire(false)
         }
         let result = await signal.wait()
         timer.cancel()
         if !result { finisher.cancel() }
         return result
+    }
+}
+
+extension LoadRunner where C == MonotonicClock {
+    /// A run on the monotonic clock.
+    public init(plan: LoadPlan, target: any PushTarget) {
+        self.init(plan: plan, target: target, clock: MonotonicClock())
     }
 }
 
@@ -110,26 +123,18 @@ private final class FirstSignal: Sendable {
 
 // MARK: - Shared run state
 
-/// One push a worker has taken: what to send, when it was due, and what it belongs to.
-struct Job {
-    var push: PushRequest
+/// One iteration a worker has taken: what to send, when it was due, and which it is.
+struct Job: Sendable {
+    var item: LoadItem
     /// Nanoseconds from the run's start.
     var intended: UInt64
     var measured: Bool
-    /// The fan-out's iteration index, or -1 for a single push.
-    var fanOut: Int
-    /// The first push taken of its iteration: decides whether the iteration was late.
-    var firstOfIteration: Bool
+    var iteration: Int
 }
 
-/// Where the next push comes from. Guarded by `RunState.cursor`.
+/// Where the next iteration comes from. Guarded by `RunState.cursor`.
 struct Cursor {
     var nextIteration = 0
-    var pending: [PushRequest] = []
-    var pendingNext = 0
-    var pendingIntended: UInt64 = 0
-    var pendingMeasured = false
-    var pendingFanOut = -1
     var exhausted = false
     /// The source returned nil: iterations not reached were never meant to run.
     var sourceEnded = false
@@ -160,7 +165,7 @@ struct ShardStats {
     var uncorrected = HDRHistogram()
     /// Actual minus intended send time: the driver's own lateness (scheduling, full worker pool).
     var sendLag = HDRHistogram()
-    var outcomes: [PushOutcomeKind: Int] = [:]
+    var outcomes: [OutcomeTally: Int] = [:]
     var completed = 0
     var delivered = 0
     var failed = 0
@@ -178,11 +183,12 @@ final class Shard: Sendable {
     let stats = Mutex(ShardStats())
 }
 
-final class RunState: Sendable {
+final class RunState<C: Clock>: Sendable where C.Duration == Duration {
     let plan: LoadPlan
     let source: LoadSource
-    /// Monotonic nanoseconds (``SystemClock``) at the start; every other time is an offset from it.
-    let start: UInt64
+    let clock: C
+    /// The run's start; every other time is an offset from it in nanoseconds.
+    let start: C.Instant
     let cursor = Mutex(Cursor())
     let shards: [Shard]
     /// Measured and warm-up pushes handed to the target, counted at the send so pushes still in
@@ -202,9 +208,10 @@ final class RunState: Sendable {
     /// ...and those due before this one (the plan cut at the time limit) are started.
     let scheduleEnd: UInt64
 
-    init(plan: LoadPlan, source: @escaping LoadSource, start: UInt64) {
+    init(plan: LoadPlan, source: @escaping LoadSource, clock: C, start: C.Instant) {
         self.plan = plan
         self.source = source
+        self.clock = clock
         self.start = start
         warmUpEnd = HDRHistogram.nanoseconds(plan.warmUp)
         timeLimit = HDRHistogram.nanoseconds(plan.effectiveTimeLimit)
@@ -224,9 +231,15 @@ final class RunState: Sendable {
         shards = (0..<shardCount).map { _ in Shard() }
     }
 
+    /// Nanoseconds since the start.
     @inline(__always)
     func now() -> UInt64 {
-        SystemClock.monotonicNanoseconds() &- start
+        HDRHistogram.nanoseconds(start.duration(to: clock.now))
+    }
+
+    /// Sleeps until `offset` nanoseconds after the start.
+    func sleep(until offset: UInt64) async throws {
+        try await clock.sleep(until: start.advanced(by: .nanoseconds(Int64(clamping: offset))), tolerance: .zero)
     }
 
     /// Open model: when iteration `index` is due, in nanoseconds from the start.
@@ -249,45 +262,38 @@ final class RunState: Sendable {
             guard let job = next(at: now()) else { return }
             let early = now()
             if job.intended > early {
-                // The continuous clock only times the sleep; the time is read from SystemClock.
                 do {
-                    try await Task.sleep(for: .nanoseconds(Int64(clamping: job.intended - early)), tolerance: .zero, clock: .continuous)
+                    try await sleep(until: job.intended)
                 } catch {
-                    // Cancelled while waiting: the push was never sent.
-                    if job.measured { cancelledBeforeSend.add(1, ordering: .relaxed) }
+                    // Cancelled while waiting: the pushes were never sent.
+                    if job.measured { cancelledBeforeSend.add(job.item.pushCount, ordering: .relaxed) }
                     return
                 }
             }
             let sentAt = now()
             if job.measured {
-                sentMeasured.add(1, ordering: .relaxed)
+                sentMeasured.add(job.item.pushCount, ordering: .relaxed)
             } else {
-                sentWarmUp.add(1, ordering: .relaxed)
+                sentWarmUp.add(job.item.pushCount, ordering: .relaxed)
             }
-            let outcome = await target.send(job.push)
-            let doneAt = now()
-            record(job: job, outcome: outcome, sentAt: sentAt, doneAt: doneAt, in: shard)
-            if job.fanOut >= 0 {
-                finishFanOutPush(job: job, outcome: outcome, doneAt: doneAt)
+            switch job.item {
+            case .push(let push):
+                let outcome = await target.send(push)
+                record(job: job, outcome: outcome, sentAt: sentAt, doneAt: now(), decidesLateness: true, in: shard)
+            case .fanOut(let pushes):
+                await target.send(contentsOf: pushes) { [self] index, outcome in
+                    let doneAt = now()
+                    record(job: job, outcome: outcome, sentAt: sentAt, doneAt: doneAt, decidesLateness: index == 0, in: shard)
+                    finishFanOutPush(iteration: job.iteration, outcome: outcome, doneAt: doneAt)
+                }
             }
         }
     }
 
-    /// Takes the next push due, or nil when the run has no more to send.
+    /// Takes the next iteration due, or nil when the run has no more to send.
     func next(at now: UInt64) -> Job? {
         cursor.withLock { cursor -> Job? in
             while true {
-                if cursor.pendingNext < cursor.pending.count {
-                    let push = cursor.pending[cursor.pendingNext]
-                    let first = cursor.pendingNext == 0
-                    cursor.pendingNext += 1
-                    if cursor.pendingNext == cursor.pending.count {
-                        cursor.pending.removeAll(keepingCapacity: true)
-                        cursor.pendingNext = 0
-                    }
-                    return Job(push: push, intended: cursor.pendingIntended, measured: cursor.pendingMeasured,
-                               fanOut: cursor.pendingFanOut, firstOfIteration: first)
-                }
                 if cursor.exhausted || now >= timeLimit { return nil }
 
                 let iteration = cursor.nextIteration
@@ -328,34 +334,28 @@ final class RunState: Sendable {
                 } else {
                     cursor.warmUpIterations += 1
                 }
-                cursor.pendingIntended = intended
-                cursor.pendingMeasured = measured
-                cursor.pendingNext = 0
-                switch item {
-                case .push(let push):
-                    cursor.pending.append(push)
-                    cursor.pendingFanOut = -1
-                case .fanOut(let pushes):
+                if case .fanOut(let pushes) = item {
                     guard !pushes.isEmpty else { continue }
-                    // Shares the source's storage; no copy of a 10,000-member fan-out.
-                    cursor.pending = pushes
-                    cursor.pendingFanOut = iteration
                     cursor.fanOuts[iteration] = FanOutProgress(intended: intended, total: pushes.count,
                                                                remaining: pushes.count, measured: measured)
                 }
+                // A fan-out shares the source's storage: no copy of a 10,000-member ring.
+                return Job(item: item, intended: intended, measured: measured, iteration: iteration)
             }
         }
     }
 
-    func record(job: Job, outcome: PushOutcomeKind, sentAt: UInt64, doneAt: UInt64, in shard: Shard) {
+    /// Records one push's end. `decidesLateness`: the iteration's first push, whose send time
+    /// says whether the iteration was late.
+    func record(job: Job, outcome: PushOutcome, sentAt: UInt64, doneAt: UInt64, decidesLateness: Bool, in shard: Shard) {
         let measureFrom = warmUpEnd
         guard job.measured else { return }
         shard.stats.withLock { stats in
             stats.corrected.record(doneAt &- Swift.min(job.intended, doneAt))
             stats.uncorrected.record(doneAt &- Swift.min(sentAt, doneAt))
             stats.sendLag.record(sentAt &- Swift.min(job.intended, sentAt))
-            if job.firstOfIteration, sentAt > job.intended &+ lateAfter { stats.lateIterations += 1 }
-            stats.outcomes[outcome, default: 0] += 1
+            if decidesLateness, sentAt > job.intended &+ lateAfter { stats.lateIterations += 1 }
+            stats.outcomes[OutcomeTally(outcome), default: 0] += 1
             stats.completed += 1
             let second = Int((doneAt &- Swift.min(measureFrom, doneAt)) / 1_000_000_000)
             if stats.completedPerSecond.count <= second {
@@ -368,26 +368,26 @@ final class RunState: Sendable {
             case .delivered:
                 stats.delivered += 1
                 stats.deliveredPerSecond[second] += 1
-            case .failed: stats.failed += 1
             case .tokenRemoved: stats.tokensRemoved += 1
+            case .failed, .dryRun: stats.failed += 1
             }
             if doneAt > stats.lastCompletion { stats.lastCompletion = doneAt }
         }
     }
 
-    func finishFanOutPush(job: Job, outcome: PushOutcomeKind, doneAt: UInt64) {
+    func finishFanOutPush(iteration: Int, outcome: PushOutcome, doneAt: UInt64) {
         cursor.withLock { cursor in
-            guard var progress = cursor.fanOuts[job.fanOut] else { return }
+            guard var progress = cursor.fanOuts[iteration] else { return }
             progress.remaining -= 1
             if case .delivered = outcome {
                 progress.delivered += 1
                 progress.lastDelivered = Swift.max(progress.lastDelivered, doneAt)
             }
             guard progress.remaining == 0 else {
-                cursor.fanOuts[job.fanOut] = progress
+                cursor.fanOuts[iteration] = progress
                 return
             }
-            cursor.fanOuts[job.fanOut] = nil
+            cursor.fanOuts[iteration] = nil
             guard progress.measured else { return }
             cursor.fanOutsCompleted += 1
             if progress.delivered == progress.total { cursor.fanOutsFullyDelivered += 1 }
@@ -397,6 +397,7 @@ final class RunState: Sendable {
         }
     }
 
+    /// `end`: nanoseconds from the start.
     func result(environment: RunEnvironment, end: UInt64, timedOut: Bool) -> RunResult {
         var merged = ShardStats()
         for shard in shards {
@@ -416,7 +417,7 @@ final class RunState: Sendable {
             }
         }
         let cursor = self.cursor.withLock { $0 }
-        let elapsed = end &- start
+        let elapsed = end
         let sent = sentMeasured.load(ordering: .relaxed)
 
         var counts = RunCounts()
@@ -435,7 +436,7 @@ final class RunState: Sendable {
                 counts.droppedIterations += Swift.max(0, count - cursor.measuredStarted)
             }
         }
-        counts.unsentPushes = cursor.pending.count - cursor.pendingNext + cancelledBeforeSend.load(ordering: .relaxed)
+        counts.unsentPushes = cancelledBeforeSend.load(ordering: .relaxed)
         counts.sent = sent
         counts.completed = merged.completed
         counts.delivered = merged.delivered

@@ -2,6 +2,7 @@
 // place. The counters are fed by whatever runs (the load runner's target, a scenario's
 // gateway observer); `ProgressLine` turns their snapshots into the line and decides when a
 // new one is due. Neither touches a terminal: the CLI writes the line, and only to a TTY.
+import Metrics
 import Synchronization
 
 /// What a run has done so far, updated from any thread.

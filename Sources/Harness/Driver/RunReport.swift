@@ -1,4 +1,5 @@
 import JSON
+import Metrics
 
 /// A finished run with its verdicts, rendered for people (``text``), tools (``json``), CI
 /// (``JUnitReport``) and browsers (``htmlReport``): load-testing.md, "CI gating".

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Metrics
 
 /// Counts of a run. Pushes and iterations in warm-up are counted apart and nowhere else.
 public struct RunCounts: Sendable, Equatable {

@@ -5,6 +5,7 @@
 // (so a sender that falls behind its schedule shows in the percentiles: coordinated omission,
 // load-testing.md "Latency"); token cleanup is judged from outside, as `run` judges it.
 import Driver
+import Metrics
 import PushModel
 import ScenarioRunner
 
@@ -46,7 +47,7 @@ public struct ArrivalMatcher: Sendable {
     var serviceTime = HDRHistogram()
     var sendLag = HDRHistogram()
     var ringAll = HDRHistogram()
-    var outcomes: [PushOutcomeKind: Int] = [:]
+    var outcomes: [OutcomeTally: Int] = [:]
     var completed = 0, delivered = 0, failed = 0, tokensRemoved = 0
     /// Pushes no event was waiting for, and transient answers (429, 5xx, resets) the sender should retry.
     public private(set) var unexpected = 0
@@ -131,22 +132,22 @@ public struct ArrivalMatcher: Sendable {
             newlyDead.append(token)
         }
         guard let eventIndex else { return nil }
-        return record(answer: answer, reason: exchange.reason, event: eventIndex, at: at)
+        return record(answer: answer, status: exchange.status, reason: exchange.reason, event: eventIndex, at: at)
     }
 
-    private mutating func record(answer: AnswerClass, reason: String?, event index: Int, at: UInt64) -> UInt64 {
+    private mutating func record(answer: AnswerClass, status: Int, reason: String?, event index: Int, at: UInt64) -> UInt64 {
         outstanding -= 1
         let event = events[index]
         let fromIntended = at &- min(event.intended, at)
         latency.record(fromIntended)
         serviceTime.record(at &- min(event.started, at))
-        let outcome: PushOutcomeKind
+        let outcome: PushOutcome
         switch answer {
-        case .accepted: outcome = .delivered
+        case .accepted: outcome = .delivered(id: nil)
         case .gone, .bad: outcome = .tokenRemoved(reason: reason ?? answer.rawValue)
-        default: outcome = .failed(reason: reason ?? answer.rawValue)
+        default: outcome = .failed(reason: reason ?? answer.rawValue, status: status)
         }
-        outcomes[outcome, default: 0] += 1
+        outcomes[OutcomeTally(outcome), default: 0] += 1
         completed += 1
         let second = Int(at / 1_000_000_000)
         if completedPerSecond.count <= second {
@@ -161,7 +162,7 @@ public struct ArrivalMatcher: Sendable {
             events[index].accepted += 1
             events[index].lastAccepted = max(events[index].lastAccepted, at)
         case .tokenRemoved: tokensRemoved += 1
-        case .failed: failed += 1
+        case .failed, .dryRun: failed += 1
         }
         lastCompletion = max(lastCompletion, at)
         events[index].matched += 1

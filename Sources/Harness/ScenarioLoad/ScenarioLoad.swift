@@ -6,6 +6,7 @@ import Clocks
 import Driver
 import Foundation
 import JSON
+import Metrics
 import MockGateway
 import PushModel
 import Scenario

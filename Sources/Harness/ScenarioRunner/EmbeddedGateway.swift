@@ -1,6 +1,7 @@
 // The gateway `run` starts for a scenario: the mock (MockGateway on HTTP2Server) in this
 // process, on loopback, over TLS with freshly generated test credentials and strict auth
 // (APNs provider tokens, FCM access tokens), judging every push against the specs.
+import Clocks
 import Crypto
 import Foundation
 import HTTP2Server
@@ -237,7 +238,7 @@ final class EmbeddedGateway: ScenarioGateway {
     /// Polls the log's counters, never its exchanges, so a 20,000-push event costs nothing to
     /// wait on.
     func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) async {
-        let clock = ContinuousClock()
+        let clock = MonotonicClock()
         let deadline = clock.now + .milliseconds(options.eventTimeoutMilliseconds)
         var lastCount = -1
         var quietSince = clock.now

@@ -66,7 +66,7 @@ final class ReferenceWorld {
 
     private func conversation(_ id: String) -> Conversation {
         let c = scenario.conversations.first { $0.id == id }!
-        return Conversation(id: c.id, kind: c.kind == .group ? .group : .direct, name: c.name, members: c.members,
+        return Conversation(id: c.id, kind: c.kind, name: c.name, members: c.members,
                             mutedBy: Set(c.mutedBy))
     }
 
@@ -86,12 +86,12 @@ final class ReferenceWorld {
         switch event.kind {
         case .callPlaced(let id, let conversationID, let caller, let media):
             let call = Call.placed(id: id, conversation: conversation(conversationID), caller: user(caller),
-                                   media: media == .video ? .video : .audio, ringDeadline: nowMs + 45_000)
+                                   media: media, ringDeadline: nowMs + 45_000)
             calls[id] = call
             return try poolse.callPlaced(call)
         case .roomStarted(let id, let conversationID, let by, let media):
             var call = Call(id: id, kind: .room, conversation: conversation(conversationID), caller: user(by),
-                            media: media == .video ? .video : .audio)
+                            media: media)
             call.joined.insert(by)
             calls[id] = call
             return []
@@ -119,13 +119,13 @@ final class ReferenceWorld {
             return []
         case .callEnded(let id, let reason):
             guard let call = calls.removeValue(forKey: id) else { return [] }
-            return try poolse.callEnded(call, reason: Sender.CallEndReason(rawValue: reason.rawValue)!)
+            return try poolse.callEnded(call, reason: reason)
         case .messageSent(let conversationID, let id, let sender, let text, let kind, let mentions):
             messages[conversationID, default: []].append((id, sender))
             let position = messages[conversationID]!.count
             cursors[conversationID, default: [:]][sender] = position
             let message = Message(id: id, conversationID: conversationID, sender: user(sender),
-                                  kind: Sender.MessageKind(rawValue: kind.rawValue)!, text: text, mentions: Set(mentions), sentAt: nowMs)
+                                  kind: kind, text: text, mentions: Set(mentions), sentAt: nowMs)
             let members = conversation(conversationID).members
             let totals = UnreadTotals(Dictionary(uniqueKeysWithValues: members.map { ($0, unreadTotal(of: $0)) }))
             return try poolse.messageSent(message, in: conversation(conversationID), unread: totals)

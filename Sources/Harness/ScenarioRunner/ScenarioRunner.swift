@@ -1,4 +1,5 @@
 // Plays a scenario through a sender against an embedded gateway and judges every event.
+import Clocks
 import Foundation
 import JSON
 import MockGateway
@@ -83,7 +84,7 @@ public enum ScenarioRunner {
         let app = ScenarioApp(scenario, judge: judge)
         let (bundleID, fcmProject) = (app.bundleID, app.fcmProject)
 
-        let clock = ContinuousClock()
+        let clock = MonotonicClock()
         let started = clock.now
         let devices = ScenarioDeviceIndex(scenario)
         let (tokenOfDevice, names, tokenOfComparable) = (devices.tokenOfDevice, devices.names, devices.tokenOfComparable)

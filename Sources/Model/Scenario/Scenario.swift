@@ -1,6 +1,7 @@
 // A scenario: who exists, what happens, and which deliveries each event must cause
 // (Specs/scenarios/README.md). Plain values only: the runner maps them onto a sender.
 import JSON
+import PushModel
 
 public enum Product: String, Sendable, CaseIterable {
     case poolse
@@ -127,11 +128,6 @@ public struct ScenarioDevice: Sendable, Equatable {
     public var kindName: String { platform == .android ? "Android" : voip ? "iOS PushKit" : "iOS alert" }
 }
 
-public enum ConversationKind: String, Sendable, Equatable {
-    case group
-    case direct
-}
-
 /// A poolse conversation, or a Concierge customer's conversation (`customer` set).
 public struct ScenarioConversation: Sendable, Equatable {
     public var id: String
@@ -191,25 +187,6 @@ public enum TokenState: Sendable, Equatable {
     }
 }
 
-public enum CallMediaKind: String, Sendable, Equatable {
-    case audio
-    case video
-}
-
-public enum CallEndReason: String, Sendable, Equatable, CaseIterable {
-    case finished
-    case cancelled
-    case noAnswer = "no_answer"
-    case declinedAll = "declined_all"
-    case busyAll = "busy_all"
-}
-
-public enum MessageKind: String, Sendable, Equatable {
-    case text
-    case custom
-    case system
-}
-
 /// Who wrote a Concierge reply.
 public enum ReplyAuthor: Sendable, Equatable {
     case teamMember(name: String)
@@ -219,8 +196,8 @@ public enum ReplyAuthor: Sendable, Equatable {
 public struct ScenarioEvent: Sendable {
     public enum Kind: Sendable, Equatable {
         // poolse calls and rooms
-        case callPlaced(call: String, conversation: String, caller: String, media: CallMediaKind)
-        case roomStarted(call: String, conversation: String, by: String, media: CallMediaKind)
+        case callPlaced(call: String, conversation: String, caller: String, media: CallMedia)
+        case roomStarted(call: String, conversation: String, by: String, media: CallMedia)
         case callAnswered(call: String, user: String, device: String)
         case callDeclined(call: String, user: String, device: String?)
         case callBusy(call: String, user: String)

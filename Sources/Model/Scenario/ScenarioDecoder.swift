@@ -1,6 +1,7 @@
 // Reads a scenario file (format 1, Specs/scenarios/README.md). Every problem is a
 // `JSONFieldError` naming its key path (`events[3].caller: unknown person "zed"`).
 import JSON
+import PushModel
 
 extension Scenario {
     static let topKeys = ["format", "description", "product", "app", "start_ms", "workspace", "tenant", "concierge",
@@ -291,7 +292,7 @@ struct ScenarioReader {
             guard calls[call] == nil else { throw f.fail("call", "call \"\(call)\" was already placed") }
             let conversation = try conversationRef(f, "conversation")
             let person = try member(f, type == "call.placed" ? "caller" : "by", of: conversation)
-            let media = CallMediaKind(rawValue: try f.choice("media", ["audio", "video"]) ?? "audio")!
+            let media = CallMedia(rawValue: try f.choice("media", ["audio", "video"]) ?? "audio")!
             calls[call] = type == "room.started"
             return type == "call.placed"
                 ? .callPlaced(call: call, conversation: conversation.id, caller: person, media: media)

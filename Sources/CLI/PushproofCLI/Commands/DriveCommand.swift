@@ -1,6 +1,7 @@
 import Driver
 import Foundation
 import JSON
+import Metrics
 import PushModel
 import Sender
 import Synchronization
@@ -179,12 +180,12 @@ struct DriveCommand: Subcommand {
         }
 
         let workspace: GroupWorkspace
-        let dispatcher: DeliveryDispatcher
+        let pool: DeliveryPool
         do {
             workspace = try GroupWorkspace(members: members, store: store,
                                            app: AppConfig(iosBundleID: options.bundleID, fcmProjectID: projectID), scope: 0x20)
-            dispatcher = try options.makeDispatcher(credentials: credentials, projectID: projectID, store: store,
-                                                    minimumInFlight: runnerWorkers, log: { _ in })
+            pool = try options.makePool(credentials: credentials, projectID: projectID, store: store,
+                                        minimumInFlight: runnerWorkers, log: { _ in })
         } catch {
             printError("pushproof drive: \(error)")
             return ExitCode.failure
@@ -193,7 +194,7 @@ struct DriveCommand: Subcommand {
             try markTokensGone(in: workspace)
         } catch {
             printError("pushproof drive: \(error)")
-            await dispatcher.shutdown()
+            await pool.shutdown()
             return ExitCode.failure
         }
 
@@ -211,20 +212,20 @@ struct DriveCommand: Subcommand {
         let result: RunResult
         let progress = TerminalProgress.start(counters, unit: scenario == .ringFanout ? "calls" : "messages", quiet: reporting.quiet)
         do {
-            let sender = SenderTarget(dispatcher: dispatcher)
+            let sender = SenderTarget(pool: pool)
             let target: any PushTarget = progress == nil ? sender : ProgressTarget(target: sender, counters: counters)
             result = try await LoadRunner(plan: plan, target: target).run(source: source)
             await progress?.stop()
         } catch {
             await progress?.stop()
             printError("pushproof drive: \(error)")
-            await dispatcher.shutdown()
+            await pool.shutdown()
             return ExitCode.usage
         }
-        await dispatcher.shutdown()
+        await pool.shutdown()
 
         var summary = result.summary
-        let statistics = dispatcher.statistics
+        let statistics = pool.statistics
         summary.notes.append(cleanupNote(statistics))
         if let error = sourceError.text.withLock({ $0 }) { summary.notes.append("the run stopped early: \(error)") }
         if statistics.dryRuns > 0 {
@@ -334,9 +335,9 @@ struct DriveCommand: Subcommand {
         let cleanup = s.tokenCleanup
         var note = "token cleanup: \(s.tokensRemoved) pushes found their token gone, \(s.devicesDeleted) devices deleted from the store"
         if s.tokenRemovalErrors > 0 { note += ", \(s.tokenRemovalErrors) deletions failed" }
-        if cleanup.count > 0 {
-            note += "; answer to deletion mean \(Format.milliseconds(UInt64(cleanup.meanNanoseconds))) ms, "
-                + "max \(Format.milliseconds(UInt64(cleanup.maxNanoseconds))) ms"
+        if cleanup.totalCount > 0 {
+            note += "; answer to deletion mean \(Format.milliseconds(UInt64(cleanup.mean))) ms, "
+                + "max \(Format.milliseconds(cleanup.max)) ms"
         }
         return note
     }
@@ -344,9 +345,9 @@ struct DriveCommand: Subcommand {
     private func cleanupJSON(_ s: DeliveryStatistics) -> JSONValue {
         [
             "tokens_removed": .number(Double(s.tokensRemoved)), "devices_deleted": .number(Double(s.devicesDeleted)),
-            "removal_errors": .number(Double(s.tokenRemovalErrors)), "latency_count": .number(Double(s.tokenCleanup.count)),
-            "latency_mean_ms": .number(Double(s.tokenCleanup.meanNanoseconds) / 1e6),
-            "latency_max_ms": .number(Double(s.tokenCleanup.maxNanoseconds) / 1e6),
+            "removal_errors": .number(Double(s.tokenRemovalErrors)), "latency_count": .number(Double(s.tokenCleanup.totalCount)),
+            "latency_mean_ms": .number(s.tokenCleanup.mean / 1e6),
+            "latency_max_ms": .number(Double(s.tokenCleanup.max) / 1e6),
         ]
     }
 }

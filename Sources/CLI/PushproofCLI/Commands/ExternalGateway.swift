@@ -2,6 +2,7 @@
 // elsewhere. Token states and faults go through its control API (`PUT /tokens/<t>`,
 // `PUT /faults/<route>`), and what reached it for each event is read back from its request
 // journal (`GET /requests?since=SEQ`, long-polled with `wait_ms`).
+import Clocks
 import Foundation
 import JSON
 import MockGateway
@@ -53,7 +54,7 @@ final class ExternalGateway: ScenarioGateway {
     /// Long polls `GET /requests?since=…&wait_ms=…`: each answer brings what arrived; the event
     /// is answered once enough pushes were accepted and a poll of the settle time found nothing.
     func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) throws(GatewayStartError) {
-        let clock = ContinuousClock()
+        let clock = MonotonicClock()
         let deadline = clock.now + .milliseconds(options.eventTimeoutMilliseconds)
         var since = mark.position
         var accepted = 0

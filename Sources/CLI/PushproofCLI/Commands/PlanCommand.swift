@@ -188,9 +188,9 @@ struct PlanCommand: Subcommand {
             senderOptions.connections = setup.connections
             // Every push of a call in flight at once: the connections' streams are the limit.
             senderOptions.maxInFlight = max(1, setup.connections * options.streams)
-            let dispatcher: DeliveryDispatcher
+            let pool: DeliveryPool
             do {
-                dispatcher = try senderOptions.makeDispatcher(credentials: credentials, projectID: projectID, store: store, log: { _ in })
+                pool = try senderOptions.makePool(credentials: credentials, projectID: projectID, store: store, log: { _ in })
             } catch {
                 printError("pushproof plan: \(error)")
                 return ExitCode.failure
@@ -205,22 +205,22 @@ struct PlanCommand: Subcommand {
                 } catch {
                     await progress?.stop()
                     printError("pushproof plan: the ring rules failed: \(error)")
-                    await dispatcher.shutdown()
+                    await pool.shutdown()
                     return ExitCode.failure
                 }
-                let results = await dispatcher.deliverAll(pushes)
+                let results = await pool.deliver(contentsOf: pushes)
                 counters.played.add(1, ordering: .relaxed)
                 counters.pushes.add(results.count, ordering: .relaxed)
                 guard round > 0 else { continue }  // the warm-up call opens connections and signs tokens
                 measurement.pushesPerCall = pushes.count
                 var last = started
-                for timed in results {
-                    if case .delivered = timed.result.outcome { last = max(last, timed.finishedAt) } else { measurement.undelivered += 1 }
+                for result in results {
+                    if case .delivered = result.outcome { last = max(last, result.finishedAt) } else { measurement.undelivered += 1 }
                 }
                 measurement.ringAllNanoseconds.append(last - started)
             }
-            await dispatcher.shutdown()
-            measurement.connectionsOpened = dispatcher.statistics.connectionsOpened
+            await pool.shutdown()
+            measurement.connectionsOpened = pool.statistics.connectionsOpened
             measurements.append(measurement)
             progress?.clear()
             printNow("  " + line(for: measurement, target: target))

@@ -105,16 +105,16 @@ struct SendCommand: Subcommand {
             printError("pushproof send: \(error)")
             return ExitCode.ioError
         }
-        let dispatcher: DeliveryDispatcher
+        let pool: DeliveryPool
         do {
-            dispatcher = try options.makeDispatcher(credentials: credentials, projectID: projectID, store: store,
-                                                    log: { printNow($0) })
+            pool = try options.makePool(credentials: credentials, projectID: projectID, store: store,
+                                        log: { printNow($0) })
         } catch {
             printError("pushproof send: \(error)")
             return ExitCode.failure
         }
         let dryRun = credentials.apns == nil && credentials.fcm == nil
-        var run = SendRun(dispatcher: dispatcher, dryRun: dryRun)
+        var run = SendRun(pool: pool, dryRun: dryRun)
         printNow("pushproof send \(scenario.rawValue): APNs \(options.apnsURL), FCM \(options.fcmURL) (project \(projectID)), "
                  + "\(options.transportDescription), \(options.senders) delivery thread(s)"
                  + (dryRun ? "; no credentials: every push is logged, nothing is sent" : ""))
@@ -130,15 +130,15 @@ struct SendCommand: Subcommand {
             }
         } catch let error as AdminError {
             printError("pushproof send: \(error)")
-            await dispatcher.shutdown()
+            await pool.shutdown()
             return ExitCode.failure
         } catch {
             printError("pushproof send: \(error)")
-            await dispatcher.shutdown()
+            await pool.shutdown()
             return ExitCode.ioError
         }
-        await dispatcher.shutdown()
-        let statistics = dispatcher.statistics
+        await pool.shutdown()
+        let statistics = pool.statistics
         run.printByKind()
         printNow("connections opened \(statistics.connectionsOpened), requests \(statistics.attemptsSent) "
                  + "(retries \(statistics.retriesScheduled)), provider tokens signed \(statistics.providerTokensSigned), "

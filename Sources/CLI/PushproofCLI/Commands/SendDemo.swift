@@ -97,7 +97,7 @@ extension SendCommand {
         let again = Call.placed(id: "call-\(now + 1)", conversation: conversation, caller: alice, media: .audio, ringDeadline: now + 46_000)
         let secondRing = try rules.callPlaced(again)
         let deletedTokens = Set(deleted.map(\.device.token))
-        let skipped = ringResults.map(\.result.device).filter { d in !secondRing.contains { $0.device.token == d.token } }
+        let skipped = ringResults.map(\.device).filter { d in !secondRing.contains { $0.device.token == d.token } }
         let sentToDeleted = secondRing.filter { deletedTokens.contains($0.device.token) }.count
         await run.step("second ring", secondRing)
         printNow("  first ring \(run.steps[0].pushes) pushes, second ring \(secondRing.count): skipped "

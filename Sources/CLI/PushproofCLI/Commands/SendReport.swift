@@ -14,8 +14,8 @@ extension SendCommand {
             "provider_tokens_signed": .number(Double(s.providerTokensSigned)),
             "access_tokens_fetched": .number(Double(s.accessTokensFetched)),
             "devices_deleted": .number(Double(s.devicesDeleted)), "token_removal_errors": .number(Double(s.tokenRemovalErrors)),
-            "token_cleanup_mean_ms": .number(Double(s.tokenCleanup.meanNanoseconds) / 1e6),
-            "token_cleanup_max_ms": .number(Double(s.tokenCleanup.maxNanoseconds) / 1e6),
+            "token_cleanup_mean_ms": .number(s.tokenCleanup.mean / 1e6),
+            "token_cleanup_max_ms": .number(Double(s.tokenCleanup.max) / 1e6),
         ]
     }
 }
@@ -40,7 +40,7 @@ struct SendRun {
         }
     }
 
-    let dispatcher: DeliveryDispatcher
+    let pool: DeliveryPool
     let dryRun: Bool
     var steps: [Step] = []
     /// Per push kind, in order of first appearance: outcome counts.
@@ -73,36 +73,36 @@ struct SendRun {
         })]
     }
 
-    init(dispatcher: DeliveryDispatcher, dryRun: Bool) {
-        self.dispatcher = dispatcher
+    init(pool: DeliveryPool, dryRun: Bool) {
+        self.pool = pool
         self.dryRun = dryRun
     }
 
     /// Delivers `pushes`, prints one line about them, and returns the step with its results.
     @discardableResult
-    mutating func step(_ name: String, _ pushes: [PushRequest], startedAt: UInt64? = nil) async -> (step: Step, results: [TimedResult]) {
+    mutating func step(_ name: String, _ pushes: [PushRequest], startedAt: UInt64? = nil) async -> (step: Step, results: [PushResult]) {
         let start = startedAt ?? SystemClock.monotonicNanoseconds()
-        let results = await dispatcher.deliverAll(pushes)
+        let results = await pool.deliver(contentsOf: pushes)
         let end = SystemClock.monotonicNanoseconds()
         var counts: [String: Int] = [:]
         var order: [String] = []
         var lastFinish = start, lastDelivered: UInt64 = 0
-        for timed in results {
-            let key = Self.key(timed.result.outcome)
+        for result in results {
+            let key = Self.key(result.outcome)
             if counts[key] == nil { order.append(key) }
             counts[key, default: 0] += 1
-            lastFinish = max(lastFinish, timed.finishedAt)
-            switch timed.result.outcome {
-            case .delivered, .dryRun: noteDelivery(timed.result)
+            lastFinish = max(lastFinish, result.finishedAt)
+            switch result.outcome {
+            case .delivered, .dryRun: noteDelivery(result)
             default: break
             }
-            switch timed.result.outcome {
-            case .delivered: lastDelivered = max(lastDelivered, timed.finishedAt)
-            case .tokenRemoved(let reason): removed.append((timed.result.device, reason))
+            switch result.outcome {
+            case .delivered: lastDelivered = max(lastDelivered, result.finishedAt)
+            case .tokenRemoved(let reason): removed.append((result.device, reason))
             case .failed: failedCount += 1
             case .dryRun: break
             }
-            let kind = timed.result.kind
+            let kind = result.kind
             if let index = byKind.firstIndex(where: { $0.kind == kind }) {
                 byKind[index].outcomes[key, default: 0] += 1
             } else {
@@ -136,7 +136,7 @@ struct SendRun {
         for (kind, outcomes) in byKind {
             let total = outcomes.values.reduce(0, +)
             let detail = outcomes.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-            printNow("  " + kind.padding(to: width + 1) + String(total).leftPadded(to: 6) + " sent: " + detail)
+            printNow("  " + kind.padding(to: width + 1) + String(total).leftPadded(6) + " sent: " + detail)
         }
     }
 
@@ -151,11 +151,5 @@ struct SendRun {
             "pushes": .number(Double(steps.reduce(0) { $0 + $1.pushes })),
             "failed": .number(Double(failedCount)),
         ]
-    }
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: " ", count: width - count) + self
     }
 }

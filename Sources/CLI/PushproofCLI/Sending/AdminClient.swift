@@ -1,8 +1,7 @@
 // A client for the gateway's control API (`pushproof serve --admin`), which listens on
-// loopback in cleartext; libcurl does the HTTP.
-import CCurl
-import Foundation
+// loopback in cleartext; the sender's libcurl wrapper does the HTTP.
 import JSON
+import Sender
 
 struct AdminError: Error, CustomStringConvertible {
     var message: String
@@ -54,49 +53,17 @@ struct AdminClient {
         return specViolations(inMetrics: try metrics()) ?? 0
     }
 
-    /// One request with libcurl's easy interface (cold path: a handful of calls per run).
+    /// One request through the sender's libcurl wrapper (cold path: a handful of calls per run).
     func request(_ method: String, _ path: String, body: String?) throws(AdminError) -> (status: Int, body: String) {
-        guard let handle = curl_easy_init() else { throw AdminError(message: "control API: libcurl could not start") }
-        defer { curl_easy_cleanup(handle) }
         let url = baseURL + path
-        var headers: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headers) }
-        let received = ResponseBuffer()
-        let unmanaged = Unmanaged.passRetained(received)
-        defer { unmanaged.release() }
-        _ = cshim_easy_setopt_string(handle, CURLOPT_URL, url)
-        _ = cshim_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
-        _ = cshim_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, 10_000)
-        _ = cshim_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
-        // Loopback only: never through a proxy from the environment.
-        _ = cshim_easy_setopt_string(handle, CURLOPT_NOPROXY, "*")
-        _ = cshim_easy_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION, { data, size, count, context in
-            guard let data, let context else { return 0 }
-            let buffer = Unmanaged<ResponseBuffer>.fromOpaque(context).takeUnretainedValue()
-            buffer.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
-            return size * count
-        })
-        _ = cshim_easy_setopt_ptr(handle, CURLOPT_WRITEDATA, unmanaged.toOpaque())
-        if let body {
-            headers = curl_slist_append(headers, "content-type: application/json")
-            _ = cshim_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers)
-            // libcurl keeps its own copy of the body (JSON text, no NUL bytes).
-            _ = cshim_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.utf8.count))
-            _ = cshim_easy_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, body)
+        do {
+            let response = try CurlRequest.perform(method, url: url, headers: body == nil ? [] : ["content-type: application/json"],
+                                                   body: body.map { Array($0.utf8) })
+            return (response.status, String(decoding: response.body, as: UTF8.self))
+        } catch {
+            throw AdminError(message: "control API \(error)")
         }
-        let code = curl_easy_perform(handle)
-        guard code == CURLE_OK else {
-            throw AdminError(message: "control API \(method) \(url): \(String(cString: curl_easy_strerror(code)))")
-        }
-        var status = 0
-        _ = cshim_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return (status, String(decoding: received.bytes, as: UTF8.self))
     }
-}
-
-/// Collects a response body inside libcurl's write callback.
-private final class ResponseBuffer {
-    var bytes: [UInt8] = []
 }
 
 /// The sum of every `pushproof_spec_violations_total` sample in Prometheus text, nil when the

@@ -141,8 +141,8 @@ struct SenderOptions {
     /// `senders` deliverers over one device store. They share one APNs provider token: Apple
     /// answers TooManyProviderTokenUpdates when a team's token changes more often than every
     /// 20 minutes, which separately signed tokens would look like.
-    func makeDispatcher(credentials: DeliveryCredentials, projectID: String, store: any DeviceStore,
-                        minimumInFlight: Int = 0, log: @escaping @Sendable (String) -> Void) throws(DeliveryError) -> DeliveryDispatcher {
+    func makePool(credentials: DeliveryCredentials, projectID: String, store: any DeviceStore,
+                        minimumInFlight: Int = 0, log: @escaping @Sendable (String) -> Void) throws(DeliveryError) -> DeliveryPool {
         var shared = credentials
         if senders > 1, let apns = credentials.apns { shared.apns = SharedProviderToken(apns) }
         let configuration = deliveryConfiguration(projectID: projectID, minimumInFlight: minimumInFlight)
@@ -150,7 +150,7 @@ struct SenderOptions {
         for _ in 0..<senders {
             deliverers.append(try PushDeliverer(configuration: configuration, credentials: shared, deviceStore: store, log: log))
         }
-        return DeliveryDispatcher(deliverers: deliverers)
+        return DeliveryPool(deliverers: deliverers)
     }
 
     /// "h2c" or "TLS", and the connection bound in effect, for reports.

@@ -9,8 +9,8 @@ private let curlGlobalInitResult: CURLcode = curl_global_init(Int(CURL_GLOBAL_AL
 
 /// Runs on the delivery thread only; nothing here is shared.
 final class CurlLoop {
-    private let shared: DeliveryShared
-    private let configuration: DeliveryConfiguration
+    let shared: DeliveryShared
+    let configuration: DeliveryConfiguration
     private let multi: UnsafeMutableRawPointer
     private var idleTransfers: [CurlTransfer] = []
     private var allTransfers: [CurlTransfer] = []
@@ -18,12 +18,9 @@ final class CurlLoop {
     private var activeTransfers = 0
     /// Pushes waiting for their backoff, soonest last (so the next due pops off the end).
     private var retryQueue: [(due: UInt64, job: DeliveryJob)] = []
-    /// FCM pushes waiting for an access token.
-    private var waitingForAccessToken: [DeliveryJob] = []
     private var providerTokens: ProviderTokenCache?
-    private var accessTokens: AccessTokenCache
-    private var accessTokenRequestInFlight = false
-    private var lastAccessTokenFailure: UInt64?
+    /// The FCM access token and its fetch (`requestAccessToken`).
+    var accessTokenFetch: AccessTokenFetch
     private var random = SystemRandomNumberGenerator()
     /// The gateways' origins (two or three, so a linear search beats hashing the name).
     private var origins: [Origin] = []
@@ -88,7 +85,7 @@ final class CurlLoop {
         providerTokens = shared.credentials.apns.map {
             ProviderTokenCache(source: $0, refreshSeconds: shared.configuration.apnsTokenRefreshSeconds)
         }
-        accessTokens = AccessTokenCache(refreshMarginSeconds: shared.configuration.accessTokenRefreshMarginSeconds)
+        accessTokenFetch = AccessTokenFetch(cache: AccessTokenCache(refreshMarginSeconds: shared.configuration.accessTokenRefreshMarginSeconds))
         // HTTP/2 multiplexing: many streams per connection, at most N connections per host.
         _ = cshim_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
         _ = cshim_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, Self.effectiveConnectionsPerHost(configuration))
@@ -144,7 +141,7 @@ final class CurlLoop {
     }
 
     private var isIdle: Bool {
-        activeTransfers == 0 && retryQueue.isEmpty && waitingForAccessToken.isEmpty && !origins.contains { $0.hasWaiting }
+        activeTransfers == 0 && retryQueue.isEmpty && accessTokenFetch.waiting.isEmpty && !origins.contains { $0.hasWaiting }
     }
 
     private func pollTimeoutMilliseconds() -> Int32 {
@@ -224,23 +221,23 @@ final class CurlLoop {
     }
 
     private func beginFCM(_ job: DeliveryJob) {
-        switch accessTokens.state(now: Int(SystemClock.wallClockSeconds())) {
+        switch accessTokenFetch.cache.state(now: Int(SystemClock.wallClockSeconds())) {
         case .fresh(let token):
             sendFCM(job, accessToken: token)
         case .refreshSoon(let token):
             sendFCM(job, accessToken: token)
             // Keep using the valid token; fetch the next one alongside, at most every 10 s after a failure.
-            if let failedAt = lastAccessTokenFailure, SystemClock.monotonicNanoseconds() - failedAt < 10_000_000_000 { return }
+            if let failedAt = accessTokenFetch.lastFailure, SystemClock.monotonicNanoseconds() - failedAt < 10_000_000_000 { return }
             requestAccessToken()
         case .missing:
-            waitingForAccessToken.append(job)
+            accessTokenFetch.waiting.append(job)
             requestAccessToken()
         }
     }
 
-    private func sendFCM(_ job: DeliveryJob, accessToken: String) {
+    func sendFCM(_ job: DeliveryJob, accessToken: String) {
         var job = job
-        job.credentialGeneration = accessTokens.generation
+        job.credentialGeneration = accessTokenFetch.cache.generation
         guard let source = shared.credentials.fcm else {
             shared.finish(job, .failed(reason: "MissingFCMCredentials", status: 0))
             return
@@ -264,36 +261,12 @@ final class CurlLoop {
         startTransfer(url: url, origin: fcmOrigin, headers: fcmHeaderCache.set, body: job.push.body, purpose: .push(job))
     }
 
-    /// Google's JWT-bearer grant: POST the RS256 assertion, form-encoded, to the token URL.
-    private func requestAccessToken() {
-        guard !accessTokenRequestInFlight else { return }
-        guard let source = shared.credentials.fcm else {
-            failAccessTokenWaiters(verdict: .fail(reason: "MissingFCMCredentials", status: 0))
-            return
-        }
-        let tokenURL = configuration.oauthTokenURL ?? source.tokenURI
-        let assertion: String
-        do {
-            assertion = try source.makeAssertion(audience: tokenURL, issuedAt: Int(SystemClock.wallClockSeconds()), lifetime: 3600)
-        } catch {
-            failAccessTokenWaiters(verdict: .fail(reason: "OAuthAssertionFailed: \(error)", status: 0))
-            return
-        }
-        let body = "grant_type=" + formEncoded("urn:ietf:params:oauth:grant-type:jwt-bearer")
-            + "&assertion=" + formEncoded(assertion)
-        accessTokenRequestInFlight = true
-        startTransfer(
-            url: tokenURL, origin: Self.origin(of: tokenURL),
-            headers: CurlTransfer.HeaderSet(id: 0, lines: ["content-type: application/x-www-form-urlencoded", "Accept:", "Expect:"]),
-            body: Array(body.utf8), purpose: .accessToken)
-    }
-
     /// Starts one request, or queues it behind its origin. The first request to an origin goes
     /// alone and the rest wait for its answer: APNs lets a new connection carry one stream
     /// until a request with a valid provider token succeeds (apns.md, "Transport"), so a burst
     /// on a fresh connection is refused or answered with GOAWAY; and on libcurl before 8.0
     /// only that first h2c request may use prior knowledge (`CurlTransfer.priorKnowledgeReuseIsBroken`).
-    private func startTransfer(url: String, origin: String, headers: CurlTransfer.HeaderSet, body: [UInt8], purpose: CurlTransfer.Purpose) {
+    func startTransfer(url: String, origin: String, headers: CurlTransfer.HeaderSet, body: [UInt8], purpose: CurlTransfer.Purpose) {
         let request = ParkedRequest(url: url, origin: origin, headers: headers, body: body, purpose: purpose)
         let index = originIndex(origin)
         switch origins[index].state {
@@ -404,7 +377,7 @@ final class CurlLoop {
             job.attempts += 1
             handle(verdict, for: job, answeredAt: SystemClock.monotonicNanoseconds())
         case .accessToken:
-            accessTokenRequestInFlight = false
+            accessTokenFetch.requestInFlight = false
             failAccessTokenWaiters(verdict: verdict)
         case .idle:
             break
@@ -456,7 +429,7 @@ final class CurlLoop {
                 }
                 handle(verdict, for: job, answeredAt: answeredAt)
             case .accessToken:
-                accessTokenRequestInFlight = false
+                accessTokenFetch.requestInFlight = false
                 handleAccessTokenAnswer(answer, status: status)
             case .idle:
                 break
@@ -464,7 +437,7 @@ final class CurlLoop {
         }
     }
 
-    private func handle(_ verdict: DeliveryVerdict, for job: DeliveryJob, answeredAt: UInt64) {
+    func handle(_ verdict: DeliveryVerdict, for job: DeliveryJob, answeredAt: UInt64) {
         switch verdict {
         case .delivered(let id):
             shared.finish(job, .delivered(id: id))
@@ -488,7 +461,7 @@ final class CurlLoop {
             }
             switch job.push.transport {
             case .apns: providerTokens?.invalidate(generation: job.credentialGeneration)
-            case .fcm: accessTokens.invalidate(generation: job.credentialGeneration)
+            case .fcm: accessTokenFetch.cache.invalidate(generation: job.credentialGeneration)
             }
             schedule(job, afterSeconds: 0)
         }
@@ -501,41 +474,6 @@ final class CurlLoop {
         // Keep soonest last; retries are few, so a linear insert is fine.
         let index = retryQueue.firstIndex { $0.due <= due } ?? retryQueue.endIndex
         retryQueue.insert((due, job), at: index)
-    }
-
-    private func handleAccessTokenAnswer(_ answer: CurlTransfer.Answer, status: Int) {
-        if answer.transportError == nil, status == 200, let token = GatewayResponseBodies.oauthToken(answer.body) {
-            accessTokens.store(token.accessToken, expiresIn: token.expiresIn, now: Int(SystemClock.wallClockSeconds()))
-            lastAccessTokenFailure = nil
-            shared.metrics.accessTokensFetched.add(1, ordering: .relaxed)
-            let waiting = waitingForAccessToken
-            waitingForAccessToken.removeAll()
-            for job in waiting { sendFCM(job, accessToken: token.accessToken) }
-            return
-        }
-        lastAccessTokenFailure = SystemClock.monotonicNanoseconds()
-        let verdict: DeliveryVerdict
-        if case .retry(let reason, _, _)? = answer.transportError {
-            verdict = .retry(reason: "OAuthTokenUnavailable: " + reason, status: 0, retryAfter: nil)
-        } else {
-            let detail = GatewayResponseBodies.oauthError(answer.body) ?? "HTTP \(status)"
-            let reason = "OAuthTokenUnavailable: " + detail
-            verdict = ResponseClassifier.retryableStatuses.contains(status)
-                ? .retry(reason: reason, status: status, retryAfter: answer.retryAfter)
-                : .fail(reason: reason, status: status)
-        }
-        failAccessTokenWaiters(verdict: verdict)
-    }
-
-    /// The token fetch failed: each waiting push counts it as a failed attempt.
-    private func failAccessTokenWaiters(verdict: DeliveryVerdict) {
-        let waiting = waitingForAccessToken
-        waitingForAccessToken.removeAll()
-        let now = SystemClock.monotonicNanoseconds()
-        for var job in waiting {
-            job.attempts += 1
-            handle(verdict, for: job, answeredAt: now)
-        }
     }
 
     /// Header names and values go into the request verbatim: a CR, LF or NUL would let one

@@ -56,6 +56,9 @@ final class CurlTransfer {
     /// Error bodies are small; anything beyond this is dropped rather than buffered.
     static let maxBodyBytes = 64 * 1024
 
+    /// The most response body bytes kept (`maxBodyBytes` for pushes).
+    let bodyLimit: Int
+
     let easy: UnsafeMutableRawPointer
     /// The request headers as libcurl holds them, kept across requests: consecutive pushes
     /// usually carry the same header set (same push type, topic and provider token), and
@@ -74,9 +77,11 @@ final class CurlTransfer {
     fileprivate var apnsID: String?
     fileprivate var retryAfter: Double?
 
-    init?(configuration: DeliveryConfiguration, sockets: ConnectionSockets) {
+    /// `sockets` counts the connections the handle opens; nil for a one-shot request (`CurlRequest`).
+    init?(configuration: DeliveryConfiguration, sockets: ConnectionSockets?, bodyLimit: Int = CurlTransfer.maxBodyBytes) {
         guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
+        self.bodyLimit = bodyLimit
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         bodyCapacity = 1024
@@ -90,10 +95,12 @@ final class CurlTransfer {
         _ = cshim_easy_setopt_ptr(easy, CURLOPT_HEADERDATA, me)
         _ = cshim_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = cshim_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        _ = cshim_easy_setopt_sockopt_callback(easy, curlSocketOpened)
-        _ = cshim_easy_setopt_ptr(easy, CURLOPT_SOCKOPTDATA, sockets.callbackContext)
-        _ = cshim_easy_setopt_closesocket_callback(easy, curlSocketClosing)
-        _ = cshim_easy_setopt_ptr(easy, CURLOPT_CLOSESOCKETDATA, sockets.callbackContext)
+        if let sockets {
+            _ = cshim_easy_setopt_sockopt_callback(easy, curlSocketOpened)
+            _ = cshim_easy_setopt_ptr(easy, CURLOPT_SOCKOPTDATA, sockets.callbackContext)
+            _ = cshim_easy_setopt_closesocket_callback(easy, curlSocketClosing)
+            _ = cshim_easy_setopt_ptr(easy, CURLOPT_CLOSESOCKETDATA, sockets.callbackContext)
+        }
         // With no proxy variable set, libcurl would still look for one (getenv of each
         // spelling) on every request; saying "no proxy for any host" skips that, and is
         // what it would conclude anyway.
@@ -220,7 +227,7 @@ final class CurlTransfer {
     }
 
     fileprivate func appendBody(_ bytes: UnsafeRawBufferPointer) {
-        let room = Self.maxBodyBytes - body.count
+        let room = bodyLimit - body.count
         guard room > 0 else { return }
         body.append(contentsOf: bytes.prefix(room))
     }

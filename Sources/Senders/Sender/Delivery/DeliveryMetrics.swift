@@ -1,4 +1,6 @@
 // Counters a load test reads while pushes flow. Atomic, so reading never slows the loop.
+import Metrics
+import PushModel
 import Synchronization
 
 /// Live counters of a `PushDeliverer`.
@@ -22,8 +24,9 @@ public final class DeliveryMetrics: Sendable {
     public let devicesDeleted = Atomic<Int>(0)
     /// Deletions the store refused (the push then ends `.failed`).
     public let tokenRemovalErrors = Atomic<Int>(0)
-    /// Time from the gateway's answer to the device's deletion.
-    public let tokenCleanupLatency = LatencyHistogram()
+    /// Time from the gateway's answer to the device's deletion, in nanoseconds. Recorded by
+    /// the cleanup queue, read by `snapshot`.
+    private let tokenCleanupLatency = Mutex(HDRHistogram())
 
     public init() {}
 
@@ -38,7 +41,11 @@ public final class DeliveryMetrics: Sendable {
             accessTokensFetched: accessTokensFetched.load(ordering: .relaxed),
             tokenRemovalErrors: tokenRemovalErrors.load(ordering: .relaxed),
             devicesDeleted: devicesDeleted.load(ordering: .relaxed),
-            tokenCleanup: tokenCleanupLatency.snapshot)
+            tokenCleanup: tokenCleanupLatency.withLock { $0 })
+    }
+
+    func recordTokenCleanup(nanoseconds: UInt64) {
+        tokenCleanupLatency.withLock { $0.record(nanoseconds) }
     }
 
     func record(_ outcome: PushOutcome) {
@@ -55,45 +62,9 @@ public final class DeliveryMetrics: Sendable {
 public struct DeliveryStatistics: Sendable, Equatable {
     public var submitted, delivered, failed, tokensRemoved, dryRuns, attemptsSent, retriesScheduled: Int
     public var connectionsOpened, providerTokensSigned, accessTokensFetched, tokenRemovalErrors, devicesDeleted: Int
-    public var tokenCleanup: LatencyHistogram.Snapshot
+    /// Time from the gateway's answer to the device's deletion, nanoseconds.
+    public var tokenCleanup: HDRHistogram
 
     /// Pushes with an outcome.
     public var finished: Int { delivered + failed + tokensRemoved + dryRuns }
-}
-
-/// Count, sum, max and power-of-two buckets of durations in nanoseconds.
-public final class LatencyHistogram: Sendable {
-    /// Bucket i counts durations below 2^i microseconds (the last bucket takes the rest).
-    public static let bucketCount = 32
-
-    public struct Snapshot: Sendable, Equatable {
-        public var count: Int
-        public var sumNanoseconds: Int
-        public var maxNanoseconds: Int
-        public var buckets: [Int]
-
-        public var meanNanoseconds: Int { count == 0 ? 0 : sumNanoseconds / count }
-    }
-
-    private let state = Mutex(Snapshot(count: 0, sumNanoseconds: 0, maxNanoseconds: 0, buckets: Array(repeating: 0, count: LatencyHistogram.bucketCount)))
-
-    public init() {}
-
-    public func record(nanoseconds: Int) {
-        let value = max(0, nanoseconds)
-        var bucket = 0
-        var micros = value / 1000
-        while micros > 0, bucket < Self.bucketCount - 1 {
-            micros >>= 1
-            bucket += 1
-        }
-        state.withLock { state in
-            state.count += 1
-            state.sumNanoseconds &+= value
-            state.maxNanoseconds = max(state.maxNanoseconds, value)
-            state.buckets[bucket] += 1
-        }
-    }
-
-    public var snapshot: Snapshot { state.withLock { $0 } }
 }

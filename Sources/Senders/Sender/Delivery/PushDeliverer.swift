@@ -23,15 +23,17 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
 ///   requests to a gateway over at most `connectionsPerGateway` connections.
 /// - `send` suspends while `maxInFlight` pushes are unfinished (a retry waiting for its
 ///   backoff still counts), so a fast producer cannot queue without bound.
-/// - Every push ends with exactly one `PushOutcome`, yielded on `outcomes` and counted in
-///   `metrics`. A push the gateway accepted is never sent again.
+/// - Every push ends with exactly one `PushOutcome`, counted in `metrics` and handed to its
+///   waiter (`deliver`, or a `DeliveryPool`), or, when nobody waits for it (`send`), yielded on
+///   `outcomes`. A push the gateway accepted is never sent again.
 /// - A gateway without credentials runs dry: each push is logged as one line through `log`
 ///   and ends `.dryRun(line:)`; nothing is sent.
 public final class PushDeliverer: Sendable {
     public let configuration: DeliveryConfiguration
     public let metrics: DeliveryMetrics
-    /// Every push's result, in the order they finish. Unbounded: consume it, or ignore it
-    /// and read `metrics` (results then accumulate until the deliverer is released).
+    /// The result of every push handed over with `send` (pushes someone waits for go to their
+    /// waiter instead), in the order they finish. Unbounded: consume it, or ignore it and read
+    /// `metrics` (results then accumulate until the deliverer is released).
     public let outcomes: AsyncStream<PushResult>
     let shared: DeliveryShared
 
@@ -67,23 +69,36 @@ public final class PushDeliverer: Sendable {
     /// Suspends while `maxInFlight` pushes are unfinished.
     @discardableResult
     public func send(_ push: PushRequest) async -> UInt64 {
-        if shared.runsDry(push) { return shared.dryRun(push, completion: nil) }
-        _ = await shared.acquireSlots(upTo: 1)
-        return shared.enqueue(push, completion: nil)
+        await handOver([push], at: nil, to: nil)[0]
     }
 
     /// Hands pushes over in order; returns their tickets in the same order. Suspends while
     /// `maxInFlight` pushes are unfinished, and then waits for several slots at a time, so a
     /// fan-out of thousands costs a handful of hand-overs rather than one per push.
     public func send(contentsOf pushes: [PushRequest]) async -> [UInt64] {
+        await handOver(pushes, at: nil, to: nil)
+    }
+
+    /// Sends a push and waits for its outcome (not cancellable: a `DeliveryPool` is).
+    public func deliver(_ push: PushRequest) async -> PushResult {
+        let batch = ResultBatch([push], each: nil)
+        _ = await handOver([push], at: nil, to: batch)
+        return await batch.results()[0]
+    }
+
+    /// Hands `pushes` over in order and returns their tickets. With a `batch`, push `k` reports
+    /// to it at place `places?[k] ?? k`, and hand-over stops once the batch is abandoned;
+    /// without one, results go to `outcomes`.
+    func handOver(_ pushes: [PushRequest], at places: [Int]?, to batch: ResultBatch?) async -> [UInt64] {
         var tickets: [UInt64] = []
         tickets.reserveCapacity(pushes.count)
         var next = pushes.startIndex
         // The end of the run of live (not dry) pushes starting at `next`, found once per run.
         var liveEnd = next
         while next < pushes.endIndex {
+            if let batch, batch.isAbandoned { break }
             if shared.runsDry(pushes[next]) {
-                tickets.append(shared.dryRun(pushes[next], completion: nil))
+                tickets.append(shared.dryRun(pushes[next], waiter: batch.map { ($0, places?[next] ?? next) }))
                 next += 1
                 continue
             }
@@ -91,23 +106,10 @@ public final class PushDeliverer: Sendable {
                 liveEnd = pushes[next...].firstIndex { shared.runsDry($0) } ?? pushes.endIndex
             }
             let granted = await shared.acquireSlots(upTo: liveEnd - next)
-            tickets.append(contentsOf: shared.enqueue(pushes[next..<(next + granted)]))
+            tickets.append(contentsOf: shared.enqueue(pushes[next..<(next + granted)], places: places, waiter: batch))
             next += granted
         }
         return tickets
-    }
-
-    /// Sends a push and waits for its outcome.
-    public func deliver(_ push: PushRequest) async -> PushResult {
-        if !shared.runsDry(push) { _ = await shared.acquireSlots(upTo: 1) }
-        return await withCheckedContinuation { continuation in
-            let completion: @Sendable (PushResult) -> Void = { continuation.resume(returning: $0) }
-            if shared.runsDry(push) {
-                shared.dryRun(push, completion: completion)
-            } else {
-                shared.enqueue(push, completion: completion)
-            }
-        }
     }
 
     /// Stops taking pushes, lets every accepted push finish (retries included), stops the
@@ -130,7 +132,9 @@ struct DeliveryJob: Sendable {
     var push: PushRequest
     var attempts = 0
     var holdsSlot: Bool
-    var completion: (@Sendable (PushResult) -> Void)?
+    /// Who waits for the result, and at which place (nil: `outcomes`).
+    var waiter: ResultBatch?
+    var place = 0
     /// Which provider token or access token the last attempt carried.
     var credentialGeneration = 0
 }
@@ -310,14 +314,9 @@ final class DeliveryShared: Sendable {
         if let (continuation, granted) = woken { continuation.resume(returning: granted) }
     }
 
-    /// Queues a push for the loop thread; the caller holds a slot.
-    @discardableResult
-    func enqueue(_ push: PushRequest, completion: (@Sendable (PushResult) -> Void)?) -> UInt64 {
-        enqueue(CollectionOfOne(push), completion: completion)[0]
-    }
-
-    /// Queues pushes for the loop thread in one critical section; the caller holds a slot for each.
-    func enqueue(_ pushes: some Collection<PushRequest>, completion: (@Sendable (PushResult) -> Void)? = nil) -> [UInt64] {
+    /// Queues pushes for the loop thread in one critical section; the caller holds a slot for
+    /// each. A push's place in `waiter` is `places?[i] ?? i` for its index `i` in the hand-over.
+    func enqueue(_ pushes: ArraySlice<PushRequest>, places: [Int]?, waiter: ResultBatch?) -> [UInt64] {
         metrics.submitted.add(pushes.count, ordering: .relaxed)
         let (firstTicket, accepted, needsWake) = state.withLock { state -> (UInt64, Bool, Bool) in
             let firstTicket = state.nextTicket
@@ -328,8 +327,9 @@ final class DeliveryShared: Sendable {
             let wasEmpty = state.submissions.isEmpty
             let countBefore = state.submissions.count
             var ticket = firstTicket
-            for push in pushes {
-                state.submissions.append(DeliveryJob(ticket: ticket, push: push, holdsSlot: true, completion: completion))
+            for index in pushes.indices {
+                state.submissions.append(DeliveryJob(ticket: ticket, push: pushes[index], holdsSlot: true, waiter: waiter,
+                                                     place: places?[index] ?? index))
                 ticket += 1
             }
             let wake = (wasEmpty && state.loopActiveTransfers < wakeBelowActiveTransfers)
@@ -340,8 +340,8 @@ final class DeliveryShared: Sendable {
         if accepted {
             if needsWake { wake() }
         } else {
-            for (push, ticket) in zip(pushes, tickets) {
-                finish(DeliveryJob(ticket: ticket, push: push, holdsSlot: true, completion: completion),
+            for (index, ticket) in zip(pushes.indices, tickets) {
+                finish(DeliveryJob(ticket: ticket, push: pushes[index], holdsSlot: true, waiter: waiter, place: places?[index] ?? index),
                        .failed(reason: "DelivererShutDown", status: 0))
             }
         }
@@ -349,7 +349,7 @@ final class DeliveryShared: Sendable {
     }
 
     @discardableResult
-    func dryRun(_ push: PushRequest, completion: (@Sendable (PushResult) -> Void)?) -> UInt64 {
+    func dryRun(_ push: PushRequest, waiter: (batch: ResultBatch, place: Int)?) -> UInt64 {
         metrics.submitted.add(1, ordering: .relaxed)
         let ticket = state.withLock { state -> UInt64 in
             defer { state.nextTicket += 1 }
@@ -357,7 +357,7 @@ final class DeliveryShared: Sendable {
         }
         let line = DryRun.logLine(for: push, fcmProjectID: configuration.fcmProjectID)
         log(line)
-        finish(DeliveryJob(ticket: ticket, push: push, holdsSlot: false, completion: completion), .dryRun(line: line))
+        finish(DeliveryJob(ticket: ticket, push: push, holdsSlot: false, waiter: waiter?.batch, place: waiter?.place ?? 0), .dryRun(line: line))
         return ticket
     }
 
@@ -393,10 +393,14 @@ final class DeliveryShared: Sendable {
 
     /// The one place a push ends.
     func finish(_ job: DeliveryJob, _ outcome: PushOutcome) {
-        let result = PushResult(ticket: job.ticket, kind: job.push.kind, device: job.push.device, outcome: outcome, attempts: job.attempts)
+        let result = PushResult(ticket: job.ticket, kind: job.push.kind, device: job.push.device, outcome: outcome,
+                                attempts: job.attempts, finishedAt: SystemClock.monotonicNanoseconds())
         metrics.record(outcome)
-        continuation.yield(result)
-        job.completion?(result)
+        if let waiter = job.waiter {
+            waiter.complete(job.place, with: result)
+        } else {
+            continuation.yield(result)
+        }
         if job.holdsSlot { releaseSlot() }
     }
 
@@ -409,7 +413,7 @@ final class DeliveryShared: Sendable {
                     metrics.devicesDeleted.add(1, ordering: .relaxed)
                 }
                 let elapsed = SystemClock.monotonicNanoseconds() &- answeredAtNanoseconds
-                metrics.tokenCleanupLatency.record(nanoseconds: Int(clamping: elapsed))
+                metrics.recordTokenCleanup(nanoseconds: elapsed)
                 finish(job, .tokenRemoved(reason: reason))
             } catch {
                 metrics.tokenRemovalErrors.add(1, ordering: .relaxed)

@@ -1,9 +1,5 @@
 // Conversations, messages and read cursors (poolse seed, "New message", "Conversation read").
-
-public enum ConversationKind: String, Sendable, Hashable {
-    case direct
-    case group
-}
+import PushModel
 
 public struct Conversation: Sendable, Hashable {
     public var id: String
@@ -35,14 +31,6 @@ public struct Conversation: Sendable, Hashable {
     }
 
     public func hasMuted(_ userID: String) -> Bool { mutedBy.contains(userID) }
-}
-
-public enum MessageKind: String, Sendable, Hashable {
-    /// The only kind that sends a chat notification.
-    case text
-    /// "custom and system messages never send one." (poolse seed)
-    case custom
-    case system
 }
 
 public struct Message: Sendable, Hashable {

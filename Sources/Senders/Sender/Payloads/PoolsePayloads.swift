@@ -2,6 +2,7 @@
 // Every payload has cv "1", a type and (mostly) an event. iOS bodies keep JSON numbers; FCM data
 // maps carry every value as a string. Each builder writes the fields once and is called with the
 // encoding of the platform it serves.
+import PushModel
 
 public enum PoolsePayloads {
     /// "Every payload has cv: "1" (the payload version)".

@@ -205,6 +205,7 @@ public struct HDRHistogram: Sendable, Equatable {
         return 1 << UInt64(bucketIndex)
     }
 
+    /// A duration in whole nanoseconds: 0 when negative, `UInt64.max` when too large.
     public static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0 else { return 0 }

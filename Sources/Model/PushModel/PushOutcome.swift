@@ -1,5 +1,4 @@
 // What became of one push. Every push handed to a `PushDeliverer` ends with exactly one.
-import PushModel
 
 /// The single, final outcome of one push.
 public enum PushOutcome: Sendable, Equatable {
@@ -19,23 +18,4 @@ public enum PushOutcome: Sendable, Equatable {
     case dryRun(line: String)
 
     public var isDelivered: Bool { if case .delivered = self { true } else { false } }
-}
-
-/// One push's outcome with what identifies the push.
-public struct PushResult: Sendable {
-    /// The number `send` returned for this push.
-    public var ticket: UInt64
-    public var kind: String
-    public var device: Device
-    public var outcome: PushOutcome
-    /// How many times it went on the wire (0 for a dry run or a push refused before sending).
-    public var attempts: Int
-
-    public init(ticket: UInt64, kind: String, device: Device, outcome: PushOutcome, attempts: Int) {
-        self.ticket = ticket
-        self.kind = kind
-        self.device = device
-        self.outcome = outcome
-        self.attempts = attempts
-    }
 }

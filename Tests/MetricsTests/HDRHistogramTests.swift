@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Driver
+@testable import Metrics
 
 /// A seeded generator so failures reproduce.
 struct SplitMix64: RandomNumberGenerator {

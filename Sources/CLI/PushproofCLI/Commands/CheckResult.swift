@@ -1,0 +1,231 @@
+// `check`'s tallies per spec and its reports (text, JSON, JUnit).
+import Clocks
+import Driver
+import Foundation
+import JSON
+import Metrics
+import PushModel
+import RecordLine
+import Scenario
+import SpecValidator
+
+/// Tallies per spec, and keeps the first failures of each. Pushes no product claims are counted
+/// apart (`notCovered`, by topic or project); they fail only with `requireSpec`, or when the
+/// gateway noted something on them.
+struct CheckResult {
+    struct Tally {
+        var checked = 0
+        var passed = 0
+        var failures: [(sequence: Int, violations: [SpecViolation])] = []
+        var failed = 0
+    }
+
+    static let unmatchedRow = "(unmatched)"
+    static let notCoveredRow = "(not covered)"
+
+    let specIDs: [String]
+    let maxFailures: Int
+    let requireSpec: Bool
+    var tallies: [String: Tally] = [:]
+    /// Claimed pushes no spec of their product recognises.
+    var unmatched = Tally()
+    /// Pushes no product claims that failed anyway (`requireSpec`, gateway warnings).
+    var notCoveredFailures = Tally()
+    /// Every push no product claims, by what it carried (`UncoveredRequest.label`).
+    var notCovered: [String: Int] = [:]
+    var outOfScope = 0
+    var unreadable: [(line: Int, problem: String)] = []
+    /// Lines that decoded as requests (judged or out of scope).
+    var recordedCount = 0
+    /// `--min-requests`: fewer recorded requests fail the check.
+    var minRequests = 0
+    /// Jumps in `seq`: lines the gateway lost.
+    var sequenceGaps: [SequenceCheck.Gap] = []
+
+    /// The record holds what was asked of it: no lost lines, at least `minRequests` requests.
+    var recordingComplete: Bool { sequenceGaps.isEmpty && recordedCount >= minRequests }
+
+    /// Why the recording itself fails, one sentence each.
+    var recordingProblems: [String] {
+        var problems = sequenceGaps.prefix(20).map(\.description)
+        if sequenceGaps.count > 20 { problems.append("… and \(sequenceGaps.count - 20) more seq gaps") }
+        if recordedCount < minRequests {
+            problems.append("only \(recordedCount) request\(recordedCount == 1 ? "" : "s") recorded, --min-requests \(minRequests)")
+        }
+        return problems
+    }
+
+    init(specIDs: [String], maxFailures: Int, requireSpec: Bool = false) {
+        self.specIDs = specIDs
+        self.maxFailures = maxFailures
+        self.requireSpec = requireSpec
+    }
+
+    var failedCount: Int { tallies.values.reduce(0) { $0 + $1.failed } + unmatched.failed + notCoveredFailures.failed }
+    var checkedCount: Int { tallies.values.reduce(0) { $0 + $1.checked } + unmatched.checked + notCoveredFailures.checked }
+    var notCoveredCount: Int { notCovered.values.reduce(0, +) }
+
+    /// `gatewayWarnings`: the record's `verdict.gateway_warnings`, a failure wherever they are.
+    mutating func add(_ verdict: SpecVerdict, gatewayWarnings: [String] = [], sequence: Int) {
+        if verdict.outOfScope { outOfScope += 1; return }
+        var violations = verdict.violations
+        for warning in gatewayWarnings {
+            violations.append(SpecViolation(pointer: .root, rule: "gateway-warning", source: nil, expected: "no gateway warning",
+                                            found: JSONValue.string(warning).serialized(), message: "the gateway noted: \(warning)"))
+        }
+        if let uncovered = verdict.uncovered {
+            notCovered[uncovered.label, default: 0] += 1
+            if requireSpec {
+                violations.append(SpecViolation(pointer: .root, rule: "not-covered", source: nil, expected: "a push a product claims",
+                                                found: JSONValue.string(uncovered.label).serialized(),
+                                                message: "no product claims this push (--require-spec)"))
+            }
+            guard !violations.isEmpty else { return }
+            notCoveredFailures.checked += 1
+            notCoveredFailures.failed += 1
+            if notCoveredFailures.failures.count < maxFailures { notCoveredFailures.failures.append((sequence, violations)) }
+            return
+        }
+        let id = verdict.specID
+        var tally = id.flatMap { tallies[$0] } ?? (id == nil ? unmatched : Tally())
+        tally.checked += 1
+        if violations.isEmpty {
+            tally.passed += 1
+        } else {
+            tally.failed += 1
+            if tally.failures.count < maxFailures { tally.failures.append((sequence, violations)) }
+        }
+        if let id { tallies[id] = tally } else { unmatched = tally }
+    }
+
+    /// The rows after the specs': set-level tallies, when they hold anything.
+    private var extraRows: [(id: String, tally: Tally)] {
+        [(Self.unmatchedRow, unmatched), (Self.notCoveredRow, notCoveredFailures)].filter { $0.tally.checked > 0 }
+    }
+
+    /// `not covered by any spec: 2647 pushes to com.example.loop`, one line per topic or project, most first.
+    var notCoveredLines: [String] {
+        notCovered.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map { label, count in
+            "not covered by any spec: \(count) push\(count == 1 ? "" : "es") to \(label)"
+        }
+    }
+
+    mutating func noteUnreadable(line: Int, problem: String) {
+        if unreadable.count < 100 { unreadable.append((line, problem)) }
+    }
+
+    /// Specs in file order, then any id seen that the set does not list.
+    private var orderedIDs: [String] {
+        specIDs + tallies.keys.filter { !specIDs.contains($0) }.sorted()
+    }
+
+    var totalsLine: String {
+        var line = "\(checkedCount) requests checked: \(checkedCount - failedCount) passed, \(failedCount) failed"
+        if outOfScope > 0 { line += ", \(outOfScope) out of scope" }
+        if notCoveredCount > 0 {
+            line += ", \(notCoveredCount) not covered by any spec" + (requireSpec ? " (--require-spec: failed)" : "")
+        }
+        if !unreadable.isEmpty { line += ", \(unreadable.count) unreadable lines" }
+        let missing = sequenceGaps.reduce(0) { $0 + max(0, $1.missing) }
+        if !sequenceGaps.isEmpty { line += ", \(sequenceGaps.count) seq gap\(sequenceGaps.count == 1 ? "" : "s") (\(missing) lines missing)" }
+        if recordedCount < minRequests { line += ", only \(recordedCount) recorded (--min-requests \(minRequests))" }
+        return line
+    }
+
+    func summaryText() -> String {
+        var out = "spec                              checked   passed   failed\n"
+        for id in orderedIDs {
+            let tally = tallies[id] ?? Tally()
+            out += id.padding(to: 32) + String(tally.checked).leftPadded(9) + String(tally.passed).leftPadded(9)
+                + String(tally.failed).leftPadded(9) + "\n"
+        }
+        for (id, tally) in extraRows {
+            out += id.padding(to: 32) + String(tally.checked).leftPadded(9) + String(tally.passed).leftPadded(9)
+                + String(tally.failed).leftPadded(9) + "\n"
+        }
+        if !notCovered.isEmpty {
+            out += "\n" + notCoveredLines.joined(separator: "\n") + "\n"
+            if !requireSpec { out += "(no product claims these pushes by topic or FCM project; --require-spec fails on them)\n" }
+        }
+        for (id, tally) in orderedIDs.map({ ($0, tallies[$0] ?? Tally()) }) + extraRows {
+            guard !tally.failures.isEmpty else { continue }
+            out += "\n\(id): first \(tally.failures.count) of \(tally.failed) failures\n"
+            for failure in tally.failures {
+                out += "  request #\(failure.sequence)\n"
+                for violation in failure.violations { out += "    \(violation.description)\n" }
+            }
+        }
+        if !recordingProblems.isEmpty { out += "\n" }
+        for problem in recordingProblems { out += "recording incomplete: \(problem)\n" }
+        for (line, problem) in unreadable { out += "line \(line): \(problem)\n" }
+        return out
+    }
+
+    /// `extra`: further testcases (the deliveries' comparison).
+    func junitXML(extra: [JUnit.TestCase] = []) -> String {
+        var cases: [JUnit.TestCase] = []
+        for (id, tally) in orderedIDs.map({ ($0, tallies[$0] ?? Tally()) }) + extraRows {
+            let product = id.split(separator: ".").first.map(String.init) ?? "pushproof"
+            var testCase = JUnit.TestCase(classname: product, name: id, assertions: tally.checked)
+            if tally.checked == 0 {
+                testCase.result = .skipped(message: "no recorded request matched this spec")
+            } else if tally.failed > 0 {
+                var text = ""
+                for failure in tally.failures {
+                    text += "request #\(failure.sequence)\n"
+                    for violation in failure.violations { text += "  \(violation.description)\n" }
+                }
+                testCase.result = .failed(type: "SpecViolation", message: "\(tally.failed) of \(tally.checked) requests violate \(id)", text: text)
+            }
+            cases.append(testCase)
+        }
+        if !notCovered.isEmpty, !requireSpec {
+            cases.append(JUnit.TestCase(classname: "pushproof", name: "not covered by any spec", assertions: 0,
+                                        result: .skipped(message: notCoveredLines.joined(separator: "; "))))
+        }
+        if !unreadable.isEmpty {
+            let text = unreadable.map { "line \($0.line): \($0.problem)" }.joined(separator: "\n")
+            cases.append(JUnit.TestCase(classname: "pushproof", name: "recording is readable",
+                                        result: .failed(type: "UnreadableRecording", message: "\(unreadable.count) unreadable lines", text: text)))
+        }
+        if !recordingProblems.isEmpty {
+            cases.append(JUnit.TestCase(classname: "pushproof", name: "recording is complete",
+                                        result: .failed(type: "IncompleteRecording", message: recordingProblems[0],
+                                                        text: recordingProblems.joined(separator: "\n"))))
+        }
+        return JUnit.document(name: "pushproof check", suites: [JUnit.Suite(name: "pushproof check", cases: cases + extra)])
+    }
+
+    func report(recording: String, specsDirectory: String) -> JSONValue {
+        func tallyJSON(_ id: String?, _ tally: Tally) -> JSONValue {
+            var object: JSONObject = [
+                "checked": .number(Double(tally.checked)), "passed": .number(Double(tally.passed)),
+                "failed": .number(Double(tally.failed)),
+                "failures": .array(tally.failures.map { failure in
+                    ["seq": .number(Double(failure.sequence)), "violations": .array(failure.violations.map { $0.json() })]
+                }),
+            ]
+            object["spec"] = id.map { .string($0) } ?? .null
+            return .object(object)
+        }
+        return [
+            "recording": .string(recording),
+            "specs_directory": .string(specsDirectory),
+            "checked": .number(Double(checkedCount)),
+            "passed": .number(Double(checkedCount - failedCount)),
+            "failed": .number(Double(failedCount)),
+            "out_of_scope": .number(Double(outOfScope)),
+            "ok": .bool(failedCount == 0 && unreadable.isEmpty && recordingComplete),
+            "recorded": .number(Double(recordedCount)),
+            "seq_gaps": .array(sequenceGaps.map { ["from": .number(Double($0.from)), "to": .number(Double($0.to))] }),
+            "specs": .array(orderedIDs.map { tallyJSON($0, tallies[$0] ?? Tally()) }),
+            "unmatched": tallyJSON(nil, unmatched),
+            "not_covered": [
+                "count": .number(Double(notCoveredCount)), "require_spec": .bool(requireSpec),
+                "by_identity": .array(notCovered.keys.sorted().map { ["identity": .string($0), "pushes": .number(Double(notCovered[$0] ?? 0))] }),
+                "failures": tallyJSON(nil, notCoveredFailures),
+            ],
+            "unreadable_lines": .array(unreadable.map { ["line": .number(Double($0.line)), "problem": .string($0.problem)] }),
+        ]
+    }
+}
