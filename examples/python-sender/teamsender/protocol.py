@@ -55,7 +55,7 @@ class Adapter:
             if request.get("protocol") != PROTOCOL_VERSION:
                 raise ProtocolError(f"protocol {request.get('protocol')!r}: this adapter speaks {PROTOCOL_VERSION}")
             self.backend = self.backend_factory(request["gateway"], request["credentials"], self.bugs)
-            return {"sender": {"name": NAME, "version": VERSION}, "products": PRODUCTS,
+            return {"protocol": PROTOCOL_VERSION, "sender": {"name": NAME, "version": VERSION}, "products": PRODUCTS,
                     "capabilities": ["devices"]}, True
         if kind == "shutdown":
             return {}, False

@@ -1,0 +1,95 @@
+// The example sender (examples/python-sender: Python's standard library, the curl and openssl
+// command lines) through `pushproof run --sender-cmd`, end to end through the binary: it passes
+// the golden scenarios of the products it implements, and each of its seeded bugs makes `run`
+// fail with the finding that names that bug and nothing else.
+import Foundation
+import JSON
+import PushproofTestSupport
+import Testing
+
+private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
+private let example = repository + "/examples/python-sender"
+
+/// The adapter command, with `bug` switched on through the environment variable it reads.
+private func senderCommand(bug: String? = nil) -> String {
+    (bug.map { "PUSHPROOF_EXAMPLE_BUG=\($0) " } ?? "") + "python3 '\(example)/adapter.py'"
+}
+
+/// Runs `scenarios` through the example sender; the parsed `--json` report and the exit status.
+private func runExample(_ scenarios: [String], bug: String? = nil) throws -> (status: Int32, report: JSONValue, output: String) {
+    let directory = try TemporaryDirectory("example-sender")
+    let json = directory.file("report.json")
+    let result = try pushproof(["run"] + scenarios + ["--specs", specsDirectory, "--json", json, "--sender-cmd", senderCommand(bug: bug)],
+                               directory: directory.path)
+    let data = (try? Data(contentsOf: URL(fileURLWithPath: json))) ?? Data()
+    let report = (try? JSONParser.parse(Array(data))) ?? .null
+    return (result.status, report, result.output + result.error)
+}
+
+/// Every problem kind the report lists, over all scenarios and events.
+private func problemKinds(_ report: JSONValue) -> Set<String> {
+    var kinds: Set<String> = []
+    for scenario in report["scenarios"]?.arrayValue ?? [] {
+        for event in scenario["events"]?.arrayValue ?? [] {
+            for problem in event["problems"]?.arrayValue ?? [] {
+                if let kind = problem["kind"]?.stringValue { kinds.insert(kind) }
+            }
+        }
+    }
+    return kinds
+}
+
+private func scenario(_ name: String) -> String {
+    name.hasPrefix("examples/") ? repository + "/" + name : specsDirectory + "/scenarios/" + name + ".json"
+}
+
+@Suite(.serialized) struct ExampleSenderTests {
+    /// The example implements all three products completely, so every golden scenario is its:
+    /// none is skipped. One `run` plays them all (one adapter process a scenario).
+    @Test func passesEveryGoldenScenario() throws {
+        let golden = try FileManager.default.contentsOfDirectory(atPath: specsDirectory + "/scenarios")
+            .filter { $0.hasSuffix(".json") }.sorted().map { specsDirectory + "/scenarios/" + $0 }
+        #expect(golden.count >= 30)
+        let result = try runExample(golden + [scenario("examples/python-sender/scenarios/transient-503.json")])
+        let scenarios = result.report["scenarios"]?.arrayValue ?? []
+        #expect(scenarios.count == golden.count + 1, "\(result.output)")
+        for entry in scenarios where entry["passed"]?.boolValue != true {
+            let problems = (entry["events"]?.arrayValue ?? []).flatMap { $0["problems"]?.arrayValue ?? [] }
+                .compactMap { $0["message"]?.stringValue }
+            Issue.record("\(entry["name"]?.stringValue ?? "?"): aborted \(entry["aborted"]?.stringValue ?? "no"), \(problems)")
+        }
+        #expect(result.status == 0, "\(result.output.suffix(3000))")
+        #expect(scenarios.allSatisfy { $0["sender"]?.stringValue?.contains("teamsender") == true },
+                "the report names the adapter's sender: \(scenarios.first?["sender"] ?? .null)")
+    }
+
+    struct SeededBug: CustomTestStringConvertible, Sendable {
+        var name: String
+        var scenario: String
+        /// The problem kinds `run` must report: these and no others.
+        var findings: Set<String>
+        var testDescription: String { name }
+    }
+
+    static let bugs: [SeededBug] = [
+        SeededBug(name: "author-notified", scenario: "yama-01-room-message", findings: ["unexpected"]),
+        SeededBug(name: "muted-notified", scenario: "yama-03-muted-room", findings: ["unexpected"]),
+        SeededBug(name: "dnd-notified", scenario: "yama-02-dnd", findings: ["unexpected"]),
+        SeededBug(name: "ring-to-alert-token", scenario: "poolse-01-ring-group", findings: ["wrong_token"]),
+        SeededBug(name: "number-in-fcm-data", scenario: "poolse-01-ring-group", findings: ["missing"]),
+        SeededBug(name: "keep-gone-token", scenario: "poolse-25-gone-token", findings: ["dead_token_push", "store_mismatch"]),
+        SeededBug(name: "delete-on-503", scenario: "examples/python-sender/scenarios/transient-503.json",
+                  findings: ["dropped_on_transient", "store_mismatch"]),
+        SeededBug(name: "retry-whole-batch", scenario: "examples/python-sender/scenarios/transient-503.json", findings: ["duplicate"]),
+        SeededBug(name: "no-apns-expiration", scenario: "poolse-01-ring-group", findings: ["spec_violation"]),
+    ]
+
+    @Test(arguments: bugs)
+    func eachSeededBugIsCaughtWithItsFinding(_ bug: SeededBug) throws {
+        let result = try runExample([scenario(bug.scenario)], bug: bug.name)
+        #expect(result.status == 1, "\(bug.name): run must fail\n\(result.output.suffix(3000))")
+        #expect(result.report["scenarios"]?[0]?["aborted"] == .null, "\(result.output.suffix(2000))")
+        #expect(problemKinds(result.report) == bug.findings, "\(bug.name)\n\(result.output.suffix(3000))")
+    }
+}
