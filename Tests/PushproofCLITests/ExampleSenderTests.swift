@@ -45,6 +45,14 @@ private func scenario(_ name: String) -> String {
 }
 
 @Suite(.serialized) struct ExampleSenderTests {
+    /// The example's own unit tests (rules, answer classification, retries, the protocol loop;
+    /// no gateway) pass.
+    @Test func itsPythonUnitTestsPass() throws {
+        let result = try runTool("/usr/bin/env", ["python3", "-m", "unittest", "discover", "-s", "tests"], currentDirectory: example)
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(result.error.contains("OK"), "unittest reports on stderr: \(result.error)")
+    }
+
     /// The example implements all three products completely, so every golden scenario is its:
     /// none is skipped. One `run` plays them all (one adapter process a scenario).
     @Test func passesEveryGoldenScenario() throws {
