@@ -82,7 +82,7 @@ private func name(_ token: String) -> String { names[token] ?? token }
     }
 
     @Test func theStoreIsComparedWithTheGatewaysAnswers() {
-        let problems = EventJudge.compareStore(listed: [ListedDevice(person: "alice", token: "tok-a")], live: ["tok-b"], dead: ["tok-a"],
+        let problems = EventJudge.compareStore(listed: [ListedDevice(id: "alice-phone", token: "tok-a")], live: ["tok-b"], dead: ["tok-a"],
                                                deviceName: name)
         #expect(problems.count == 2)
         #expect(problems.allSatisfy { $0.kind == .storeMismatch })

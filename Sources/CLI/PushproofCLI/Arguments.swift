@@ -86,6 +86,14 @@ struct ParsedArguments {
         return n
     }
 
+    func double(_ name: String, default defaultValue: Double, range: ClosedRange<Double>) throws(UsageError) -> Double {
+        guard let text = value(name) else { return defaultValue }
+        guard let n = Double(text), range.contains(n) else {
+            throw UsageError(message: "--\(name) takes a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+        }
+        return n
+    }
+
     static func parse(_ arguments: [String], for command: CommandSpec) throws(UsageError) -> ParsedArguments {
         var parsed = ParsedArguments()
         var index = 0

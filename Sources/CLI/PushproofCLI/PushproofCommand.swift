@@ -47,6 +47,7 @@ public enum PushproofCommand {
         CommandEntry(DriveCommand.self),
         CommandEntry(PlanCommand.self),
         CommandEntry(RunCommand.self),
+        CommandEntry(AdapterCommand.self),
     ]
 
     public static var usage: String {

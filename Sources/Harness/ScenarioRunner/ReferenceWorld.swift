@@ -21,6 +21,10 @@ final class ReferenceWorld {
     private var dnd: Set<String>
     /// Concierge: replies the customer has not read, per conversation.
     private var conciergeUnread: [String: Int] = [:]
+    /// Every device known so far, both ways: the scenario's, and those events registered (an
+    /// adapter's world learns them one event at a time, its scenario has no events).
+    private var tokenOfDevice: [String: String] = [:]
+    private var deviceOfToken: [String: String] = [:]
 
     static let grants = FixedGrants(call: "eyJhbGciOiJFUzI1NiJ9.scenario-call", reply: "eyJhbGciOiJFUzI1NiJ9.scenario-reply")
 
@@ -34,6 +38,7 @@ final class ReferenceWorld {
         for person in scenario.people {
             for device in person.devices { store.register(Self.device(device, of: person.id)) }
         }
+        for (_, device) in scenario.devices { know(device) }
         for room in scenario.rooms { mutes[room.id] = Set(room.mutedBy) }
     }
 
@@ -65,7 +70,15 @@ final class ReferenceWorld {
                             mutedBy: Set(c.mutedBy))
     }
 
-    private func token(_ deviceID: String) -> String { scenario.device(deviceID)?.token ?? deviceID }
+    private func token(_ deviceID: String) -> String { tokenOfDevice[deviceID] ?? deviceID }
+
+    private func know(_ device: ScenarioDevice) {
+        tokenOfDevice[device.id] = device.token
+        deviceOfToken[device.token] = device.id
+    }
+
+    /// The scenario's id for a device the store holds.
+    func deviceID(ofToken token: String) -> String? { deviceOfToken[token] }
 
     /// Applies one event and returns the pushes the rules decide for it.
     func decide(_ event: ScenarioEvent) throws -> [PushRequest] {
@@ -158,6 +171,7 @@ final class ReferenceWorld {
             conciergeUnread[conversationID] = 0
             return []
         case .deviceRegistered(let person, let device, _):
+            know(device)
             store.register(Self.device(device, of: person))
             return []
         case .deviceUnregistered(let deviceID):

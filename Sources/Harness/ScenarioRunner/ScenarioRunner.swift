@@ -120,9 +120,12 @@ public enum ScenarioRunner {
             try await sender.setUp(SenderSetup(scenario: scenario, bundleID: bundleID, fcmProject: fcmProject, gateway: gateway.access))
         } catch {
             report.aborted = "sender setup: \(error)"
-            await sender.tearDown()
+            report.sender = sender.name
+            try? await sender.tearDown()
             return report
         }
+        // An adapter names itself in its hello, during setUp.
+        report.sender = sender.name
         var mark = clock.now
         let oracle = ReferenceWorld(scenario: scenario, bundleID: bundleID, fcmProject: fcmProject)
         report.timing.oracle += clock.now - mark
@@ -224,14 +227,28 @@ public enum ScenarioRunner {
             }
             verdict.tokensDied.sort { $0.device < $1.device }
             judging += clock.now - mark
-            if let listed = await sender.devices() {
+            let listed: [ListedDevice]?
+            do {
+                listed = try await sender.devices()
+            } catch {
+                report.events.append(verdict)
+                report.aborted = "event \(index): \(error)"
+                break events
+            }
+            if let listed {
                 mark = clock.now
                 verdict.problems += EventJudge.compareStore(listed: listed, live: live, dead: Set(cleanup.dead.keys), deviceName: deviceName)
                 judging += clock.now - mark
             }
             report.events.append(verdict)
         }
-        await sender.tearDown()
+        do {
+            try await sender.tearDown()
+        } catch {
+            // The first problem is the one that stopped the run; a failed shutdown after it
+            // (an adapter already gone) adds nothing.
+            if report.aborted == nil { report.aborted = "sender shutdown: \(error)" }
+        }
         report.timing.judging = judging
         report.timing.total = clock.now - started
         return report

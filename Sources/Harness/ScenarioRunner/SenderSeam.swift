@@ -19,6 +19,12 @@ public struct GatewayAccess: Sendable {
     public var apnsKeyID: String
     public var apnsTeamID: String
     public var serviceAccountFile: String
+    /// An APNs provider certificate and its key (PEM), where the gateway offers certificate
+    /// auth; nil: provider tokens only (the embedded gateway).
+    public var apnsCertFile: String?
+    public var apnsCertKeyFile: String?
+    /// Whether the gateway speaks cleartext HTTP/2 (prior knowledge) rather than TLS.
+    public var h2c = false
 
     public init(apnsURL: String, fcmURL: String, tokenURL: String, caFile: String, apnsKeyFile: String,
                 apnsKeyID: String, apnsTeamID: String, serviceAccountFile: String) {
@@ -40,15 +46,24 @@ public struct SenderSetup: Sendable {
     public var bundleID: String
     public var fcmProject: String
     public var gateway: GatewayAccess
+
+    public init(scenario: Scenario, bundleID: String, fcmProject: String, gateway: GatewayAccess) {
+        self.scenario = scenario
+        self.bundleID = bundleID
+        self.fcmProject = fcmProject
+        self.gateway = gateway
+    }
 }
 
 /// A device as the sender holds it, when it can list them.
 public struct ListedDevice: Sendable, Equatable {
-    public var person: String
+    /// The scenario's device id, as far as the sender knows it (reports name devices by the
+    /// token; this is for reading a store dump).
+    public var id: String
     public var token: String
 
-    public init(person: String, token: String) {
-        self.person = person
+    public init(id: String, token: String) {
+        self.id = id
         self.token = token
     }
 }
@@ -64,13 +79,14 @@ public struct SenderError: Error, Sendable, CustomStringConvertible {
 /// the same). Token cleanup is the sender's own business: the runner judges it from what
 /// reaches the gateway, and, where `devices()` answers, from the sender's store.
 public protocol ScenarioSender: Sendable {
-    /// A short name for reports ("reference").
+    /// A short name for reports ("reference"; an adapter's is known after `setUp`).
     var name: String { get }
     func setUp(_ setup: SenderSetup) async throws(SenderError)
     func handle(_ event: ScenarioEvent, index: Int) async throws(SenderError)
     /// The devices the sender holds now; nil when it cannot say.
-    func devices() async -> [ListedDevice]?
-    func tearDown() async
+    func devices() async throws(SenderError) -> [ListedDevice]?
+    /// Throws when the sender did not stop cleanly (an adapter that did not answer `shutdown`).
+    func tearDown() async throws(SenderError)
 }
 
 /// The reference sender (Sources/Senders/Sender): the seed rules decide, libcurl delivers, and tokens
@@ -133,7 +149,8 @@ public final class ReferenceSender: ScenarioSender {
 
     public func devices() async -> [ListedDevice]? {
         state.withLock { state in
-            state.world?.store.allDevices().map { ListedDevice(person: $0.userID, token: $0.token) }
+            guard let world = state.world else { return nil }
+            return world.store.allDevices().map { ListedDevice(id: world.deviceID(ofToken: $0.token) ?? $0.userID, token: $0.token) }
         }
     }
 

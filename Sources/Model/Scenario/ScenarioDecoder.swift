@@ -5,6 +5,8 @@ import JSON
 extension Scenario {
     static let topKeys = ["format", "description", "product", "app", "start_ms", "workspace", "tenant", "concierge",
                           "people", "conversations", "rooms", "generate", "gateway", "events", "expect"]
+    /// What a `setup` scenario may hold: the population spelled out, nothing of what happens.
+    static let setupKeys = topKeys.filter { !["generate", "gateway", "events", "expect"].contains($0) }
 
     /// Parses and checks a scenario document. `name` is what reports call it (the file path).
     public init(json text: [UInt8], name: String) throws(JSONFieldError) {
@@ -18,7 +20,18 @@ extension Scenario {
     }
 
     public init(document: JSONValue, name: String) throws(JSONFieldError) {
-        let root = try JSONFields(document, allowed: Self.topKeys)
+        try self.init(document: document, name: name, setup: false)
+    }
+
+    /// Reads the adapter protocol's `setup` scenario (`setupDocument(bundleID:fcmProject:)`):
+    /// a scenario without `generate`, `gateway`, `events` and `expect`. Its events come one at
+    /// a time, through `ScenarioEventDecoder`.
+    public init(setupDocument document: JSONValue, name: String) throws(JSONFieldError) {
+        try self.init(document: document, name: name, setup: true)
+    }
+
+    private init(document: JSONValue, name: String, setup: Bool) throws(JSONFieldError) {
+        let root = try JSONFields(document, allowed: setup ? Self.setupKeys : Self.topKeys)
         guard let format = try root.int("format", range: 0...Int.max) else {
             throw root.fail("format", "required (1)")
         }
@@ -74,6 +87,7 @@ extension Scenario {
             }
         }
 
+        if setup { return }
         events = try root.objects("events").map { fields throws(JSONFieldError) in try reader.event(fields) }
         if events.isEmpty { throw JSONFieldError(keyPath: "events", problem: "required (at least one event)") }
         if let expect = try root.array("expect") {

@@ -13,7 +13,10 @@ struct RunCommand: Subcommand {
         abstract: "Play scenarios through a sender against an embedded gateway; a verdict per event and per cleanup rule.",
         positionals: ["SCENARIO…"],
         options: [
-            .value("sender", "NAME", "The sender under test.", default: "reference"),
+            .value("sender", "NAME", "The sender under test, in this process.", default: "reference"),
+            .value("sender-cmd", "CMD", "The sender under test behind an adapter: CMD runs through /bin/sh -c and speaks the adapter protocol on stdin and stdout (docs/adapter-protocol.md)."),
+            .value("sender-dir", "DIR", "The adapter's working directory.", default: "the scenario's folder"),
+            .value("sender-timeout", "SECONDS", "The longest wait for any reply from the adapter.", default: "10"),
             .value("specs", "DIR", "The spec directory (specset.json's config gives each product's bundle id and FCM project).",
                    default: "Specs"),
             .value("settle-ms", "MS", "An event is answered once its expected pushes are accepted and no request came for this long.",
@@ -36,6 +39,10 @@ struct RunCommand: Subcommand {
         ],
         discussion: """
         SCENARIO is a scenario file (Specs/scenarios/README.md) or a folder of them (*.json, in name order).
+        With --sender-cmd, each scenario starts CMD afresh: hello, setup, an event request per
+        event, shutdown. Its stderr is forwarded prefixed "[sender] ". A missing reply, a line
+        that is not JSON, a wrong id, "ok": false or an exit mid-run stops the run (exit 1),
+        the reports and recording so far written, the reason in each.
         The gateway is the mock, in this process: loopback, TLS with generated test credentials,
         strict APNs and FCM auth, every push judged against the specs. With --gateway, a
         pushproof serve started with --specs, --admin and a config trusting the credentials given
@@ -47,9 +54,12 @@ struct RunCommand: Subcommand {
         EXAMPLES:
           pushproof run Specs/scenarios
           pushproof run my-workspace.json --junit out/scenarios.xml --record out/record.jsonl
+          pushproof run Specs/scenarios --sender-cmd 'pushproof adapter'
         """)
 
     let paths: [String]
+    /// `--sender-cmd`: the adapter to start per scenario (nil: the reference sender in-process).
+    let adapter: (command: String, directory: String?, timeout: Duration)?
     let specsDirectory: String
     let options: RunOptions
     let jsonPath: String?
@@ -65,7 +75,19 @@ struct RunCommand: Subcommand {
         paths = arguments.positionals
         let sender = arguments.value("sender") ?? "reference"
         guard sender == "reference" else {
-            throw UsageError(message: "--sender: only the reference sender can be run so far, not '\(sender)'")
+            throw UsageError(message: "--sender: the in-process sender is 'reference', not '\(sender)'; "
+                             + "put another behind an adapter with --sender-cmd")
+        }
+        if let command = arguments.value("sender-cmd") {
+            if arguments.value("sender") != nil { throw UsageError(message: "--sender and --sender-cmd: give one sender") }
+            guard !command.trimmingCharacters(in: .whitespaces).isEmpty else { throw UsageError(message: "--sender-cmd: empty command") }
+            let seconds = try arguments.double("sender-timeout", default: 10, range: 0.01...3600)
+            adapter = (command, arguments.value("sender-dir"), .milliseconds(Int64(seconds * 1000)))
+        } else {
+            for name in ["sender-dir", "sender-timeout"] where arguments.value(name) != nil {
+                throw UsageError(message: "--\(name) goes with --sender-cmd")
+            }
+            adapter = nil
         }
         specsDirectory = arguments.value("specs") ?? "Specs"
         var options = RunOptions()
@@ -82,6 +104,15 @@ struct RunCommand: Subcommand {
         if external != nil, recordPath != nil {
             throw UsageError(message: "--record keeps the embedded gateway's recording; with --gateway, the gateway records (serve --record)")
         }
+    }
+
+    /// A fresh sender for one scenario: the reference one, or an adapter started in the
+    /// scenario's folder (or `--sender-dir`).
+    func makeSender(scenarioFile: String) -> any ScenarioSender {
+        guard let adapter else { return ReferenceSender() }
+        let folder = (scenarioFile as NSString).deletingLastPathComponent
+        return AdapterSender(AdapterLaunch(command: adapter.command, directory: adapter.directory ?? (folder.isEmpty ? "." : folder),
+                                           timeout: adapter.timeout))
     }
 
     /// `--gateway URL --admin URL --ca FILE` with credentials as `pushproof send` takes them.
@@ -136,10 +167,12 @@ struct RunCommand: Subcommand {
     }
 
     func run() async -> Int32 {
+        let scenarioFiles: [String]
         let scenarios: [Scenario]
         let judge: SpecJudge
         do {
-            scenarios = try Self.scenarioFiles(paths).map { path throws(FileError) in try Self.load(path) }
+            scenarioFiles = try Self.scenarioFiles(paths)
+            scenarios = try scenarioFiles.map { path throws(FileError) in try Self.load(path) }
         } catch {
             printError("pushproof run: \(error)")
             return ExitCode.ioError
@@ -165,20 +198,27 @@ struct RunCommand: Subcommand {
             }
         }
         var reports: [ScenarioReport] = []
-        for scenario in scenarios {
+        for (file, scenario) in zip(scenarioFiles, scenarios) {
             do {
                 let report: ScenarioReport
+                let sender = makeSender(scenarioFile: file)
                 if let external {
-                    report = try await ScenarioRunner.run(scenario, judge: judge, sender: ReferenceSender(), options: options) {
+                    report = try await ScenarioRunner.run(scenario, judge: judge, sender: sender, options: options) {
                         opening throws(GatewayStartError) in
                         try ExternalGateway(admin: external.admin, access: external.access, opening: opening)
                     }
                 } else {
-                    report = try await ScenarioRunner.run(scenario, judge: judge, sender: ReferenceSender(), options: options, record: record)
+                    report = try await ScenarioRunner.run(scenario, judge: judge, sender: sender, options: options, record: record)
                 }
                 print(RunReportText.text(report, quiet: quiet), terminator: "")
                 if timing { print(RunReportText.timing(report)) }
                 reports.append(report)
+                // An adapter that broke the protocol says nothing about the next scenario but
+                // that it is broken: the run stops here, its reports kept.
+                if adapter != nil, let aborted = report.aborted {
+                    printError("pushproof run: \(scenario.name): stopped: \(aborted)")
+                    break
+                }
             } catch {
                 printError("pushproof run: \(scenario.name): \(error)")
                 record?.close()
@@ -186,6 +226,9 @@ struct RunCommand: Subcommand {
             }
         }
         record?.close()
+        if reports.count < scenarios.count {
+            print("\nstopped after \(reports.count) of \(scenarios.count) scenarios: the sender failed")
+        }
         let failed = reports.filter { !$0.passed }
         let events = reports.reduce(0) { $0 + $1.events.count }
         let failedEvents = reports.reduce(0) { $0 + $1.events.filter { !$0.passed }.count }
@@ -290,6 +333,11 @@ enum RunReportText {
                     let text = rule.problems.map { "event \($0.event): \($0.problem.message)" }.joined(separator: "\n")
                     testCase.result = .failed(type: "TokenCleanup", message: "\(rule.problems.count) problem(s)", text: text)
                 }
+                cases.append(testCase)
+            }
+            if let aborted = report.aborted {
+                var testCase = JUnit.TestCase(classname: report.name, name: "sender")
+                testCase.result = .failed(type: "SenderStopped", message: "the run stopped", text: aborted)
                 cases.append(testCase)
             }
             return JUnit.Suite(name: report.name, cases: cases)

@@ -1,0 +1,202 @@
+// The adapter protocol's other side for the reference sender: what `pushproof adapter` answers,
+// a line in and a line out, with no stdio here so it is tested without a process.
+import Glibc
+import JSON
+import Scenario
+
+/// Answers the adapter protocol (docs/adapter-protocol.md) with `ReferenceSender` behind it:
+/// `hello` takes the gateway and credentials, `setup` decodes the scenario with the scenario
+/// decoder, each `event` is decoded against it and handed to the sender, `devices` lists its
+/// store. Not thread-safe: one request at a time, as the protocol sends them.
+public final class ReferenceAdapter {
+    public static let name = "pushproof reference"
+    private let version: String
+    private var access: GatewayAccess?
+    private var sender: ReferenceSender?
+    private var events: ScenarioEventDecoder?
+    private var writer = JSONWriter(capacity: 256)
+
+    public init(version: String) { self.version = version }
+
+    /// One request line in; the reply line (with its newline) out, and whether the adapter
+    /// should exit now (after `shutdown`).
+    public func answer(_ line: [UInt8]) async -> (reply: [UInt8], exit: Bool) {
+        let request: JSONObject
+        do {
+            guard let object = try JSONParser.parse(line).objectValue else {
+                return (reply(id: nil, error: "a request is a JSON object"), false)
+            }
+            request = object
+        } catch {
+            return (reply(id: nil, error: "not JSON: \(error)"), false)
+        }
+        let id = request["id"]?.intValue
+        guard let id else { return (reply(id: nil, error: "a request needs an integer \"id\""), false) }
+        do throws(AdapterProtocolError) {
+            switch request["type"]?.stringValue {
+            case "hello": return (try hello(request, id: id), false)
+            case "setup": try await setup(request)
+            case "event": try await event(request)
+            case "devices": return (try await devices(id: id), false)
+            case "shutdown":
+                await sender?.tearDown()
+                sender = nil
+                return (reply(id: id), true)
+            case let other:
+                throw AdapterProtocolError("unknown request type \(other.map { "\"\($0)\"" } ?? "(none)")")
+            }
+        } catch {
+            return (reply(id: id, error: error.description), false)
+        }
+        return (reply(id: id), false)
+    }
+
+    private func hello(_ request: JSONObject, id: Int) throws(AdapterProtocolError) -> [UInt8] {
+        guard let version = request["protocol"]?.intValue else { throw AdapterProtocolError("hello needs \"protocol\"") }
+        guard version == AdapterConversation.version else {
+            throw AdapterProtocolError("protocol \(version) is not supported; this adapter speaks \(AdapterConversation.version)")
+        }
+        guard let gateway = request["gateway"]?.objectValue, let credentials = request["credentials"]?.objectValue else {
+            throw AdapterProtocolError("hello needs \"gateway\" and \"credentials\"")
+        }
+        func text(_ object: JSONObject, _ key: String) throws(AdapterProtocolError) -> String {
+            guard let value = object[key]?.stringValue else { throw AdapterProtocolError("hello needs \"\(key)\" (a string)") }
+            return value
+        }
+        if gateway["h2c"]?.boolValue == true {
+            throw AdapterProtocolError("the reference sender speaks HTTP/2 over TLS only, not h2c")
+        }
+        var access = GatewayAccess(
+            apnsURL: try text(gateway, "apns_url"), fcmURL: try text(gateway, "fcm_url"), tokenURL: try text(gateway, "token_url"),
+            caFile: try text(gateway, "ca_file"), apnsKeyFile: try text(credentials, "apns_key_file"),
+            apnsKeyID: try text(credentials, "apns_key_id"), apnsTeamID: try text(credentials, "apns_team_id"),
+            serviceAccountFile: try text(credentials, "service_account_file"))
+        access.apnsCertFile = credentials["apns_cert_file"]?.stringValue
+        access.apnsCertKeyFile = credentials["apns_cert_key_file"]?.stringValue
+        self.access = access
+        writer.removeAll()
+        writer.value([
+            "id": .number(Double(id)), "ok": true, "protocol": .number(Double(AdapterConversation.version)),
+            "sender": ["name": .string(Self.name), "version": .string(self.version)],
+            "products": .array(Product.allCases.map { .string($0.rawValue) }),
+            "capabilities": ["devices"],
+        ])
+        writer.newline()
+        return writer.bytes
+    }
+
+    private func setup(_ request: JSONObject) async throws(AdapterProtocolError) {
+        guard let access else { throw AdapterProtocolError("setup before hello") }
+        guard sender == nil else { throw AdapterProtocolError("setup was already given") }
+        guard let document = request["scenario"] else { throw AdapterProtocolError("setup needs \"scenario\"") }
+        let scenario: Scenario
+        do {
+            scenario = try Scenario(setupDocument: document, name: "setup")
+        } catch {
+            throw AdapterProtocolError("setup: scenario.\(error)")
+        }
+        let sender = ReferenceSender()
+        do {
+            try await sender.setUp(SenderSetup(scenario: scenario, bundleID: scenario.bundleID ?? "com.example.loop",
+                                               fcmProject: scenario.fcmProject ?? "\(scenario.product.rawValue)-example",
+                                               gateway: access))
+        } catch {
+            throw AdapterProtocolError("setup: \(error)")
+        }
+        self.sender = sender
+        events = ScenarioEventDecoder(population: scenario)
+    }
+
+    private func event(_ request: JSONObject) async throws(AdapterProtocolError) {
+        guard let sender, var decoder = events else { throw AdapterProtocolError("event before setup") }
+        guard let index = request["index"]?.intValue, let value = request["event"] else {
+            throw AdapterProtocolError("event needs \"index\" and \"event\"")
+        }
+        let event: ScenarioEvent
+        do {
+            event = try decoder.event(value, index: index)
+        } catch {
+            throw AdapterProtocolError("\(error)")
+        }
+        events = decoder
+        do {
+            try await sender.handle(event, index: index)
+        } catch {
+            throw AdapterProtocolError("\(error)")
+        }
+    }
+
+    private func devices(id: Int) async throws(AdapterProtocolError) -> [UInt8] {
+        guard let sender else { throw AdapterProtocolError("devices before setup") }
+        let listed = await sender.devices() ?? []
+        writer.removeAll()
+        writer.beginObject()
+        writer.key(plain: "id")
+        writer.int(id)
+        writer.key(plain: "ok")
+        writer.bool(true)
+        writer.key(plain: "devices")
+        writer.beginArray()
+        for device in listed {
+            writer.beginObject()
+            writer.key(plain: "id")
+            writer.string(device.id)
+            writer.key(plain: "token")
+            writer.string(device.token)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        writer.newline()
+        return writer.bytes
+    }
+
+    /// `{"id":N,"ok":true}` or `{"id":N,"ok":false,"error":...}` (id null when the request had none).
+    private func reply(id: Int?, error: String? = nil) -> [UInt8] {
+        writer.removeAll()
+        writer.beginObject()
+        writer.key(plain: "id")
+        if let id { writer.int(id) } else { writer.null() }
+        writer.key(plain: "ok")
+        writer.bool(error == nil)
+        if let error {
+            writer.key(plain: "error")
+            writer.string(error)
+        }
+        writer.endObject()
+        writer.newline()
+        return writer.bytes
+    }
+}
+
+extension ReferenceAdapter {
+    /// Answers request lines from `input` on `output` until `shutdown` (0) or the end of
+    /// `input` (0: pushproof stopped the conversation), or a write fails (1).
+    public func serve(input: Int32, output: Int32) async -> Int32 {
+        var buffer = LineBuffer()
+        while true {
+            while let line = buffer.nextLine() {
+                if line.isEmpty { continue }
+                let (reply, exit) = await answer(line)
+                guard Self.writeAll(output, reply) else { return 1 }
+                if exit { return 0 }
+            }
+            let read = buffer.fill(from: input)
+            if read < 0, errno == EINTR { continue }
+            if read <= 0 { return 0 }
+        }
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+}
