@@ -27,18 +27,16 @@ private func runExample(_ scenarios: [String], bug: String? = nil) throws -> (st
     return (result.status, report, result.output + result.error)
 }
 
-/// Every problem kind the report lists, over all scenarios and events.
-private func problemKinds(_ report: JSONValue) -> Set<String> {
-    var kinds: Set<String> = []
-    for scenario in report["scenarios"]?.arrayValue ?? [] {
-        for event in scenario["events"]?.arrayValue ?? [] {
-            for problem in event["problems"]?.arrayValue ?? [] {
-                if let kind = problem["kind"]?.stringValue { kinds.insert(kind) }
-            }
-        }
+/// Every problem the report lists, over all scenarios and events.
+private func problems(_ report: JSONValue) -> [JSONValue] {
+    (report["scenarios"]?.arrayValue ?? []).flatMap { scenario in
+        (scenario["events"]?.arrayValue ?? []).flatMap { $0["problems"]?.arrayValue ?? [] }
     }
-    return kinds
 }
+
+private func problemKinds(_ report: JSONValue) -> Set<String> { Set(problems(report).compactMap { $0["kind"]?.stringValue }) }
+
+private func problemMessages(_ report: JSONValue) -> [String] { problems(report).compactMap { $0["message"]?.stringValue } }
 
 private func scenario(_ name: String) -> String {
     name.hasPrefix("examples/") ? repository + "/" + name : specsDirectory + "/scenarios/" + name + ".json"
@@ -63,9 +61,9 @@ private func scenario(_ name: String) -> String {
         let scenarios = result.report["scenarios"]?.arrayValue ?? []
         #expect(scenarios.count == golden.count + 1, "\(result.output)")
         for entry in scenarios where entry["passed"]?.boolValue != true {
-            let problems = (entry["events"]?.arrayValue ?? []).flatMap { $0["problems"]?.arrayValue ?? [] }
+            let messages = (entry["events"]?.arrayValue ?? []).flatMap { $0["problems"]?.arrayValue ?? [] }
                 .compactMap { $0["message"]?.stringValue }
-            Issue.record("\(entry["name"]?.stringValue ?? "?"): aborted \(entry["aborted"]?.stringValue ?? "no"), \(problems)")
+            Issue.record("\(entry["name"]?.stringValue ?? "?"): aborted \(entry["aborted"]?.stringValue ?? "no"), \(messages)")
         }
         #expect(result.status == 0, "\(result.output.suffix(3000))")
         #expect(scenarios.allSatisfy { $0["sender"]?.stringValue?.contains("teamsender") == true },
@@ -77,20 +75,31 @@ private func scenario(_ name: String) -> String {
         var scenario: String
         /// The problem kinds `run` must report: these and no others.
         var findings: Set<String>
+        /// Words one of the problems must say: the device or field the bug is about.
+        var says: String
         var testDescription: String { name }
     }
 
     static let bugs: [SeededBug] = [
-        SeededBug(name: "author-notified", scenario: "yama-01-room-message", findings: ["unexpected"]),
-        SeededBug(name: "muted-notified", scenario: "yama-03-muted-room", findings: ["unexpected"]),
-        SeededBug(name: "dnd-notified", scenario: "yama-02-dnd", findings: ["unexpected"]),
-        SeededBug(name: "ring-to-alert-token", scenario: "poolse-01-ring-group", findings: ["wrong_token"]),
-        SeededBug(name: "number-in-fcm-data", scenario: "poolse-01-ring-group", findings: ["missing"]),
-        SeededBug(name: "keep-gone-token", scenario: "poolse-25-gone-token", findings: ["dead_token_push", "store_mismatch"]),
+        SeededBug(name: "author-notified", scenario: "yama-01-room-message", findings: ["unexpected"],
+                  says: "unexpected: yama.message.apns to alice/a-iphone"),
+        SeededBug(name: "muted-notified", scenario: "yama-03-muted-room", findings: ["unexpected"], says: "unexpected: yama.message.apns"),
+        SeededBug(name: "dnd-notified", scenario: "yama-02-dnd", findings: ["unexpected"],
+                  says: "unexpected: yama.message.apns to carol/c-iphone"),
+        // The ring on the alert token is a wrong token, and so the PushKit ring is missing.
+        SeededBug(name: "ring-to-alert-token", scenario: "poolse-01-ring-group", findings: ["wrong_token", "missing"],
+                  says: "wrong token: poolse.ring.apns went to bob/b-ios"),
+        // The push breaks its spec ("FCM turns every value into a string"), and FCM refuses it (400).
+        SeededBug(name: "number-in-fcm-data", scenario: "poolse-01-ring-group", findings: ["spec_violation", "missing"],
+                  says: "at /body/message/data/ring_deadline: expected string, found number"),
+        SeededBug(name: "keep-gone-token", scenario: "poolse-25-gone-token", findings: ["dead_token_push", "store_mismatch"],
+                  says: "a push to a dead token: carol/c-android"),
         SeededBug(name: "delete-on-503", scenario: "examples/python-sender/scenarios/transient-503.json",
-                  findings: ["dropped_on_transient", "store_mismatch"]),
-        SeededBug(name: "retry-whole-batch", scenario: "examples/python-sender/scenarios/transient-503.json", findings: ["duplicate"]),
-        SeededBug(name: "no-apns-expiration", scenario: "poolse-01-ring-group", findings: ["spec_violation"]),
+                  findings: ["dropped_on_transient", "store_mismatch", "missing"], says: "token dropped on a transient error"),
+        SeededBug(name: "retry-whole-batch", scenario: "examples/python-sender/scenarios/transient-503.json", findings: ["duplicate"],
+                  says: "duplicate: yama.message.apns"),
+        SeededBug(name: "no-apns-expiration", scenario: "poolse-01-ring-group", findings: ["spec_violation"],
+                  says: "at /headers/apns-expiration: apns-expiration is required"),
     ]
 
     @Test(arguments: bugs)
@@ -99,5 +108,6 @@ private func scenario(_ name: String) -> String {
         #expect(result.status == 1, "\(bug.name): run must fail\n\(result.output.suffix(3000))")
         #expect(result.report["scenarios"]?[0]?["aborted"] == .null, "\(result.output.suffix(2000))")
         #expect(problemKinds(result.report) == bug.findings, "\(bug.name)\n\(result.output.suffix(3000))")
+        #expect(problemMessages(result.report).contains { $0.contains(bug.says) }, "\(bug.name)\n\(result.output.suffix(3000))")
     }
 }

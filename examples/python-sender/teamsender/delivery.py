@@ -39,7 +39,7 @@ class RetryPolicy:
 
     base_delay: float = 0.01
     max_delay: float = 0.2
-    max_attempts: int = 4
+    max_attempts: int = 5
     #: A Retry-After longer than this is cut short, so one answer cannot stall the event.
     max_retry_after: float = 30.0
 
