@@ -16,8 +16,8 @@ sed "s/\"people\": 10000/\"people\": $MEMBERS/" "$ROOT/Benchmarks/scenarios/grou
 
 measure() {  # $1: label, rest: sender arguments; prints "pushes total_s sending_s pushes_per_s"
   local label="$1"; shift
-  "$PUSHPROOF" run "$scenario" --quiet --json "$WORK/$label.json" "$@" > "$WORK/$label.txt" || {
-    echo "$label: the scenario failed" >&2; cat "$WORK/$label.txt" >&2; return 1; }
+  "$PUSHPROOF" run "$scenario" --quiet --json "$WORK/$label.json" --sender-timeout 300 "$@" > "$WORK/$label.txt" 2> "$WORK/$label.err" || {
+    echo "$label: the scenario failed" >&2; cat "$WORK/$label.txt" "$WORK/$label.err" >&2; return 1; }
   python3 - "$WORK/$label.json" <<'PY'
 import json, sys
 scenario = json.load(open(sys.argv[1]))["scenarios"][0]
