@@ -1,5 +1,6 @@
 import Foundation
 import MockGateway
+import PushproofTestSupport
 import Scenario
 import ScenarioRunner
 import Testing
@@ -13,7 +14,8 @@ private let goldenFiles: [String] = ((try? FileManager.default.contentsOfDirecto
     .filter { $0.hasSuffix(".json") }.sorted()
 
 /// Every golden scenario (expectations derived by hand from the seeds) played through the
-/// reference sender against the embedded gateway: each event must pass.
+/// reference sender against the embedded gateway: each event must pass; and again through
+/// `pushproof adapter`, the same sender behind the adapter protocol, with the same verdicts.
 @Suite(.serialized) struct GoldenScenarioTests {
     @Test func thereAreAtLeastThirty() {
         #expect(goldenFiles.count >= 30)
@@ -31,6 +33,11 @@ private let goldenFiles: [String] = ((try? FileManager.default.contentsOfDirecto
         for event in report.events {
             #expect(event.passed, "\(file) event \(event.index) \(event.type): \(event.problems.map(\.message))")
         }
+
+        let adapter = AdapterSender(AdapterLaunch(command: "'\(pushproofExecutable())' adapter", directory: scenarioDirectory))
+        let throughAdapter = try await ScenarioRunner.run(scenario, judge: judge, sender: adapter)
+        #expect(throughAdapter.sender == "pushproof reference \(adapter.hello?.version ?? "?")")
+        #expect(Verdicts(throughAdapter) == Verdicts(report), "\(file): through the adapter protocol")
     }
 
     /// Without `expect`, the reference rules are the oracle, and the reference sender agrees
@@ -43,5 +50,32 @@ private let goldenFiles: [String] = ((try? FileManager.default.contentsOfDirecto
         #expect(report.oracle == "reference rules")
         #expect(report.passed, "\(report.events.flatMap(\.problems).map(\.message))")
         #expect(report.events[1].expected.count == 6)
+    }
+}
+
+/// What a report judged, without the sender's name or the gateway's sequence numbers (the
+/// pushes of one event may arrive in another order).
+private struct Verdicts: Equatable {
+    struct Event: Equatable {
+        var index: Int
+        var type: String
+        var passed: Bool
+        var expected: [String]
+        var delivered: [String]
+        var problems: [String]
+        var tokensDied: [String]
+    }
+    var aborted: String?
+    var events: [Event]
+
+    init(_ report: ScenarioReport) {
+        aborted = report.aborted
+        events = report.events.map { event in
+            Event(index: event.index, type: event.type, passed: event.passed,
+                  expected: event.expected.map { "\($0.device) \($0.spec)" }.sorted(),
+                  delivered: event.delivered.map { "\($0.device) \($0.spec ?? "-")" }.sorted(),
+                  problems: event.problems.map(\.message).sorted(),
+                  tokensDied: event.tokensDied.map { "\($0.device) \($0.answer)" })
+        }
     }
 }

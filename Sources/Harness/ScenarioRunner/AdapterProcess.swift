@@ -93,7 +93,14 @@ final class AdapterProcess: Sendable {
     private static func spawn(_ child: inout pid_t, _ actions: inout posix_spawn_file_actions_t, _ arguments: [String]) -> Int32 {
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
-        return posix_spawn(&child, "/bin/sh", &actions, nil, &argv, environ)
+        // A process group of its own: stopping the adapter stops what its shell started too
+        // (a wrapper script's sender, a `tee` in a pipeline), not only the shell.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        return posix_spawn(&child, "/bin/sh", &actions, &attributes, &argv, environ)
     }
 
     deinit { close() }
@@ -182,20 +189,20 @@ final class AdapterProcess: Sendable {
         Glibc.close(output)
     }
 
-    /// SIGTERM, then SIGKILL if it has not gone within a second.
+    /// SIGTERM to its process group, then SIGKILL if the shell has not gone within a second.
     func stop() async {
         closePipes()
         guard exitStatus == nil else { return }
-        kill(pid, SIGTERM)
+        kill(-pid, SIGTERM)
         if await waitForExit(timeout: .seconds(1)) == nil {
-            kill(pid, SIGKILL)
+            kill(-pid, SIGKILL)
             _ = await waitForExit(timeout: .seconds(1))
         }
     }
 
     private func close() {
         closePipes()
-        if exitStatus == nil { kill(pid, SIGKILL) }
+        if exitStatus == nil { kill(-pid, SIGKILL) }
     }
 }
 
@@ -207,7 +214,9 @@ final class ExitStatus: Sendable {
 /// Bytes read and not yet handed out as lines.
 struct LineBuffer {
     private var bytes: [UInt8] = []
-    /// Where the next line starts; bytes before it are dropped in bulk, not per line.
+    /// Where the next line starts; bytes before it are dropped in bulk, not per line: when
+    /// the buffer empties (the protocol's usual case, one reply at a time), or before a read
+    /// once they pass 64 KiB.
     private var start = 0
     /// Where the search for a newline resumes.
     private var scanned = 0
@@ -234,6 +243,11 @@ struct LineBuffer {
     /// One read(2) of up to 64 KiB appended; its result.
     mutating func fill(from fd: Int32) -> Int {
         let chunk = 64 << 10
+        if start >= chunk {
+            bytes.removeFirst(start)
+            scanned -= start
+            start = 0
+        }
         let old = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: chunk))
         let read = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + old, chunk) }

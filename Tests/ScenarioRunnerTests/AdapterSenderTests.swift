@@ -1,0 +1,143 @@
+// Every way an adapter can fail the protocol stops the scenario with an error naming the
+// request and quoting the adapter's last stderr lines: tiny python3 and sh adapters, written
+// here, against the embedded gateway.
+import Foundation
+import JSON
+import MockGateway
+import PushproofTestSupport
+import Scenario
+import ScenarioRunner
+import Testing
+
+private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+private let specs = repository.appendingPathComponent("Specs").path
+
+/// One adapter, its misbehaviour chosen by its first argument. It says on stderr what it got,
+/// so each error can be checked to quote it.
+private let misbehavingAdapter = #"""
+import json, sys, time
+mode = sys.argv[1]
+def reply(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    request = json.loads(line)
+    kind = request["type"]
+    sys.stderr.write("got %s %d\n" % (kind, request["id"]))
+    sys.stderr.flush()
+    if kind == "hello":
+        products = ["yama"] if mode == "product" else ["poolse"]
+        answer = {"id": request["id"], "ok": True, "sender": {"name": "tiny", "version": mode}, "products": products}
+        if mode == "protocol":
+            answer["protocol"] = 2
+        reply(answer)
+    elif kind == "event" and mode == "silent":
+        time.sleep(30)
+    elif kind == "event" and mode == "garbage":
+        sys.stdout.write("Traceback (most recent call last):\n")
+        sys.stdout.flush()
+    elif kind == "event" and mode == "wrong-id":
+        reply({"id": request["id"] + 1, "ok": True})
+    elif kind == "event" and mode == "exit":
+        sys.stderr.write("crashing now\n")
+        sys.exit(3)
+    elif kind == "event" and mode == "refuse":
+        reply({"id": request["id"], "ok": False, "error": "no such conversation in our database"})
+    elif kind == "shutdown":
+        reply({"id": request["id"], "ok": True})
+        if mode == "linger":
+            time.sleep(30)
+        sys.exit(0)
+    else:
+        reply({"id": request["id"], "ok": True})
+"""#
+
+@Suite(.serialized) struct AdapterSenderTests {
+    let directory: TemporaryDirectory
+    let scenario: Scenario
+    let judge: SpecJudge
+
+    init() throws {
+        directory = try TemporaryDirectory("adapter")
+        try directory.write("adapter.py", misbehavingAdapter)
+        let path = specs + "/scenarios/poolse-01-ring-group.json"
+        scenario = try Scenario(json: Array(try Data(contentsOf: URL(fileURLWithPath: path))), name: "poolse-01")
+        judge = try SpecJudge(directory: specs)
+    }
+
+    private func run(_ command: String, timeout: Duration = .seconds(10)) async throws -> ScenarioReport {
+        let sender = AdapterSender(AdapterLaunch(command: command, directory: directory.path, timeout: timeout))
+        // These adapters push nothing: waiting the default 10 s for the event's four pushes
+        // would only slow the test.
+        var options = RunOptions()
+        options.eventTimeoutMilliseconds = 300
+        return try await ScenarioRunner.run(scenario, judge: judge, sender: sender, options: options)
+    }
+
+    /// The run stopped, and its reason holds every one of `parts`.
+    private func expectStopped(_ report: ScenarioReport, _ parts: [String]) {
+        let reason = report.aborted ?? ""
+        #expect(!report.passed)
+        for part in parts { #expect(reason.contains(part), "\(part) in: \(reason)") }
+    }
+
+    @Test func aWellBehavedAdapterRunsAndIsNamedByItsHello() async throws {
+        let report = try await run("python3 adapter.py ok")
+        #expect(report.aborted == nil)
+        #expect(report.sender == "tiny ok")
+        // It sends nothing: the event fails on its deliveries, not on the protocol.
+        #expect(report.events.count == 1)
+        #expect(!report.events[0].passed)
+    }
+
+    @Test func noReplyWithinTheTimeout() async throws {
+        let clock = ContinuousClock()
+        let started = clock.now
+        // Long enough for python3 to start on a loaded machine (the timeout covers hello too).
+        let report = try await run("python3 adapter.py silent", timeout: .seconds(2))
+        expectStopped(report, ["no reply to event 0 (call.placed) within 2 s", "[sender] got event 3"])
+        #expect(clock.now - started < .seconds(20), "the adapter sleeping 30 s is stopped, not waited for")
+    }
+
+    @Test func aLineThatIsNotJSON() async throws {
+        expectStopped(try await run("python3 adapter.py garbage"),
+                      ["the reply to event 0 (call.placed) is not JSON", "Traceback", "[sender] got event 3"])
+    }
+
+    @Test func aWrongID() async throws {
+        expectStopped(try await run("python3 adapter.py wrong-id"), ["the reply to event 0 (call.placed) carries id 4, expected 3"])
+    }
+
+    @Test func anExitMidRun() async throws {
+        expectStopped(try await run("python3 adapter.py exit"),
+                      ["the adapter exited with status 3 before answering event 0 (call.placed)", "[sender] crashing now"])
+    }
+
+    @Test func okFalse() async throws {
+        expectStopped(try await run("python3 adapter.py refuse"),
+                      ["the adapter refused event 0 (call.placed): no such conversation in our database", "[sender] got event 3"])
+    }
+
+    @Test func aHelloOfAnotherProtocol() async throws {
+        expectStopped(try await run("python3 adapter.py protocol"), ["sender setup", "speaks protocol 2; this pushproof speaks 1"])
+    }
+
+    @Test func aHelloWithoutTheScenariosProduct() async throws {
+        expectStopped(try await run("python3 adapter.py product"), ["tiny product handles yama, not poolse"])
+    }
+
+    @Test func anAdapterThatDoesNotExitAfterShutdown() async throws {
+        let report = try await run("python3 adapter.py linger", timeout: .seconds(2))
+        expectStopped(report, ["sender shutdown", "had not exited"])
+    }
+
+    @Test func anAdapterThatExitsAtOnceQuotesWhatItSaid() async throws {
+        expectStopped(try await run("echo 'cannot load config.yml' >&2; exit 7"),
+                      ["exited with status 7", "hello", "[sender] cannot load config.yml"])
+    }
+
+    @Test func aCommandThatIsNotThere() async throws {
+        expectStopped(try await run("./no-such-adapter"), ["exited with status 127", "hello", "not found"])
+    }
+}
