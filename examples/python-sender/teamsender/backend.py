@@ -59,7 +59,6 @@ def _device(person, fields):
 class Backend:
     def __init__(self, gateway, credentials, bugs):
         self.gateway = gateway
-        self.credentials = credentials
         self.bugs = bugs
         self.http = CurlHTTP2(ca_file=gateway.get("ca_file"), h2c=bool(gateway.get("h2c")))
         self.apns = APNsClient(gateway["apns_url"], credentials["apns_key_file"], credentials["apns_key_id"],
@@ -72,15 +71,15 @@ class Backend:
         self.product = None
         self.deliverer = None
 
-    def setup(self, scenario, bundle_id=None, fcm_project=None):
+    def setup(self, scenario):
         product = scenario.get("product")
         if product not in DEFAULT_APPS:
             raise SetupError(f"product {product!r}: this sender handles {', '.join(sorted(DEFAULT_APPS))}")
         default_bundle, default_project = DEFAULT_APPS[product]
+        # The run's app ids come in `app`; a scenario file without them means the product's own.
         app_ids = scenario.get("app", {})
-        bundle_id = bundle_id or app_ids.get("bundle_id") or default_bundle
-        fcm_project = (fcm_project or app_ids.get("fcm_project") or default_project
-                       or self.service_account.get("project_id"))
+        bundle_id = app_ids.get("bundle_id") or default_bundle
+        fcm_project = app_ids.get("fcm_project") or default_project or self.service_account.get("project_id")
         self.store = DeviceStore()
         self.known = {}
         for person in scenario.get("people", []):
@@ -104,25 +103,24 @@ class Backend:
         if kind == "device.unregistered":
             # Yama seed: "Unregister on logout or when the token rotates".
             device = self.known.get(event["device"])
-            token = event.get("token") or (device.token if device else None)
-            if token:
-                self.store.remove(token)
+            if device is not None:
+                self.store.remove(device.token)
             return 0
         if kind == "gateway.token":
             return 0  # the gateway's business, not ours
         return self.deliverer.deliver(self.product.handle(event, index))
 
     def register(self, event):
+        """A new device (an object, with its token), or a known one by id registering again:
+        the store may have deleted it when its token was answered gone."""
         device = event["device"]
         if isinstance(device, dict):
-            self.remember(_device(event["person"], dict(device, token=device.get("token") or event.get("token"))))
+            self.remember(_device(event["person"], device))
             return
-        # A known device registers again: the store may have deleted it (its token was gone).
         known = self.known.get(device)
         if known is None:
             raise SetupError(f"device.registered: unknown device {device!r}")
-        token = event.get("token") or known.token
-        self.remember(Device(known.id, known.person, known.platform, token, known.kind))
+        self.store.register(known)
 
     def remember(self, device):
         """Registers `device`, and keeps it by id so it can register again after a deletion."""

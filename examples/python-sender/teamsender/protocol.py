@@ -50,7 +50,7 @@ class Adapter:
             return {"id": request_id, "ok": False, "error": f"{type(error).__name__}: {error}"}, True
 
     def dispatch(self, request):
-        kind = request.get("type") or request.get("request") or request.get("op")
+        kind = request.get("type")
         if kind == "hello":
             if request.get("protocol") != PROTOCOL_VERSION:
                 raise ProtocolError(f"protocol {request.get('protocol')!r}: this adapter speaks {PROTOCOL_VERSION}")
@@ -62,7 +62,7 @@ class Adapter:
         if self.backend is None:
             raise ProtocolError(f"{kind!r} before hello")
         if kind == "setup":
-            self.backend.setup(request["scenario"], request.get("bundle_id"), request.get("fcm_project"))
+            self.backend.setup(request["scenario"])
             return {}, True
         if kind == "event":
             self.backend.event(request["index"], request["event"])
