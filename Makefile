@@ -29,6 +29,8 @@ deps:
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "swift not found on PATH (Swift 6 toolchain needed)"; exit 1; }
+	@# examples/python-sender (run by the tests) sends through the curl command line over HTTP/2.
+	@curl --version | grep -q 'HTTP2' || { echo "curl lacks HTTP/2 support (examples/python-sender needs it)"; exit 1; }
 
 build: deps
 	$(SWIFT) build $(BUILD_FLAGS)

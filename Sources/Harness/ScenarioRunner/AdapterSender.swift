@@ -71,7 +71,7 @@ public final class AdapterSender: ScenarioSender {
     }
 
     public func handle(_ event: ScenarioEvent, index: Int) async throws(SenderError) {
-        _ = try await exchange { $0.event(index: index, type: event.type, event.json) }
+        _ = try await exchange { $0.event(index: index, type: event.type, event.adapterDocument) }
     }
 
     public func devices() async throws(SenderError) -> [ListedDevice]? {

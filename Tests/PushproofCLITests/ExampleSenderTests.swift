@@ -1,0 +1,117 @@
+// The example sender (examples/python-sender: Python's standard library, the curl and openssl
+// command lines) through `pushproof run --sender-cmd`, end to end through the binary: it passes
+// the golden scenarios of the products it implements, and each of its seeded bugs makes `run`
+// fail with the finding that names that bug and nothing else.
+import Foundation
+import JSON
+import PushproofTestSupport
+import Testing
+
+private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
+private let example = repository + "/examples/python-sender"
+
+/// The adapter command, with `bug` switched on through the environment variable it reads.
+private func senderCommand(bug: String? = nil) -> String {
+    (bug.map { "PUSHPROOF_EXAMPLE_BUG=\($0) " } ?? "") + "python3 '\(example)/adapter.py'"
+}
+
+/// Runs `scenarios` through the example sender; the parsed `--json` report and the exit status.
+/// The example answers an event once its pushes are answered, so an event still short of its
+/// expected count a second after is short for good: a seeded bug's run need not wait the
+/// default 10 s for each missing push.
+private func runExample(_ scenarios: [String], bug: String? = nil) throws -> (status: Int32, report: JSONValue, output: String) {
+    let directory = try TemporaryDirectory("example-sender")
+    let json = directory.file("report.json")
+    let result = try pushproof(["run"] + scenarios + ["--specs", specsDirectory, "--json", json, "--event-timeout-ms", "1000",
+                                                      "--sender-cmd", senderCommand(bug: bug)],
+                               directory: directory.path)
+    let data = (try? Data(contentsOf: URL(fileURLWithPath: json))) ?? Data()
+    let report = (try? JSONParser.parse(Array(data))) ?? .null
+    return (result.status, report, result.output + result.error)
+}
+
+/// Every problem the report lists, over all scenarios and events.
+private func problems(_ report: JSONValue) -> [JSONValue] {
+    (report["scenarios"]?.arrayValue ?? []).flatMap { scenario in
+        (scenario["events"]?.arrayValue ?? []).flatMap { $0["problems"]?.arrayValue ?? [] }
+    }
+}
+
+private func problemKinds(_ report: JSONValue) -> Set<String> { Set(problems(report).compactMap { $0["kind"]?.stringValue }) }
+
+private func problemMessages(_ report: JSONValue) -> [String] { problems(report).compactMap { $0["message"]?.stringValue } }
+
+private func scenario(_ name: String) -> String {
+    name.hasPrefix("examples/") ? repository + "/" + name : specsDirectory + "/scenarios/" + name + ".json"
+}
+
+@Suite(.serialized) struct ExampleSenderTests {
+    /// The example's own unit tests (rules, answer classification, retries, the protocol loop;
+    /// no gateway) pass.
+    @Test func itsPythonUnitTestsPass() throws {
+        let result = try runTool("/usr/bin/env", ["python3", "-m", "unittest", "discover", "-s", "tests"], currentDirectory: example)
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(result.error.contains("OK"), "unittest reports on stderr: \(result.error)")
+    }
+
+    /// The example implements all three products completely, so every golden scenario is its:
+    /// none is skipped. One `run` plays them all (one adapter process a scenario).
+    @Test func passesEveryGoldenScenario() throws {
+        let golden = try FileManager.default.contentsOfDirectory(atPath: specsDirectory + "/scenarios")
+            .filter { $0.hasSuffix(".json") }.sorted().map { specsDirectory + "/scenarios/" + $0 }
+        #expect(golden.count >= 30)
+        let result = try runExample(golden + [scenario("examples/python-sender/scenarios/transient-503.json")])
+        let scenarios = result.report["scenarios"]?.arrayValue ?? []
+        #expect(scenarios.count == golden.count + 1, "\(result.output)")
+        for entry in scenarios where entry["passed"]?.boolValue != true {
+            let messages = (entry["events"]?.arrayValue ?? []).flatMap { $0["problems"]?.arrayValue ?? [] }
+                .compactMap { $0["message"]?.stringValue }
+            Issue.record("\(entry["name"]?.stringValue ?? "?"): aborted \(entry["aborted"]?.stringValue ?? "no"), \(messages)")
+        }
+        #expect(result.status == 0, "\(result.output.suffix(3000))")
+        #expect(scenarios.allSatisfy { $0["sender"]?.stringValue?.contains("teamsender") == true },
+                "the report names the adapter's sender: \(scenarios.first?["sender"] ?? .null)")
+    }
+
+    struct SeededBug: CustomTestStringConvertible, Sendable {
+        var name: String
+        var scenario: String
+        /// The problem kinds `run` must report: these and no others.
+        var findings: Set<String>
+        /// Words one of the problems must say: the device or field the bug is about.
+        var says: String
+        var testDescription: String { name }
+    }
+
+    static let bugs: [SeededBug] = [
+        SeededBug(name: "author-notified", scenario: "yama-01-room-message", findings: ["unexpected"],
+                  says: "unexpected: yama.message.apns to alice/a-iphone"),
+        SeededBug(name: "muted-notified", scenario: "yama-03-muted-room", findings: ["unexpected"], says: "unexpected: yama.message.apns"),
+        SeededBug(name: "dnd-notified", scenario: "yama-02-dnd", findings: ["unexpected"],
+                  says: "unexpected: yama.message.apns to carol/c-iphone"),
+        // The ring on the alert token is a wrong token, and so the PushKit ring is missing.
+        SeededBug(name: "ring-to-alert-token", scenario: "poolse-01-ring-group", findings: ["wrong_token", "missing"],
+                  says: "wrong token: poolse.ring.apns went to bob/b-ios"),
+        // The push breaks its spec ("FCM turns every value into a string"), and FCM refuses it (400).
+        SeededBug(name: "number-in-fcm-data", scenario: "poolse-01-ring-group", findings: ["spec_violation", "missing"],
+                  says: "at /body/message/data/ring_deadline: expected string, found number"),
+        SeededBug(name: "keep-gone-token", scenario: "poolse-25-gone-token", findings: ["dead_token_push", "store_mismatch"],
+                  says: "a push to a dead token: carol/c-android"),
+        SeededBug(name: "delete-on-503", scenario: "examples/python-sender/scenarios/transient-503.json",
+                  findings: ["dropped_on_transient", "store_mismatch", "missing"], says: "token dropped on a transient error"),
+        SeededBug(name: "retry-whole-batch", scenario: "examples/python-sender/scenarios/transient-503.json", findings: ["duplicate"],
+                  says: "duplicate: yama.message.apns"),
+        SeededBug(name: "no-apns-expiration", scenario: "poolse-01-ring-group", findings: ["spec_violation"],
+                  says: "at /headers/apns-expiration: apns-expiration is required"),
+    ]
+
+    @Test(arguments: bugs)
+    func eachSeededBugIsCaughtWithItsFinding(_ bug: SeededBug) throws {
+        let result = try runExample([scenario(bug.scenario)], bug: bug.name)
+        #expect(result.status == 1, "\(bug.name): run must fail\n\(result.output.suffix(3000))")
+        #expect(result.report["scenarios"]?[0]?["aborted"] == .null, "\(result.output.suffix(2000))")
+        #expect(problemKinds(result.report) == bug.findings, "\(bug.name)\n\(result.output.suffix(3000))")
+        #expect(problemMessages(result.report).contains { $0.contains(bug.says) }, "\(bug.name)\n\(result.output.suffix(3000))")
+    }
+}
