@@ -65,6 +65,15 @@ struct PayloadWriter {
         }
     }
 
+    /// The `alert` dictionary of an `aps` object: `title` (left out when nil) and `body`,
+    /// the two keys Apple's "Generating a remote notification" lists for a visible alert.
+    mutating func alert(title: String?, body: String) {
+        beginObject("alert")
+        if let title { string("title", title) }
+        string("body", body)
+        endObject()
+    }
+
     /// Already-serialized JSON, e.g. a data map shared by several devices.
     mutating func raw(_ key: String, _ serialized: [UInt8]) {
         json.key(key)
