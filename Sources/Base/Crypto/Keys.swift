@@ -1,30 +1,39 @@
 import COpenSSL
 
-// Thread safety of the key classes: each owns one `EVP_PKEY`, set in `init` and never changed
-// until `deinit` frees it. OpenSSL 3 documents EVP_PKEY as safe for concurrent read-only use
-// (openssl-threads(7)); signing and verification here only read it, each call with its own
-// EVP_MD_CTX. That is what makes the `@unchecked Sendable` below true without a lock.
+/// One owned `EVP_PKEY`, checked on the way in and freed exactly once in `deinit`: the key
+/// classes below each hold one, so adopting a pointer (free it when the check fails) and freeing
+/// it are written once.
+///
+/// Thread safety: the pointer is set in `init` and never changed until `deinit` frees it.
+/// OpenSSL 3 documents EVP_PKEY as safe for concurrent read-only use (openssl-threads(7));
+/// signing and verification only read it, each call with its own EVP_MD_CTX. That is what makes
+/// the `@unchecked Sendable` true without a lock.
+final class OwnedEVPKey: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    /// Takes ownership of `key`, also when `check` throws (then `key` is freed here).
+    init(owning key: OpaquePointer, requiring check: (OpaquePointer) throws(CryptoError) -> Void) throws(CryptoError) {
+        do { try check(key) } catch {
+            EVP_PKEY_free(key)
+            throw error
+        }
+        pointer = key
+    }
+
+    deinit { EVP_PKEY_free(pointer) }
+}
 
 /// A P-256 (prime256v1) private key for ES256, such as the key in an APNs `.p8` file.
-public final class ECP256PrivateKey: @unchecked Sendable {
-    /// The owned `EVP_PKEY`, freed in `deinit`.
-    let key: OpaquePointer
+public final class ECP256PrivateKey: Sendable {
+    private let owned: OwnedEVPKey
+    var key: OpaquePointer { owned.pointer }
     /// The public half, derived once so verifying with `publicKey` never re-derives it.
     public let publicKey: ECP256PublicKey
 
     private init(owning key: OpaquePointer) throws(CryptoError) {
-        // Everything that can throw runs before the stored properties are set: once they are,
-        // a throw would run deinit and free `key` a second time.
-        let publicKey: ECP256PublicKey
-        do {
-            try EVPKey.requireP256(key)
-            publicKey = try ECP256PublicKey(owning: EVPKey.publicOnlyCopy(of: key))
-        } catch {
-            EVP_PKEY_free(key)
-            throw error
-        }
-        self.key = key
-        self.publicKey = publicKey
+        let owned = try OwnedEVPKey(owning: key, requiring: EVPKey.requireP256)
+        publicKey = try ECP256PublicKey(owning: EVPKey.publicOnlyCopy(of: owned.pointer))
+        self.owned = owned
     }
 
     /// Reads PKCS#8 ("BEGIN PRIVATE KEY", the form of Apple's .p8 files) or SEC1
@@ -43,21 +52,15 @@ public final class ECP256PrivateKey: @unchecked Sendable {
     public var pkcs8PEM: String {
         get throws(CryptoError) { try PEM.writePKCS8(key) }
     }
-
-    deinit { EVP_PKEY_free(key) }
 }
 
 /// A P-256 public key for verifying ES256 signatures.
-public final class ECP256PublicKey: @unchecked Sendable {
-    /// The owned `EVP_PKEY`, freed in `deinit`.
-    let key: OpaquePointer
+public final class ECP256PublicKey: Sendable {
+    private let owned: OwnedEVPKey
+    var key: OpaquePointer { owned.pointer }
 
     init(owning key: OpaquePointer) throws(CryptoError) {
-        do { try EVPKey.requireP256(key) } catch {
-            EVP_PKEY_free(key)
-            throw error
-        }
-        self.key = key
+        owned = try OwnedEVPKey(owning: key, requiring: EVPKey.requireP256)
     }
 
     /// Reads SPKI ("BEGIN PUBLIC KEY"), or the key of an X.509 certificate ("BEGIN CERTIFICATE").
@@ -79,30 +82,19 @@ public final class ECP256PublicKey: @unchecked Sendable {
     public var spkiDER: [UInt8] {
         get throws(CryptoError) { try EVPKey.spkiDER(key) }
     }
-
-    deinit { EVP_PKEY_free(key) }
 }
 
 /// An RSA private key (2048 bits or more) for RS256, such as a Google service-account key.
-public final class RSAPrivateKey: @unchecked Sendable {
-    /// The owned `EVP_PKEY`, freed in `deinit`.
-    let key: OpaquePointer
+public final class RSAPrivateKey: Sendable {
+    private let owned: OwnedEVPKey
+    var key: OpaquePointer { owned.pointer }
     /// The public half, derived once.
     public let publicKey: RSAPublicKey
 
     private init(owning key: OpaquePointer) throws(CryptoError) {
-        // Everything that can throw runs before the stored properties are set: once they are,
-        // a throw would run deinit and free `key` a second time.
-        let publicKey: RSAPublicKey
-        do {
-            try EVPKey.requireRSA(key)
-            publicKey = try RSAPublicKey(owning: EVPKey.publicOnlyCopy(of: key))
-        } catch {
-            EVP_PKEY_free(key)
-            throw error
-        }
-        self.key = key
-        self.publicKey = publicKey
+        let owned = try OwnedEVPKey(owning: key, requiring: EVPKey.requireRSA)
+        publicKey = try RSAPublicKey(owning: EVPKey.publicOnlyCopy(of: owned.pointer))
+        self.owned = owned
     }
 
     /// Reads PKCS#8 ("BEGIN PRIVATE KEY", the form in service-account JSON) or PKCS#1
@@ -126,21 +118,15 @@ public final class RSAPrivateKey: @unchecked Sendable {
 
     /// Modulus size in bits.
     public var bits: Int { Int(EVP_PKEY_get_bits(key)) }
-
-    deinit { EVP_PKEY_free(key) }
 }
 
 /// An RSA public key (2048 bits or more) for verifying RS256 signatures.
-public final class RSAPublicKey: @unchecked Sendable {
-    /// The owned `EVP_PKEY`, freed in `deinit`.
-    let key: OpaquePointer
+public final class RSAPublicKey: Sendable {
+    private let owned: OwnedEVPKey
+    var key: OpaquePointer { owned.pointer }
 
     init(owning key: OpaquePointer) throws(CryptoError) {
-        do { try EVPKey.requireRSA(key) } catch {
-            EVP_PKEY_free(key)
-            throw error
-        }
-        self.key = key
+        owned = try OwnedEVPKey(owning: key, requiring: EVPKey.requireRSA)
     }
 
     /// Reads SPKI ("BEGIN PUBLIC KEY"), or the key of an X.509 certificate ("BEGIN CERTIFICATE"),
@@ -166,6 +152,4 @@ public final class RSAPublicKey: @unchecked Sendable {
 
     /// Modulus size in bits.
     public var bits: Int { Int(EVP_PKEY_get_bits(key)) }
-
-    deinit { EVP_PKEY_free(key) }
 }
