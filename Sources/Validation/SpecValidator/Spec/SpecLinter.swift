@@ -21,7 +21,7 @@ public enum SpecLinter {
         let specset: [UInt8]
         let files: [(path: String, bytes: [UInt8])]
         do { (specset, files) = try SpecSet.readDirectory(directory) } catch {
-            return SpecLintReport(findings: [LintFinding(file: error.file, pointer: error.pointer, message: error.message)], quoteCheckSkipped: nil)
+            return SpecLintReport(findings: [error], quoteCheckSkipped: nil)
         }
         let (compiled, issues) = SpecSet.compile(specset: specset, files: files, configOverrides: [:], strictSchema: true)
         for (file, issue) in issues { findings.append(LintFinding(file: file, pointer: issue.pointer, message: issue.message)) }

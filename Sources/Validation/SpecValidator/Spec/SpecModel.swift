@@ -114,25 +114,10 @@ public struct SpecVerdict: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A spec directory that cannot be loaded: which file, where in it, and why.
-public struct SpecLoadError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var file: String
-    public var pointer: JSONPointer
-    public var message: String
-
-    public init(file: String, pointer: JSONPointer, message: String) {
-        self.file = file
-        self.pointer = pointer
-        self.message = message
-    }
-
-    public var description: String {
-        pointer.tokens.isEmpty ? "\(file): \(message)" : "\(file) at \(pointer): \(message)"
-    }
-}
-
-/// One problem the linter found in a spec directory.
-public struct LintFinding: Sendable, Equatable, CustomStringConvertible {
+/// A problem at one place in a spec directory: which file, where in it, and what. Loading
+/// throws the first one it meets (as `SpecLoadError`); the linter lists all it finds (as
+/// `LintFinding`), a load error among them.
+public struct SpecProblem: Error, Sendable, Equatable, CustomStringConvertible {
     public var file: String
     public var pointer: JSONPointer
     public var message: String
@@ -152,6 +137,12 @@ public struct LintFinding: Sendable, Equatable, CustomStringConvertible {
         ["file": .string(file), "pointer": .string(pointer.description), "message": .string(message)]
     }
 }
+
+/// A spec directory that cannot be loaded: the problem that stopped the load.
+public typealias SpecLoadError = SpecProblem
+
+/// One problem the linter found in a spec directory.
+public typealias LintFinding = SpecProblem
 
 extension JSONValue {
     /// The text a template yields for this value: strings as they are, integral numbers without
