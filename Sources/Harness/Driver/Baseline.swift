@@ -7,25 +7,23 @@ import Foundation
 /// One ratio bound: `current / baseline` of `metric` compared with `limit`,
 /// e.g. throughput >= 0.9 (at most 10 % slower), p99_ms <= 1.2 (at most 20 % worse).
 public struct BaselineRule: Sendable, Equatable, CustomStringConvertible {
-    public var metric: ThresholdMetric
-    public var comparison: ThresholdOperator
-    public var limit: Double
+    /// The bound, read on the ratio: its limit is a factor of the baseline's figure, not a figure.
+    public var ratioBound: Threshold
 
     public init(metric: ThresholdMetric, comparison: ThresholdOperator, limit: Double) {
-        self.metric = metric
-        self.comparison = comparison
-        self.limit = limit
+        ratioBound = Threshold(metric: metric, comparison: comparison, limit: limit)
     }
 
     /// Parses `throughput>=0.9x` or `p99_ms<=1.2` (the trailing `x` is optional).
     public init(parsing text: String) throws(ThresholdParseError) {
         var body = text.trimmingSpaces
         if body.hasSuffix("x") || body.hasSuffix("X") { body.removeLast() }
-        let bound = try Threshold(parsing: body)
-        self.init(metric: bound.metric, comparison: bound.comparison, limit: bound.limit)
+        ratioBound = try Threshold(parsing: body)
     }
 
-    public var description: String { "\(metric.rawValue)\(comparison.rawValue)\(Format.number(limit))x" }
+    public var metric: ThresholdMetric { ratioBound.metric }
+
+    public var description: String { "\(ratioBound)x" }
 
     /// Throughput may drop 10 %, median and tail latency may grow 20 %, the slowest fan-out 20 %.
     public static let standard: [BaselineRule] = [
@@ -91,7 +89,7 @@ public struct BaselineComparison: Sendable, Equatable {
                                      message: "\(rule) skipped: \(rule.metric.rawValue) not measured in \(old == nil ? "the baseline" : "this run")")
             }
             let ratio = old == 0 ? (new == 0 ? 1 : .infinity) : new / old
-            let passed = rule.comparison.holds(ratio, rule.limit)
+            let passed = rule.ratioBound.comparison.holds(ratio, rule.ratioBound.limit)
             let figures = "\(Format.significant(new)) vs baseline \(Format.significant(old)), ratio \(Format.ratio(ratio))"
             return BaselineEntry(rule: rule, baseline: old, current: new, ratio: ratio, passed: passed,
                                  message: "\(rule) \(passed ? "passed" : "failed"): \(figures)")
