@@ -47,6 +47,13 @@ public func curl(_ arguments: [String]) throws -> ToolResult {
     try runTool("/usr/bin/curl", ["-sS", "--max-time", "10"] + arguments)
 }
 
+/// `connect(2)` to a `sockaddr_in` or `sockaddr_in6`, its length taken from its type.
+private func connectSocket<Address>(_ fd: Int32, to address: Address) -> Int32 {
+    withUnsafePointer(to: address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
+    }
+}
+
 /// A blocking loopback TCP client for malformed input.
 public final class RawClient {
     public let fd: Int32
@@ -63,22 +70,17 @@ public final class RawClient {
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = UInt16(port).bigEndian
             inet_pton(AF_INET6, host, &address.sin6_addr)
-            connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
+            connected = connectSocket(fd, to: address)
         } else {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = UInt16(port).bigEndian
             inet_pton(AF_INET, host, &address.sin_addr)
-            connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
+            connected = connectSocket(fd, to: address)
         }
-        guard connected == 0 else {
-            close(fd)
-            throw RawClientError.connect
-        }
+        // No close here: `fd` is set, so a throw runs deinit, which closes it (closing it here
+        // too could close a descriptor another thread had opened under that number meanwhile).
+        guard connected == 0 else { throw RawClientError.connect }
     }
 
     deinit { close(fd) }
