@@ -45,6 +45,17 @@ private final class WakeLog: Sendable {
         #expect(clock.sleeperCount == 0)
     }
 
+    @Test func aTaskCancelledBeforeItSleepsThrowsAtOnce() async {
+        let clock = TestClock()
+        let sleeper = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await clock.sleep(until: clock.now.advanced(by: .seconds(3600)), tolerance: nil)
+        }
+        // Before the fix this waited for a clock nobody advances.
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        #expect(clock.sleeperCount == 0)
+    }
+
     @Test func monotonicInstantsAreSystemClockNanoseconds() {
         let before = SystemClock.monotonicNanoseconds()
         let now = MonotonicClock().now

@@ -92,12 +92,20 @@ public final class TestClock: Clock {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resumeNow = state.withLock { state -> Bool in
+                // A task cancelled before it got here has had its `onCancel` run already, which
+                // found no sleeper to remove: check under the lock, so a cancellation is seen
+                // either here or by `onCancel`, never by neither.
+                let resumeNow = state.withLock { state -> Bool? in
+                    if Task.isCancelled { return nil }
                     if deadline <= state.now { return true }
                     state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
                     return false
                 }
-                if resumeNow { continuation.resume() }
+                switch resumeNow {
+                case nil: continuation.resume(throwing: CancellationError())
+                case true?: continuation.resume()
+                case false?: break
+                }
             }
         } onCancel: {
             let cancelled = state.withLock { state -> CheckedContinuation<Void, any Error>? in
