@@ -1,13 +1,15 @@
 import Testing
 import PushModel
 import Synchronization
+import Clocks
 @testable import Driver
 
 @Suite struct LoadRunnerTests {
     @Test func closedRunCountsEveryOutcomeExactly() async throws {
         let plan = LoadPlan(scenario: "storm", model: .closed(concurrency: 4, count: 200))
-        let result = try await LoadRunner(plan: plan, target: ScriptedTarget(latency: .microseconds(200)))
-            .run(source: mixedSource)
+        let clock = TestClock()
+        let result = try await runOnTestClock(plan, on: clock, target: ScriptedTarget(latency: .microseconds(200), clock: clock),
+                                              source: mixedSource)
         let s = result.summary
         let expected = mixedCounts(200)
         #expect(s.counts.iterations == 200)
@@ -70,7 +72,9 @@ import Synchronization
 
     @Test func fanOutsMeasureTimeToRingAll() async throws {
         let plan = LoadPlan(scenario: "ring", model: .closed(concurrency: 8, count: 3))
-        let result = try await LoadRunner(plan: plan, target: ScriptedTarget(latency: .microseconds(100))).run { iteration in
+        let clock = TestClock()
+        let target = ScriptedTarget(latency: .microseconds(100), clock: clock)
+        let result = try await runOnTestClock(plan, on: clock, target: target) { iteration in
             // Iteration 1 rings one member whose token is gone.
             .fanOut((0..<50).map { member in
                 push(token: iteration == 1 && member == 7 ? "gone-\(member)" : "ok-\(iteration)-\(member)", kind: "poolse.ring")
@@ -118,8 +122,9 @@ import Synchronization
         // the stall; measured from their actual send they do not.
         let stall = Duration.milliseconds(300)
         let plan = LoadPlan(scenario: "stall", model: .open(ratePerSecond: 100, duration: .seconds(1)), maxInFlight: 1)
-        let result = try await LoadRunner(plan: plan, target: StallingTarget(stall: stall, slowPushes: 2))
-            .run(source: { .push(push(token: "ok-\($0)")) })
+        let clock = TestClock()
+        let result = try await runOnTestClock(plan, on: clock, target: StallingTarget(stall: stall, slowPushes: 2, clock: clock),
+                                              source: { .push(push(token: "ok-\($0)")) })
         let s = result.summary
         #expect(s.counts.sent == 100)
         #expect(s.counts.completed == 100)
@@ -137,68 +142,71 @@ import Synchronization
     @Test func iterationsThatCannotStartInTimeAreDropped() async throws {
         let plan = LoadPlan(scenario: "drop", model: .open(ratePerSecond: 100, duration: .seconds(1)), maxInFlight: 1,
                             dropAfter: .milliseconds(50))
-        let result = try await LoadRunner(plan: plan, target: StallingTarget(stall: .milliseconds(300), slowPushes: 1))
-            .run(source: { .push(push(token: "ok-\($0)")) })
+        let clock = TestClock()
+        let result = try await runOnTestClock(plan, on: clock, target: StallingTarget(stall: .milliseconds(300), slowPushes: 1, clock: clock),
+                                              source: { .push(push(token: "ok-\($0)")) })
         let c = result.summary.counts
-        #expect(c.droppedIterations > 0)
+        // The first push holds the only worker until 300 ms: iterations 1...24 (due 10 to 240 ms)
+        // are more than 50 ms late by then and dropped; from 250 ms on they are sent.
+        #expect(c.droppedIterations == 24)
         // Every scheduled iteration is either sent or dropped.
         #expect(c.sent + c.droppedIterations == 100)
         #expect(c.iterations == c.sent)
         #expect(result.summary.notes.contains { $0.contains("dropped") })
     }
 
-    // How many pushes start before the time limit depends on scheduling (tests run in parallel
-    // on a shared pool), so these check the accounting, which holds whatever that number is.
     @Test func runStopsByItselfWhenTheTargetHangs() async throws {
         let plan = LoadPlan(scenario: "hang", model: .closed(concurrency: 3, count: 10),
                             timeLimit: .milliseconds(500), drainTimeout: .milliseconds(100))
-        let result = try await LoadRunner(plan: plan, target: HangingTarget())
-            .run(source: { .push(push(token: "ok-\($0)")) })
+        let clock = TestClock()
+        // All three workers and the run's timer asleep: only then may the time limit pass.
+        let result = try await runOnTestClock(plan, on: clock, advancingWhenAsleep: 4, target: HangingTarget(clock: clock),
+                                              source: { .push(push(token: "ok-\($0)")) })
         let c = result.summary.counts
         // Each of the 3 workers is stuck in its first send.
-        #expect(c.sent <= 3)
+        #expect(c.sent == 3)
         #expect(c.completed == 0)
-        #expect(c.abandoned == c.sent)
+        #expect(c.abandoned == 3)
         // The rest of the count never started: the time limit came first.
-        #expect(c.sent + c.droppedIterations == 10)
-        if c.sent > 0 { #expect(result.summary.timedOut) }
-        if c.sent > 0 { #expect(result.summary.notes.contains { $0.contains("no outcome") }) }
+        #expect(c.droppedIterations == 7)
+        #expect(result.summary.timedOut)
+        #expect(result.summary.notes.contains { $0.contains("no outcome") })
     }
 
     @Test func cancellableSlowTargetIsCutAtTheTimeLimit() async throws {
         // A 1 h send that honours cancellation: the run cancels it at its bound and counts it.
         let plan = LoadPlan(scenario: "slow", model: .closed(concurrency: 2, count: 5),
                             timeLimit: .milliseconds(300), drainTimeout: .milliseconds(50))
-        let result = try await LoadRunner(plan: plan, target: ScriptedTarget(latency: .seconds(3600)))
-            .run(source: { .push(push(token: "ok-\($0)")) })
+        let clock = TestClock()
+        let result = try await runOnTestClock(plan, on: clock, advancingWhenAsleep: 3,
+                                              target: ScriptedTarget(latency: .seconds(3600), clock: clock),
+                                              source: { .push(push(token: "ok-\($0)")) })
         let c = result.summary.counts
-        #expect(c.sent <= 2)
+        #expect(c.sent == 2)
         #expect(c.sent == c.completed + c.abandoned)
-        #expect(c.sent + c.droppedIterations == 5)
-        if c.sent > 0 { #expect(result.summary.timedOut) }
+        #expect(c.droppedIterations == 3)
+        #expect(result.summary.timedOut)
     }
 
     @Test func iterationsPastTheTimeLimitCountAsDropped() async throws {
-        // 10/s for 10 s plans 100 iterations; a 300 ms limit lets at most the first 3 start.
+        // 10/s for 10 s plans 100 iterations; a 300 ms limit lets the first 3 start (0, 100, 200 ms).
         let plan = LoadPlan(scenario: "cut", model: .open(ratePerSecond: 10, duration: .seconds(10)),
                             timeLimit: .milliseconds(300), drainTimeout: .milliseconds(100))
-        let result = try await LoadRunner(plan: plan, target: ScriptedTarget())
-            .run(source: { .push(push(token: "ok-\($0)")) })
+        let result = try await runOnTestClock(plan, target: ScriptedTarget(), source: { .push(push(token: "ok-\($0)")) })
         let c = result.summary.counts
-        #expect(c.sent <= 3)
+        #expect(c.sent == 3)
         #expect(c.sent + c.unsentPushes + c.droppedIterations == 100)
     }
 
     @Test func cancellingARunKeepsTheAccountingWhole() async throws {
-        // 40 iterations over 2 s; the run is cancelled part-way. Whenever that lands, each
-        // iteration is sent, taken but left unsent, or never reached (dropped).
+        // 40 iterations over 2 s; the run is cancelled at 300 ms. Each iteration is sent, taken
+        // but left unsent, or never reached (dropped); the six due before 300 ms were sent.
         let plan = LoadPlan(scenario: "cancel", model: .open(ratePerSecond: 20, duration: .seconds(2)), maxInFlight: 8)
-        let run = Task {
-            try await LoadRunner(plan: plan, target: ScriptedTarget()).run(source: { .push(push(token: "ok-\($0)")) })
-        }
-        try await Task.sleep(for: .milliseconds(300))
-        run.cancel()
-        let c = try await run.value.summary.counts
+        // Eight workers waiting for their iterations, the run's timer and the canceller asleep.
+        let result = try await runOnTestClock(plan, advancingWhenAsleep: 10, cancelAt: .milliseconds(300),
+                                              target: ScriptedTarget(), source: { .push(push(token: "ok-\($0)")) })
+        let c = result.summary.counts
+        #expect(c.sent >= 6)
         #expect(c.sent == c.completed)
         #expect(c.sent + c.unsentPushes + c.droppedIterations == 40)
         #expect(c.iterations == c.sent + c.unsentPushes)

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
@@ -37,10 +38,11 @@ final class XMLCollector: NSObject, XMLParserDelegate {
 
 struct XMLProblem: Error { var message: String; var line: Int }
 
-/// A short real run with every kind of outcome and a fan-out, for the report tests.
+/// A short run (on a test clock) with every kind of outcome and a fan-out, for the report tests.
 func sampleRun() async throws -> RunResult {
     let plan = LoadPlan(scenario: "poolse <ring> & \"storm\"", model: .closed(concurrency: 4, count: 60))
-    return try await LoadRunner(plan: plan, target: ScriptedTarget(latency: .microseconds(50))).run { iteration in
+    let clock = TestClock()
+    return try await runOnTestClock(plan, on: clock, target: ScriptedTarget(latency: .microseconds(50), clock: clock)) { iteration in
         iteration % 20 == 0
             ? .fanOut((0..<10).map { push(token: $0 == 3 ? "gone-\(iteration)-\($0)" : "ok-\(iteration)-\($0)") })
             : mixedSource(iteration)

@@ -10,12 +10,14 @@ func push(token: String, kind: String = "yama.message") -> PushRequest {
 }
 
 /// Outcome by token prefix: "fail-" fails with TooManyRequests, "gone-" has its token removed,
-/// anything else is delivered. Each send takes `latency`; cancellation ends the wait early.
+/// anything else is delivered. Each send takes `latency` on `clock` (a `TestClock` in tests that
+/// run on one); cancellation ends the wait early.
 struct ScriptedTarget: PushTarget {
     var latency: Duration = .zero
+    var clock: any Clock<Duration> = ContinuousClock()
 
     func send(_ push: PushRequest) async -> PushOutcome {
-        if latency > .zero { try? await Task.sleep(for: latency) }
+        if latency > .zero { try? await clock.sleep(for: latency) }
         let token = push.device.token
         if token.hasPrefix("fail-") { return .failed(reason: "TooManyRequests", status: 429) }
         if token.hasPrefix("gone-") { return .tokenRemoved(reason: "Unregistered") }
@@ -23,32 +25,38 @@ struct ScriptedTarget: PushTarget {
     }
 }
 
-/// The first `slowPushes` sends each take `stall`; the rest return at once.
+/// The first `slowPushes` sends each take `stall` on `clock`; the rest return at once.
 final class StallingTarget: PushTarget {
     let stall: Duration
     let slowPushes: Int
+    let clock: any Clock<Duration>
     private let sends = Atomic<Int>(0)
 
-    init(stall: Duration, slowPushes: Int) {
+    init(stall: Duration, slowPushes: Int, clock: any Clock<Duration>) {
         self.stall = stall
         self.slowPushes = slowPushes
+        self.clock = clock
     }
 
     func send(_ push: PushRequest) async -> PushOutcome {
         let (index, _) = sends.add(1, ordering: .relaxed)
-        if index <= slowPushes {
+        if index < slowPushes {  // `add` returns the count before this send
             // Not cut short by cancellation: the stall is the point of the test.
-            let stall = self.stall
-            await Task.detached { try? await Task.sleep(for: stall) }.value
+            let (stall, clock) = (self.stall, self.clock)
+            await Task.detached { try? await clock.sleep(for: stall) }.value
         }
         return .delivered(id: nil)
     }
 }
 
-/// Never answers within the test's lifetime and ignores cancellation, like a wedged transport.
+/// Never answers within the run (an hour on `clock`) and ignores cancellation, like a wedged
+/// transport.
 struct HangingTarget: PushTarget {
+    let clock: any Clock<Duration>
+
     func send(_ push: PushRequest) async -> PushOutcome {
-        await Task.detached { try? await Task.sleep(for: .seconds(3600)) }.value
+        let clock = self.clock
+        await Task.detached { try? await clock.sleep(for: .seconds(3600)) }.value
         return .failed(reason: "never", status: 0)
     }
 }
@@ -67,23 +75,44 @@ func mixedCounts(_ n: Int) -> (delivered: Int, failed: Int, removed: Int) {
     return (n - failed - removed, failed, removed)
 }
 
-/// Runs `plan` on a `TestClock`, so an open-model schedule plays out in virtual time and no
-/// wall time is read. Time jumps to the next deadline whenever at least two tasks sleep on the
-/// clock (the run's own time-limit timer and a worker waiting for its iteration): the timer's
-/// deadline is then never the earliest while a worker still waits.
-func runOnTestClock(_ plan: LoadPlan, target: any PushTarget, source: @escaping LoadSource) async throws -> RunResult {
-    let clock = TestClock()
+/// Runs `plan` on `clock`, a `TestClock`, so the schedule, the targets' sleeps, the time limit
+/// and the drain play out in virtual time and no wall time is read.
+///
+/// Time jumps to the next deadline once at least `asleep` tasks sleep on the clock and that
+/// number has held over a few rounds of yields: the default 2 is the run's own time-limit timer
+/// and one worker (or target) waiting. A test whose tasks are all known to block sets `asleep`
+/// to that number, so no deadline passes while one of them has yet to reach its sleep.
+/// `cancelAt`: the run is cancelled when the clock reaches that time.
+/// Afterwards the clock jumps far ahead, so a target that ignored cancellation returns too.
+func runOnTestClock(_ plan: LoadPlan, on clock: TestClock = TestClock(), advancingWhenAsleep asleep: Int = 2,
+                    cancelAt: Duration? = nil,
+                    target: any PushTarget, source: @escaping LoadSource) async throws -> RunResult {
     let run = Task { try await LoadRunner(plan: plan, target: target, clock: clock).run(source: source) }
+    let canceller = cancelAt.map { time in
+        Task {
+            try await clock.sleep(until: .init(nanoseconds: 0).advanced(by: time), tolerance: nil)
+            run.cancel()
+        }
+    }
     let finished = Atomic<Bool>(false)
     let ticker = Task {
+        var seen = -1
+        var steadyRounds = 0
         while !finished.load(ordering: .relaxed) {
-            for _ in 0..<8 { await Task.yield() }
-            if clock.sleeperCount >= 2 { clock.advanceToNextDeadline() }
+            await Task.yield()
+            let sleepers = clock.sleeperCount
+            if sleepers == seen, sleepers >= asleep { steadyRounds += 1 } else { (seen, steadyRounds) = (sleepers, 0) }
+            if steadyRounds >= 8 {
+                clock.advanceToNextDeadline()
+                (seen, steadyRounds) = (-1, 0)
+            }
         }
     }
     defer {
         finished.store(true, ordering: .relaxed)
         ticker.cancel()
+        canceller?.cancel()
+        clock.advance(by: .seconds(86_400))
     }
     return try await run.value
 }
