@@ -74,10 +74,10 @@ let package = Package(
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
-        .testTarget(name: "MetricsTests", dependencies: ["Metrics"]),
+        .testTarget(name: "MetricsTests", dependencies: ["Metrics", "PushproofTestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Clocks", "HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
-        .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "PushModel"]),
+        .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine", "PushproofTestSupport"]),
         .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON"]),
         .testTarget(name: "SenderTests", dependencies: ["Clocks", "Metrics", "Sender", "JSON", "Crypto", "PushModel", "PushproofTestSupport"]),

@@ -1,18 +1,7 @@
 import Foundation
+import PushproofTestSupport
 import Testing
 @testable import Metrics
-
-/// A seeded generator so failures reproduce.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The value a sorted array reports at `percentile`, by the same rank rule as the histogram.
 func bruteForcePercentile(_ sorted: [UInt64], _ percentile: Double) -> UInt64 {
@@ -22,7 +11,7 @@ func bruteForcePercentile(_ sorted: [UInt64], _ percentile: Double) -> UInt64 {
 
 /// Log-uniform nanosecond values over 1 µs ... 1 h, the histogram's range.
 func randomLatencies(count: Int, seed: UInt64) -> [UInt64] {
-    var rng = SplitMix64(state: seed)
+    var rng = SplitMix64(seed: seed)
     let low = 3.0, high = log10(Double(HDRHistogram.highestTrackableValue))
     return (0..<count).map { _ in UInt64(pow(10, Double.random(in: low...high, using: &rng))) }
 }
@@ -53,7 +42,7 @@ let checkedPercentiles: [Double] = [0.1, 1, 5, 10, 25, 50, 75, 90, 95, 99, 99.5,
 
     @Test func narrowDistributionAroundTypicalLoopbackLatency() {
         // 20 µs ... 2 ms, where most local runs land.
-        var rng = SplitMix64(state: 7)
+        var rng = SplitMix64(seed: 7)
         let values = (0..<50_000).map { _ in UInt64.random(in: 20_000...2_000_000, using: &rng) }
         var histogram = HDRHistogram()
         for value in values { histogram.record(value) }
@@ -75,7 +64,7 @@ let checkedPercentiles: [Double] = [0.1, 1, 5, 10, 25, 50, 75, 90, 95, 99, 99.5,
     }
 
     @Test func indexLayoutCoversEveryValueOnce() {
-        var rng = SplitMix64(state: 99)
+        var rng = SplitMix64(seed: 99)
         var values: [UInt64] = [0, 1, 2047, 2048, 2049, 4095, 4096, HDRHistogram.highestTrackableValue]
         values += randomLatencies(count: 10_000, seed: 5)
         values += (0..<1000).map { _ in UInt64.random(in: 0...HDRHistogram.highestTrackableValue, using: &rng) }

@@ -1,4 +1,5 @@
 import JSON
+import PushproofTestSupport
 import SpecValidator
 import Testing
 
@@ -47,24 +48,5 @@ import Testing
         }
         #expect(judged >= 5000)
         #expect(parsed > judged / 20, "some mangled bodies must still be JSON, or the comparison proves little")
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing input can be replayed.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A value in 0..<bound (0 when bound is 0).
-    mutating func next(below bound: Int) -> Int {
-        bound <= 0 ? 0 : Int(next() % UInt64(bound))
     }
 }
