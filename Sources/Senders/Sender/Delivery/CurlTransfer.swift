@@ -266,17 +266,19 @@ final class CurlTransfer {
 // C callbacks: recover the transfer from the user-data pointer; nothing here can throw.
 
 private func curlReceiveBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userData: UnsafeMutableRawPointer?) -> Int {
-    let total = size * count
-    guard let data, let userData else { return total }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue()
-    transfer.appendBody(UnsafeRawBufferPointer(start: data, count: total))
-    return total
+    hand(data, size * count, userData) { $0.appendBody($1) }
 }
 
 private func curlReceiveHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userData: UnsafeMutableRawPointer?) -> Int {
-    let total = size * count
+    hand(data, size * count, userData) { $0.receiveHeaderLine($1) }
+}
+
+/// What both write callbacks do: give the `total` bytes to the transfer behind `userData`, and
+/// tell libcurl all were taken (any other count aborts the transfer).
+@inline(__always)
+private func hand(_ data: UnsafeMutablePointer<CChar>?, _ total: Int, _ userData: UnsafeMutableRawPointer?,
+                  to take: (CurlTransfer, UnsafeRawBufferPointer) -> Void) -> Int {
     guard let data, let userData else { return total }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue()
-    transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: total))
+    take(Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue(), UnsafeRawBufferPointer(start: data, count: total))
     return total
 }
