@@ -7,11 +7,7 @@ import Testing
 
     @Test func opensslECDSASignatureVerifiesAsDERAndAsRS() throws {
         let scratch = try Scratch()
-        try scratch.openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "key.p8")
-        try scratch.openssl("pkey", "-in", "key.p8", "-pubout", "-out", "key.pub")
-        try scratch.write("message", bytes: message)
-        try scratch.openssl("dgst", "-sha256", "-sign", "key.p8", "-out", "signature.der", "message")
-        let der = try scratch.read("signature.der")
+        let der = try opensslSignature(in: scratch, keyFile: "key.p8", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256")
         let publicKey = try ECP256PublicKey(pem: scratch.readText("key.pub"))
 
         #expect(ES256.verifyDER(signature: der, message: message, key: publicKey))
@@ -35,14 +31,20 @@ import Testing
 
     @Test func rsaSignaturesMatchOpenSSLExactly() throws {
         let scratch = try Scratch()
-        try scratch.openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "key.pem")
-        try scratch.openssl("pkey", "-in", "key.pem", "-pubout", "-out", "key.pub")
-        try scratch.write("message", bytes: message)
-        try scratch.openssl("dgst", "-sha256", "-sign", "key.pem", "-out", "signature", "message")
-        let theirs = try scratch.read("signature")
+        let theirs = try opensslSignature(in: scratch, keyFile: "key.pem", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048")
         let key = try RSAPrivateKey(pem: scratch.readText("key.pem"))
         #expect(try RS256.verify(signature: theirs, message: message, key: RSAPublicKey(pem: scratch.readText("key.pub"))))
         // PKCS#1 v1.5 is deterministic, so the two implementations must agree byte for byte.
         #expect(try RS256.sign(message, key: key) == theirs)
+    }
+
+    /// Has `openssl genpkey` make a key (`keyOptions`) in `keyFile`, its public half in key.pub,
+    /// and its SHA-256 signature of `message`, which it returns.
+    func opensslSignature(in scratch: Scratch, keyFile: String, _ keyOptions: String...) throws -> [UInt8] {
+        try scratch.openssl(["genpkey"] + keyOptions + ["-out", keyFile])
+        try scratch.openssl("pkey", "-in", keyFile, "-pubout", "-out", "key.pub")
+        try scratch.write("message", bytes: message)
+        try scratch.openssl("dgst", "-sha256", "-sign", keyFile, "-out", "signature", "message")
+        return try scratch.read("signature")
     }
 }

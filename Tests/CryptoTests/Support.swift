@@ -44,6 +44,11 @@ final class Scratch {
     /// Runs `openssl` and requires it to succeed.
     @discardableResult
     func openssl(_ arguments: String...) throws -> String {
+        try openssl(arguments)
+    }
+
+    @discardableResult
+    func openssl(_ arguments: [String]) throws -> String {
         let outcome = try run("openssl", arguments)
         try #require(outcome.status == 0, "openssl \(arguments.joined(separator: " ")) failed: \(outcome.output)")
         return outcome.output
