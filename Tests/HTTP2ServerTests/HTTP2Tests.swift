@@ -22,6 +22,55 @@ import Testing
         }
     }
 
+    /// A connection's streams are reused (`HTTP2Stream.reuse`) and its repeated header Strings
+    /// too (`RepeatedHeaders`): each request is exactly its own, nothing left of the one before
+    /// (a longer body, more headers, another path, a header at the same place with another
+    /// value). A raw client: curl 7.88 fails a second request on a reused prior-knowledge
+    /// connection (error 16, against nghttpd too).
+    @Test func requestsOnOneConnectionCarryNothingOfTheOneBefore() throws {
+        try withServer { server, port in
+            let client = try RawClient(port: port)
+            let reader = FrameReader(client)
+            client.send(clientPreface + emptySettingsFrame)
+            /// HEADERS for `method path` (HPACK literals without indexing), then the body, if any.
+            func request(_ streamID: UInt8, post: Bool, path: String, headers: [(String, String)], body: [UInt8]) -> String {
+                var block: [UInt8] = [post ? 0x83 : 0x82, 0x86, 0x04, UInt8(path.utf8.count)] + Array(path.utf8)
+                block += [0x01, 1] + Array("x".utf8)
+                for (name, value) in headers {
+                    block += [0x00, UInt8(name.utf8.count)] + Array(name.utf8) + [UInt8(value.utf8.count)] + Array(value.utf8)
+                }
+                let endStream: UInt8 = body.isEmpty ? 0x1 : 0x0
+                var frames: [UInt8] = [0, 0, UInt8(block.count), 0x1, 0x4 | endStream, 0, 0, 0, streamID] + block
+                if !body.isEmpty {
+                    frames += [0, UInt8(body.count >> 8), UInt8(body.count & 0xFF), 0x0, 0x1, 0, 0, 0, streamID] + body
+                }
+                client.send(frames)
+                var answer: [UInt8] = []
+                while let frame = reader.next() {
+                    if frame.streamID == UInt32(streamID), frame.type == 0x0 { answer += frame.payload }
+                    if frame.streamID == UInt32(streamID), frame.flags & 0x1 != 0 || frame.type == 0x3 { break }
+                }
+                return String(decoding: answer, as: UTF8.self)
+            }
+            let long = String(repeating: "L", count: 3000)
+            let first = request(1, post: true, path: "/first/path/that/is/long",
+                                headers: [("x-first", "a value longer than fifteen bytes"), ("x-same", "kept-over-fifteen-bytes")],
+                                body: Array(long.utf8))
+            let second = request(3, post: true, path: "/second", headers: [("x-same", "kept-over-fifteen-bytes")],
+                                 body: Array("short".utf8))
+            let third = request(5, post: false, path: "/second", headers: [("x-same", "changed-over-fifteen-bytes")], body: [])
+            #expect(first.contains("path=/first/path/that/is/long\n"), "\(first)")
+            #expect(first.contains("h:x-first=a value longer than fifteen bytes\nh:x-same=kept-over-fifteen-bytes\n"))
+            #expect(first.contains("body=\(long)\n"))
+            #expect(second.hasPrefix("method=POST\npath=/second\n"), "\(second)")
+            #expect(!second.contains("x-first"))
+            #expect(second.contains("h:x-same=kept-over-fifteen-bytes\nbody=short\n"))
+            #expect(third.hasPrefix("method=GET\npath=/second\n"), "\(third)")
+            #expect(third.contains("h:x-same=changed-over-fifteen-bytes\nbody=\n"))
+            #expect(server.acceptedConnections == 1)
+        }
+    }
+
     /// aioapns sends `host` instead of `:authority` on h2 (RFC 9113 §8.3.1 lets a client do
     /// that): it names the authority, as `host` does on HTTP/1.1, and stays among the headers.
     @Test func hostStandsInForAMissingAuthority() throws {

@@ -87,6 +87,26 @@ import Testing
         #expect(line["body_base64"] == "/wBB")
     }
 
+    /// The recorder keeps its line writers from one line to the next: a short line after a long
+    /// one is exactly the short line, nothing of the long one left in the reused buffer.
+    @Test func aReusedLineWriterLeavesNothingOfThePreviousLine() throws {
+        let path = Self.temporaryPath("reuse.jsonl")
+        defer { unlink(path) }
+        let recorder = Recorder(file: try RecordFile(path: path))
+        let long = Self.exchange(body: #"{"aps":{"alert":""# + String(repeating: "x", count: 3000) + #""}}"#)
+        let short = Self.exchange(body: "{}")
+        for exchange in [long, short, long, short] { recorder.observe(exchange) }
+        recorder.file?.close()
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.count == 4)
+        for (index, (line, exchange)) in zip(lines, [long, short, long, short]).enumerated() {
+            let (prefix, suffix) = Recorder.encode(exchange)
+            let expected = String(decoding: prefix, as: UTF8.self) + String(index + 1) + String(decoding: suffix, as: UTF8.self)
+            #expect(String(line) + "\n" == expected)
+        }
+    }
+
     @Test func concurrentWritersLoseNothingAndSequenceIsDense() async throws {
         let path = Self.temporaryPath("many.jsonl")
         defer { unlink(path) }

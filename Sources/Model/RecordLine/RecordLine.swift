@@ -101,9 +101,25 @@ public struct RecordLine: Sendable {
                                   detail: String?, fault: String?, verdict: JSONValue?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
                                   requestHeaders: [UInt8]? = nil) -> [UInt8] {
-        // A push's line is ~750 bytes besides its body (a 432-byte VoIP ring: 1197 in all), and a
-        // JSON body grows by its escaped quotes: room for both, so the buffer is never regrown.
-        var w = JSONWriter(capacity: 1024 + request.body.count + request.body.count / 4)
+        var w = JSONWriter(capacity: lineCapacity(bodyBytes: request.body.count))
+        encodeTail(request: request, response: response, route: route, reason: reason, detail: detail, fault: fault,
+                   verdict: verdict, answeredNanos: answeredNanos, clientCertificateSubject: clientCertificateSubject,
+                   redactAssertion: redactAssertion, requestHeaders: requestHeaders, into: &w)
+        return w.bytes
+    }
+
+    /// Room for a line: a push's is ~750 bytes besides its body (a 432-byte VoIP ring: 1197 in
+    /// all), and a JSON body grows by its escaped quotes; with both the buffer is never regrown.
+    public static func lineCapacity(bodyBytes: Int) -> Int { 1024 + bodyBytes + bodyBytes / 4 }
+
+    /// `encodeTail`, written into `w` (emptied first): a writer kept from one line to the next
+    /// (`Recorder`) has its buffer already, where a new one was a ~1.5 KB allocation a line, too
+    /// large for malloc's per-thread cache.
+    public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
+                                  detail: String?, fault: String?, verdict: JSONValue?, answeredNanos: UInt64,
+                                  clientCertificateSubject: String?, redactAssertion: Bool,
+                                  requestHeaders: [UInt8]?, into w: inout JSONWriter) {
+        w.removeAll(keepingCapacity: true)
         w.continueAfterValue()  // the line so far is `{"v":1,"seq":N`
         w.key(plain: Field.time)
         Timestamp.withISO8601Bytes(nanos: request.arrivalNanos) { w.string(utf8: $0) }
@@ -148,7 +164,6 @@ public struct RecordLine: Sendable {
         // Closed inside the writer: taking `w.bytes` and appending to it copied the whole line.
         w.endObject()
         w.newline()
-        return w.bytes
     }
 
     static func writeHeaders(_ headers: [HTTPHeader], to w: inout JSONWriter) {

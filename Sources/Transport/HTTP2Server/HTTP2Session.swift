@@ -40,6 +40,31 @@ final class HTTP2Stream {
     }
 
     static let expectedHeaderCount = 12
+
+    /// A body buffer up to this capacity is kept for the stream's next use (APNs' largest
+    /// payload is 5120 bytes); a larger one is freed, so a spare stream holds little.
+    static let bodyCapacityKept = 8192
+
+    /// Empties a closed stream for its session's next one (`HTTP2Session.spareStreams`),
+    /// keeping the header and body buffers' capacity: a new stream was three allocations.
+    func reuse(arrivalNanos: UInt64) {
+        method = ""
+        path = ""
+        authority = nil
+        scheme = nil
+        headers.removeAll(keepingCapacity: true)
+        if body.capacity > Self.bodyCapacityKept { body = [] } else { body.removeAll(keepingCapacity: true) }
+        headerListSize = 0
+        self.arrivalNanos = arrivalNanos
+        headEndedNanos = nil
+        headersTooLarge = false
+        answered = false
+        resetAfterResponse = false
+        pendingResponse = nil
+        deferred = nil
+        responseBody = []
+        responseOffset = 0
+    }
 }
 
 final class HTTP2Session {
@@ -49,6 +74,14 @@ final class HTTP2Session {
     private(set) var session: OpaquePointer?
     /// Owns the stream objects; nghttp2's stream user data points at them unretained.
     private var streams: [Int32: HTTP2Stream] = [:]
+    /// Closed streams kept for the next ones (`HTTP2Stream.reuse`), at most `spareStreamsKept`.
+    private var spareStreams: [HTTP2Stream] = []
+    /// A sender keeps its window full, so as many streams open as close: up to the streams a
+    /// connection had open at once are kept (h2load `-m 100` closes them in bursts, and 16 kept
+    /// still made 0.8 streams a request). What a spare holds is small (`HTTP2Stream.reuse`).
+    private static let spareStreamsKept = 128
+    /// The previous request's header Strings, reused when they repeat.
+    private var repeatedHeaders = RepeatedHeaders()
     /// A `.closeConnection` action: the connection closes as soon as control leaves nghttp2.
     private(set) var abortRequested = false
     /// Our own GOAWAY (a stream-limit violation, rapid reset) replaced nghttp2's.
@@ -104,6 +137,7 @@ final class HTTP2Session {
         session = nil
         for stream in streams.values { cancelDeferred(stream) }
         streams.removeAll()
+        spareStreams.removeAll()
     }
 
     deinit {
@@ -220,7 +254,14 @@ final class HTTP2Session {
               frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST, let session else { return 0 }
         let streamID = frame.pointee.hd.stream_id
         headerBlockDeadline.restart(nowNanos: connection.loop.now)
-        let stream = HTTP2Stream(arrivalNanos: SystemClock.wallClockNanoseconds())
+        let arrival = SystemClock.wallClockNanoseconds()
+        let stream: HTTP2Stream
+        if let spare = spareStreams.popLast() {
+            spare.reuse(arrivalNanos: arrival)
+            stream = spare
+        } else {
+            stream = HTTP2Stream(arrivalNanos: arrival)
+        }
         streams[streamID] = stream
         _ = nghttp2_session_set_stream_user_data(session, streamID, Unmanaged.passUnretained(stream).toOpaque())
         return 0
@@ -241,18 +282,16 @@ final class HTTP2Session {
             // nghttp2 has already checked pseudo-header names and order (RFC 9113 §8.3).
             // memcmp, not `elementsEqual` against a String's UTF-8 view: that generic loop was
             // ~0.8% of the server's time (perf, four pseudo-headers per request).
-            let text = String(decoding: valueBytes, as: UTF8.self)
             switch nameLength {
-            case 5 where memcmp(name, ":path", 5) == 0: stream.path = text
-            case 7 where memcmp(name, ":method", 7) == 0: stream.method = text
-            case 7 where memcmp(name, ":scheme", 7) == 0: stream.scheme = text
-            case 10 where memcmp(name, ":authority", 10) == 0: stream.authority = text
+            case 5 where memcmp(name, ":path", 5) == 0: stream.path = repeatedHeaders.path(valueBytes)
+            case 7 where memcmp(name, ":method", 7) == 0: stream.method = String(decoding: valueBytes, as: UTF8.self)
+            case 7 where memcmp(name, ":scheme", 7) == 0: stream.scheme = String(decoding: valueBytes, as: UTF8.self)
+            case 10 where memcmp(name, ":authority", 10) == 0: stream.authority = repeatedHeaders.authority(valueBytes)
             default: break
             }
             return 0
         }
-        stream.headers.append(HTTPHeader(String(decoding: nameBytes, as: UTF8.self),
-                                         String(decoding: valueBytes, as: UTF8.self)))
+        stream.headers.append(repeatedHeaders.header(at: stream.headers.count, name: nameBytes, value: valueBytes))
         return 0
     }
 
@@ -372,6 +411,7 @@ final class HTTP2Session {
         if let stream = streams.removeValue(forKey: streamID) {
             bodyBudget.release(stream.body.count)
             cancelDeferred(stream)
+            if spareStreams.count < Self.spareStreamsKept { spareStreams.append(stream) }
         }
     }
 
@@ -433,7 +473,7 @@ final class HTTP2Session {
         // RFC 9113 §8.3.1: a client may send `host` instead of `:authority` (aioapns does);
         // either names the authority, as `host` does on HTTP/1.1. The header stays in `headers`.
         let authority = stream.authority ?? stream.headers.first(where: { $0.name == "host" })?.value
-        let request = HTTPRequest(method: stream.method, path: stream.path, authority: authority,
+        var request = HTTPRequest(method: stream.method, path: stream.path, authority: authority,
                                   scheme: stream.scheme, headers: stream.headers, body: stream.body,
                                   version: .http2, isTLS: connection.isTLS, connectionID: connection.id,
                                   streamID: streamID, arrivalNanos: stream.arrivalNanos)
@@ -441,6 +481,13 @@ final class HTTP2Session {
         stream.headers = []
         stream.body = []
         var response = handler.handle(request, on: context)
+        // The buffers back to the stream for its next use: unless the handler kept a copy,
+        // they are the request's alone again and keep their capacity without a new allocation.
+        // (Emptied now: `streamClosed` releases what a stream's body holds from the budget.)
+        swap(&stream.headers, &request.headers)
+        swap(&stream.body, &request.body)
+        stream.headers.removeAll(keepingCapacity: true)
+        stream.body.removeAll(keepingCapacity: true)
         if let responder = response.deferred {
             guard let ready = connection.loop.deferredAnswers.register(responder, target: .http2(connection, streamID: streamID),
                                                                        loop: connection.loop) else {

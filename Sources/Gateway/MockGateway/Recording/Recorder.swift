@@ -1,6 +1,7 @@
 import HTTPCore
 import JSON
 import RecordLine
+import Synchronization
 
 /// Writes every exchange as one JSON object a line (JSON Lines) to a `RecordFile`, and hands
 /// the same encoded line to the `RequestJournal` of the control API: one encoding, one
@@ -18,6 +19,11 @@ public final class Recorder: GatewayObserver {
     /// The control API's journal, if on (`--journal-size`, not 0).
     public let journal: RequestJournal?
 
+    /// Line writers kept between lines, so a line's buffer is not allocated and freed each time;
+    /// a few, for the event-loop threads writing at once (one more is made when none is free).
+    private let spareWriters = Mutex<[JSONWriter]>([])
+    private static let spareWritersKept = 8
+
     /// At least one of `file` and `journal`.
     public init(file: RecordFile?, journal: RequestJournal? = nil) {
         self.file = file
@@ -25,23 +31,43 @@ public final class Recorder: GatewayObserver {
     }
 
     public func observe(_ exchange: GatewayExchange) {
-        let (prefix, suffix) = Self.encode(exchange)
-        guard let journal else {
+        var writer = spareWriters.withLock { $0.popLast() }
+            ?? JSONWriter(capacity: RecordLine.lineCapacity(bodyBytes: exchange.request.body.count))
+        Self.encode(exchange, into: &writer)
+        // The file and the journal copy the line; the writer's buffer is ours again after.
+        let suffix = writer.bytes
+        let prefix = RecordLine.linePrefix
+        if let journal {
+            journal.append(lineTail: suffix, of: exchange) { next in
+                file?.appendLine(prefix: prefix, suffix: suffix) ?? next
+            }
+        } else {
             file?.appendLine(prefix: prefix, suffix: suffix)
-            return
         }
-        journal.append(lineTail: suffix, of: exchange) { next in
-            file?.appendLine(prefix: prefix, suffix: suffix) ?? next
+        // A line of a large body (FCM allows 64 KiB) leaves a large buffer: not kept.
+        guard writer.bytes.capacity <= Self.writerCapacityKept else { return }
+        spareWriters.withLock { spare in
+            if spare.count < Self.spareWritersKept { spare.append(writer) }
         }
     }
 
+    private static let writerCapacityKept = 16_384
+
     /// The line split around the sequence number, which the file (or the journal) assigns.
     static func encode(_ exchange: GatewayExchange) -> (prefix: [UInt8], suffix: [UInt8]) {
-        let suffix = RecordLine.encodeTail(request: exchange.request, response: exchange.response, route: exchange.route.rawValue,
-                                           reason: exchange.reason, detail: exchange.detail, fault: exchange.fault,
-                                           verdict: exchange.verdict, answeredNanos: exchange.answeredNanos,
-                                           clientCertificateSubject: exchange.clientCertificateSubject,
-                                           redactAssertion: exchange.route == .oauth, requestHeaders: exchange.recordedHeaders)
-        return (RecordLine.linePrefix, suffix)
+        var writer = JSONWriter(capacity: RecordLine.lineCapacity(bodyBytes: exchange.request.body.count))
+        encode(exchange, into: &writer)
+        return (RecordLine.linePrefix, writer.bytes)
+    }
+
+    /// The line after its sequence number, which the file (or the journal) assigns; the line
+    /// begins with `RecordLine.linePrefix`.
+    static func encode(_ exchange: GatewayExchange, into writer: inout JSONWriter) {
+        RecordLine.encodeTail(request: exchange.request, response: exchange.response, route: exchange.route.rawValue,
+                              reason: exchange.reason, detail: exchange.detail, fault: exchange.fault,
+                              verdict: exchange.verdict, answeredNanos: exchange.answeredNanos,
+                              clientCertificateSubject: exchange.clientCertificateSubject,
+                              redactAssertion: exchange.route == .oauth, requestHeaders: exchange.recordedHeaders,
+                              into: &writer)
     }
 }
