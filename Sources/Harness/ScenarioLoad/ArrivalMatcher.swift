@@ -39,6 +39,12 @@ public struct ArrivalMatcher: Sendable {
     /// counts as "a push to a dead token": the answer has to reach it and its store.
     let graceNanoseconds: UInt64
     private var waiting: [Key: [Int]] = [:]
+    /// The specs `waiting` holds for each token, to find them when the token dies.
+    private var waitingSpecs: [String: Set<String>] = [:]
+    /// Pushes to a token answered dead before their event was handed over: a sender may still
+    /// have decided them before the answer reached it (events overlap, the answer was on its
+    /// way), so one that comes is matched, and one that does not is not waited for.
+    private var optional: [Key: [Int]] = [:]
     private(set) var events: [EventProgress] = []
     /// Pushes expected and not yet matched.
     public private(set) var outstanding = 0
@@ -81,10 +87,35 @@ public struct ArrivalMatcher: Sendable {
         precondition(index == events.count, "events are expected in order")
         events.append(EventProgress(intended: intended, started: started, expected: pushes.count))
         sendLag.record(started &- min(intended, started))
+        var counted = 0
         for push in pushes {
-            waiting[Key(token: AddressedDevice.comparable(push.token), spec: push.spec), default: []].append(index)
+            let key = Key(token: AddressedDevice.comparable(push.token), spec: push.spec)
+            if deathTime[key.token] != nil {
+                optional[key, default: []].append(index)
+                continue
+            }
+            waiting[key, default: []].append(index)
+            waitingSpecs[key.token, default: []].insert(key.spec)
+            counted += 1
         }
-        outstanding += pushes.count
+        events[index].expected = counted
+        outstanding += counted
+    }
+
+    /// `token` was answered dead at `at`: what events handed over since still wait for becomes optional.
+    private mutating func died(_ token: String, at: UInt64) {
+        for spec in waitingSpecs.removeValue(forKey: token) ?? [] {
+            let key = Key(token: token, spec: spec)
+            guard let queue = waiting[key] else { continue }
+            let (before, since) = (queue.filter { events[$0].started < at }, queue.filter { events[$0].started >= at })
+            for index in since {
+                events[index].expected -= 1
+                outstanding -= 1
+            }
+            optional[key, default: []] += since
+            waiting[key] = before.isEmpty ? nil : before
+            if !before.isEmpty { waitingSpecs[token, default: []].insert(spec) }
+        }
     }
 
     /// The gateway answered `exchange` at `at` (nanoseconds from the start). Returns the
@@ -108,6 +139,12 @@ public struct ArrivalMatcher: Sendable {
         } else if var queue = waiting[key], !queue.isEmpty {
             eventIndex = queue.removeFirst()
             waiting[key] = queue.isEmpty ? nil : queue
+        } else if var queue = optional[key], !queue.isEmpty {
+            let index = queue.removeFirst()
+            optional[key] = queue.isEmpty ? nil : queue
+            events[index].expected += 1
+            outstanding += 1
+            eventIndex = index
         } else if answer.killsToken, deathTime[token] == nil, let latest = latestEvent(startedBy: at) {
             // A file's `expect` lists what must be delivered; the first push to a token the
             // gateway holds as dead is not in it, yet a sender cannot know before trying. It is
@@ -130,6 +167,7 @@ public struct ArrivalMatcher: Sendable {
         if answer.killsToken, deathTime[token] == nil {
             deathTime[token] = at
             newlyDead.append(token)
+            died(token, at: at)
         }
         guard let eventIndex else { return nil }
         return record(answer: answer, status: exchange.status, reason: exchange.reason, event: eventIndex, at: at)
