@@ -80,4 +80,26 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
         let store = cleanup.first { $0.rule == "the sender's store matches the gateway's answers" }
         #expect(store?.problems.count == 2, "kept the dead tok-a, lost the live tok-b: \(store?.problems ?? [])")
     }
+
+    @Test func aPushWaitingWhenItsTokenDiesIsOptionalForEventsHandedOverSince() {
+        var matcher = ArrivalMatcher(graceNanoseconds: 5 * ms) { $0 }
+        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        // Events overlap: event 1 is handed over before event 0's push to tok-a is answered.
+        matcher.expect(event: 1, intended: 2 * ms, started: 2 * ms, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.message.fcm")])
+        matcher.expect(event: 2, intended: 4 * ms, started: 4 * ms, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.message.fcm")])
+        #expect(matcher.outstanding == 3)
+        matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 3 * ms)
+        // Event 1 was decided before the answer: its push must come. Event 2's need not.
+        #expect(matcher.outstanding == 1)
+        matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED", spec: "poolse.message.fcm"), at: 5 * ms)
+        #expect(matcher.outstanding == 0)
+        // Event 2's push comes anyway, within the grace: matched, not unexpected, no finding.
+        matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED", spec: "poolse.message.fcm"), at: 6 * ms)
+        #expect(matcher.unexpected == 0)
+        let (summary, cleanup) = matcher.finish(plan: plan, played: 3, planned: 3, elapsed: 7 * ms, lateAfter: 10 * ms, store: nil)
+        #expect(summary.counts.sent == 3)
+        #expect(summary.counts.tokensRemoved == 3)
+        #expect(summary.counts.abandoned == 0)
+        #expect(cleanup.allSatisfy { $0.passed }, "\(cleanup.flatMap(\.problems))")
+    }
 }

@@ -145,10 +145,12 @@ public struct ArrivalMatcher: Sendable {
             events[index].expected += 1
             outstanding += 1
             eventIndex = index
-        } else if answer.killsToken, deathTime[token] == nil, let latest = latestEvent(startedBy: at) {
+        } else if answer.killsToken, let latest = latestEvent(startedBy: at),
+                  deathTime[token].map({ events[latest].started <= $0 &+ graceNanoseconds }) ?? true {
             // A file's `expect` lists what must be delivered; the first push to a token the
             // gateway holds as dead is not in it, yet a sender cannot know before trying. It is
-            // the latest event's push, and token cleanup.
+            // the latest event's push, and token cleanup. So is one within the grace after
+            // the answer (the rules forgot the token; the sender had not heard yet).
             events[latest].expected += 1
             outstanding += 1
             eventIndex = latest

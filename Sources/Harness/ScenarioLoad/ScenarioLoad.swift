@@ -218,14 +218,16 @@ public enum ScenarioLoad {
                 let expected = oracle.expected(for: event, index: index)
                 let started = now()
                 shared.withLock { $0.expect(event: index, intended: intended, started: started, pushes: expected) }
+                // In flight from the moment it is handed over.
+                window.began()
                 let delivery: EventDelivery
                 do {
                     delivery = try await sender.accept(event, index: index)
                 } catch {
+                    window.ended()
                     aborted = "event \(index): \(error)"
                     break events
                 }
-                window.began()
                 delivering += 1
                 deliveries.addTask {
                     await delivery.finished()
