@@ -140,7 +140,8 @@ public final class ReferenceSender: ScenarioSender {
         let store = InMemoryDeviceStore()
         let configuration = DeliveryConfiguration(
             apnsBaseURL: access.apnsURL, fcmBaseURL: access.fcmURL, oauthTokenURL: access.tokenURL,
-            fcmProjectID: setup.fcmProject, tls: .caFile(access.caFile),
+            // With h2c (http:// URLs) libcurl makes no TLS connection: no certificate to trust.
+            fcmProjectID: setup.fcmProject, tls: access.h2c ? .systemRoots : .caFile(access.caFile),
             retry: RetryPolicy(baseDelay: 0.01, maxDelay: 0.2, maxAttempts: 4),
             requestTimeoutMilliseconds: 10_000, connectTimeoutMilliseconds: 5_000)
         do {
