@@ -92,8 +92,7 @@ private func writeScenario(in directory: TemporaryDirectory) throws -> String {
     /// journal (one long-polling follower); the counts are those of the embedded gateway.
     @Test func aScenarioDriveAndPlanAgainstServeReadArrivalsFromItsJournal() throws {
         let directory = try TemporaryDirectory("drive-scenario-external")
-        let credentials = try writeCredentials(in: directory)
-        let serve = try ServeProcess(["--config", credentials + "/gateway.json", "--specs", specsDirectory], directory: directory.path)
+        let (serve, credentials) = try serveTrustingCredentials(in: directory, ["--specs", specsDirectory])
         defer { _ = serve.stop() }
         let certificate = try #require(serve.certificatePath)
         let scenario = try writeScenario(in: directory)
@@ -129,8 +128,7 @@ private func writeScenario(in directory: TemporaryDirectory) throws -> String {
     /// A serve without --specs records no spec ids to match arrivals by: refused, saying so.
     @Test func aScenarioDriveAgainstAServeThatJudgesNothingIsRefused() throws {
         let directory = try TemporaryDirectory("drive-scenario-nospecs")
-        let credentials = try writeCredentials(in: directory)
-        let serve = try ServeProcess(["--config", credentials + "/gateway.json"], directory: directory.path)
+        let (serve, credentials) = try serveTrustingCredentials(in: directory, [])
         defer { _ = serve.stop() }
         let certificate = try #require(serve.certificatePath)
         let result = try pushproof(["drive", "--scenario", try writeScenario(in: directory), "--specs", specsDirectory, "--quiet",

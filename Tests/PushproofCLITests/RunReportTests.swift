@@ -63,8 +63,7 @@ import Testing
 @Suite(.serialized) struct RunExternalGatewayLiveTests {
     @Test func aGoldenScenarioPassesAgainstServe() throws {
         let directory = try TemporaryDirectory("run-external")
-        let credentials = try writeCredentials(in: directory)
-        let serve = try ServeProcess(["--config", credentials + "/gateway.json", "--specs", specsDirectory], directory: directory.path)
+        let (serve, credentials) = try serveTrustingCredentials(in: directory, ["--specs", specsDirectory])
         defer { _ = serve.stop() }
         let certificate = try #require(serve.certificatePath)
         // A gone token set through PUT /tokens, a 410 judged from the journal, and the cleanup rules.
@@ -88,9 +87,7 @@ import Testing
     /// reference sender then speaks cleartext HTTP/2 with prior knowledge.
     @Test func aGoldenScenarioPassesThroughTheAdapterOverH2C() throws {
         let directory = try TemporaryDirectory("run-external-h2c")
-        let credentials = try writeCredentials(in: directory)
-        let serve = try ServeProcess(["--h2c", "--config", credentials + "/gateway.json", "--specs", specsDirectory],
-                                     directory: directory.path)
+        let (serve, credentials) = try serveTrustingCredentials(in: directory, ["--h2c", "--specs", specsDirectory])
         defer { _ = serve.stop() }
         #expect(serve.baseURL.hasPrefix("http://"))
         let golden = specsDirectory + "/scenarios/poolse-25-gone-token.json"

@@ -45,6 +45,8 @@ struct RunCommand: Subcommand {
         pushproof serve started with --specs, --admin and a config trusting the credentials given
         (pushproof credentials): run resets it (POST /reset), sets token states and faults
         through --admin, and reads each event's requests from its journal (GET /requests).
+        An http:// --gateway is a pushproof serve --h2c (no --ca); the sender is told h2c.
+        Events are played one at a time, each settled before the next: verdicts are per event.
         Exit status: 0 every event and cleanup rule passed; 1 one failed; 2 a scenario or the specs
         could not be read; 64 usage.
 
