@@ -54,7 +54,7 @@ public struct ScenarioLoadResult: Sendable {
 
 /// A push as the gateway answered it, copied off its event loop: the token is read (an FCM
 /// body parsed) on the matcher's task, not the loop's.
-public struct RawArrival: Sendable {
+struct RawArrival: Sendable {
     var route: String
     var path: String
     var body: [UInt8]

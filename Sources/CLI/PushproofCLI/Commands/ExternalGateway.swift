@@ -190,9 +190,13 @@ final class JournalFollower: Sendable {
         thread.start()
     }
 
+    /// Blocks until the last sweep is done (at most one poll, `pollMilliseconds`); a second call returns at once.
     func stop() {
-        state.withLock { $0.stopping = true }
-        stopped.wait()
+        let first = state.withLock { state in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        if first { stopped.wait() }
     }
 
     /// One `GET /requests`; false once the control API failed (the failure is kept).
@@ -249,8 +253,7 @@ struct ScenarioLoadGateway {
     /// loopback does; of another name nothing is known (nil).
     var sharesMachine: Bool? {
         guard let external else { return true }
-        let host = URL(string: external.access.apnsURL)?.host ?? ""
-        return ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) || host.hasPrefix("127.") ? true : nil
+        return SenderOptions.onLoopback([external.access.apnsURL, external.access.fcmURL])
     }
 
     /// One load run of `scenario` there. A journal the follower could not read, or lines it
