@@ -19,6 +19,9 @@ struct EventProgress {
     var matched = 0
     var accepted = 0
     var lastAccepted: UInt64 = 0
+    /// When the sender finished the event (its pushes answered, as far as it says: an adapter's
+    /// event is finished once accepted); nil while it is in flight.
+    var finished: UInt64?
 }
 
 /// A token-cleanup rule of `run` and what broke it during a load run.
@@ -68,6 +71,8 @@ public struct ArrivalMatcher: Sendable {
     private var cleanup = CleanupState()
     /// Tokens answered dead, and when.
     private var deathTime: [String: UInt64] = [:]
+    /// The event whose push was answered dead, by token.
+    private var deathEvent: [String: Int] = [:]
     /// Dead tokens the oracle has not been told about yet.
     private var newlyDead: [String] = []
     /// Tokens the gateway holds as bad: an FCM INVALID_ARGUMENT for one is about the token.
@@ -146,11 +151,11 @@ public struct ArrivalMatcher: Sendable {
             outstanding += 1
             eventIndex = index
         } else if answer.killsToken, let latest = latestEvent(startedBy: at),
-                  deathTime[token].map({ events[latest].started <= $0 &+ graceNanoseconds }) ?? true {
+                  heardBy(token).map({ events[latest].started <= $0 }) ?? true {
             // A file's `expect` lists what must be delivered; the first push to a token the
             // gateway holds as dead is not in it, yet a sender cannot know before trying. It is
-            // the latest event's push, and token cleanup. So is one within the grace after
-            // the answer (the rules forgot the token; the sender had not heard yet).
+            // the latest event's push, and token cleanup. So is one the sender decided before
+            // it can have heard of the answer (the rules forgot the token already).
             events[latest].expected += 1
             outstanding += 1
             eventIndex = latest
@@ -158,9 +163,9 @@ public struct ArrivalMatcher: Sendable {
             unexpected += 1
             eventIndex = nil
         }
-        if let died = deathTime[token] {
+        if let died = deathTime[token], let heard = heardBy(token) {
             let decidedAt = eventIndex.map { events[$0].started } ?? latestStart(before: at)
-            if decidedAt > died &+ graceNanoseconds {
+            if decidedAt > heard {
                 deadTokenPushes.append("a push to a dead token: \(deviceName(token)) (push #\(sequence)), answered dead "
                                        + "\(Format.milliseconds(decidedAt - died)) ms before its event was handed to the sender")
             }
@@ -168,6 +173,7 @@ public struct ArrivalMatcher: Sendable {
         cleanup.absorb([exchange], event: eventIndex ?? events.count - 1, badTokens: badTokens)
         if answer.killsToken, deathTime[token] == nil {
             deathTime[token] = at
+            deathEvent[token] = eventIndex ?? latestEvent(startedBy: at)
             newlyDead.append(token)
             died(token, at: at)
         }
@@ -211,6 +217,26 @@ public struct ArrivalMatcher: Sendable {
             ringAll.record(progress.lastAccepted &- min(progress.intended, progress.lastAccepted))
         }
         return fromIntended
+    }
+
+    /// The sender finished event `index` at `at`: it has heard every answer to the event's pushes.
+    public mutating func finished(event index: Int, at: UInt64) {
+        events[index].finished = at
+    }
+
+    /// From when a sender must know that `token` (comparable) is dead: the grace after the
+    /// gateway's answer, or after the sender finished the event that pushed to it, whichever is
+    /// later (with events in flight a loaded sender reads an answer well after the gateway sent
+    /// it; it has read it once that event is finished). `UInt64.max` while that event is in
+    /// flight; nil while the token is not dead.
+    private func heardBy(_ token: String) -> UInt64? {
+        guard let died = deathTime[token] else { return nil }
+        var heard = died
+        if let index = deathEvent[token] {
+            guard let finished = events[index].finished else { return .max }
+            heard = max(heard, finished)
+        }
+        return heard &+ min(graceNanoseconds, .max &- heard)
     }
 
     /// The event most recently handed to the sender before `at`: the one whose deciding an

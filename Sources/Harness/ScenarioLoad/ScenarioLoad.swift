@@ -119,6 +119,16 @@ final class ArrivalObserver: GatewayObserver {
     }
 }
 
+/// The matcher, shared by the walk, the arrivals' task and the tasks that wait for events'
+/// deliveries (a class: each of those closures holds it).
+private final class SharedMatcher: Sendable {
+    private let matcher: Mutex<ArrivalMatcher>
+
+    init(_ matcher: ArrivalMatcher) { self.matcher = Mutex(matcher) }
+
+    func withLock<Result: Sendable>(_ body: (inout ArrivalMatcher) -> Result) -> Result { matcher.withLock { body(&$0) } }
+}
+
 /// Events handed to the sender whose pushes it has not finished, and the most at once.
 private final class EventsInFlight: Sendable {
     private let counts = Mutex((now: 0, peak: 0))
@@ -162,7 +172,7 @@ public enum ScenarioLoad {
         let gateway = try await open(opening, feed)
         var matcher = ArrivalMatcher(graceNanoseconds: HDRHistogram.nanoseconds(options.cleanupGrace), deviceName: devices.name(ofToken:))
         matcher.badTokens = walk.badTokens
-        let shared = Mutex(matcher)
+        let shared = SharedMatcher(matcher)
         let consumer = Task {
             for await raw in stream {
                 let exchange = ObservedExchange(sequence: 0, route: raw.route, path: raw.path, body: raw.body, status: raw.status,
@@ -232,6 +242,8 @@ public enum ScenarioLoad {
                 deliveries.addTask {
                     await delivery.finished()
                     window.ended()
+                    let at = SystemClock.monotonicNanoseconds() &- start
+                    shared.withLock { $0.finished(event: index, at: at) }
                 }
                 played += 1
                 progress?.played.add(1, ordering: .relaxed)
