@@ -71,6 +71,8 @@ public struct ArrivalMatcher: Sendable {
     private var cleanup = CleanupState()
     /// Tokens answered dead, and when.
     private var deathTime: [String: UInt64] = [:]
+    /// Events before this one are finished (`decidingEvent` moves it on).
+    private var firstUnfinished = 0
     /// The event whose push was answered dead, by token.
     private var deathEvent: [String: Int] = [:]
     /// Dead tokens the oracle has not been told about yet.
@@ -150,21 +152,21 @@ public struct ArrivalMatcher: Sendable {
             events[index].expected += 1
             outstanding += 1
             eventIndex = index
-        } else if answer.killsToken, let latest = latestEvent(startedBy: at),
-                  heardBy(token).map({ events[latest].started <= $0 }) ?? true {
+        } else if answer.killsToken, let decider = decidingEvent(at: at),
+                  heardBy(token).map({ events[decider].started <= $0 }) ?? true {
             // A file's `expect` lists what must be delivered; the first push to a token the
             // gateway holds as dead is not in it, yet a sender cannot know before trying. It is
             // the latest event's push, and token cleanup. So is one the sender decided before
             // it can have heard of the answer (the rules forgot the token already).
-            events[latest].expected += 1
+            events[decider].expected += 1
             outstanding += 1
-            eventIndex = latest
+            eventIndex = decider
         } else {
             unexpected += 1
             eventIndex = nil
         }
         if let died = deathTime[token], let heard = heardBy(token) {
-            let decidedAt = eventIndex.map { events[$0].started } ?? latestStart(before: at)
+            let decidedAt = (eventIndex ?? decidingEvent(at: at)).map { events[$0].started } ?? 0
             if decidedAt > heard {
                 deadTokenPushes.append("a push to a dead token: \(deviceName(token)) (push #\(sequence)), answered dead "
                                        + "\(Format.milliseconds(decidedAt - died)) ms before its event was handed to the sender")
@@ -173,7 +175,7 @@ public struct ArrivalMatcher: Sendable {
         cleanup.absorb([exchange], event: eventIndex ?? events.count - 1, badTokens: badTokens)
         if answer.killsToken, deathTime[token] == nil {
             deathTime[token] = at
-            deathEvent[token] = eventIndex ?? latestEvent(startedBy: at)
+            deathEvent[token] = eventIndex ?? decidingEvent(at: at)
             newlyDead.append(token)
             died(token, at: at)
         }
@@ -245,8 +247,13 @@ public struct ArrivalMatcher: Sendable {
         events.lastIndex { $0.started <= at }
     }
 
-    private func latestStart(before at: UInt64) -> UInt64 {
-        latestEvent(startedBy: at).map { events[$0].started } ?? 0
+    /// The event a push no event waited for is taken to come from: the earliest one still in
+    /// flight at `at` (with several in flight it may be any of them; the earliest is the one
+    /// decided soonest, so the sender is given the benefit of the doubt), else the latest started.
+    private mutating func decidingEvent(at: UInt64) -> Int? {
+        while firstUnfinished < events.count, events[firstUnfinished].finished != nil { firstUnfinished += 1 }
+        if firstUnfinished < events.count, events[firstUnfinished].started <= at { return firstUnfinished }
+        return latestEvent(startedBy: at)
     }
 
     /// Tokens answered dead since the last call, for the oracle to forget.
