@@ -24,8 +24,9 @@ public struct ScenarioLoadOptions: Sendable {
     public var drainTimeoutMilliseconds = 10_000
     /// An event handed to the sender this late after its intended time counts as late.
     public var lateAfter: Duration = .milliseconds(10)
-    /// A push to a token answered dead this long before its event was handed over is a push
-    /// to a dead token (the answer must reach the sender and its store first).
+    /// A push to a token answered dead this long before its event was handed over, and this
+    /// long after the sender finished the event whose push was answered, is a push to a dead
+    /// token (the answer must reach the sender and its store first).
     public var cleanupGrace: Duration = .milliseconds(50)
     /// The most events handed to the sender whose pushes it has not finished
     /// (`--events-in-flight`). 1: each event's pushes are answered before the next event is
