@@ -88,8 +88,62 @@ private func writeScenario(in directory: TemporaryDirectory) throws -> String {
         #expect(result.output.contains("pushproof reference as configured"))
     }
 
+    /// `--gateway`: the scenario's pushes go to a `pushproof serve` and are read back from its
+    /// journal (one long-polling follower); the counts are those of the embedded gateway.
+    @Test func aScenarioDriveAndPlanAgainstServeReadArrivalsFromItsJournal() throws {
+        let directory = try TemporaryDirectory("drive-scenario-external")
+        let (serve, credentials) = try serveTrustingCredentials(in: directory, ["--specs", specsDirectory])
+        defer { _ = serve.stop() }
+        let certificate = try #require(serve.certificatePath)
+        let scenario = try writeScenario(in: directory)
+        let external = ["--gateway", serve.baseURL, "--admin", serve.adminURL, "--ca", certificate]
+            + credentialArguments(credentials, gateway: serve.baseURL)
+        let embeddedJSON = directory.file("embedded.json"), externalJSON = directory.file("external.json")
+        let embedded = try pushproof(["drive", "--scenario", scenario, "--specs", specsDirectory, "--json", embeddedJSON, "--quiet"])
+        let drive = try pushproof(["drive", "--scenario", scenario, "--rate", "20", "--specs", specsDirectory, "--json", externalJSON]
+                                  + external, directory: directory.path)
+        #expect(embedded.status == 0, "\(embedded.output)\n\(embedded.error)")
+        #expect(drive.status == 0, "\(drive.output)\n\(drive.error)")
+        #expect(drive.output.contains("against the gateway at \(serve.baseURL)"))
+        let a = try readJSON(embeddedJSON), b = try readJSON(externalJSON)
+        let sent = b["counts"]?["sent"]?.intValue ?? 0
+        #expect(sent > 80)
+        #expect(b["counts"]?["sent"] == a["counts"]?["sent"])
+        #expect(b["counts"]?["completed"]?.intValue == sent, "every push read back from the journal")
+        #expect(b["counts"]?["tokens_removed"] == a["counts"]?["tokens_removed"])
+        #expect(b["latency_ns"]?["count"]?.intValue == sent)
+        #expect(b["token_cleanup"]?["passed"] == true)
+        #expect(b["unexpected_pushes"] == 0)
+        #expect(b["sender_under_test"]?["gateway_shares_machine"] == true, "serve is on loopback")
+        let pushes = try JSONParser.parse(try curl(["-sS", serve.adminURL + "/requests/count?route=fcm"]).output)
+        #expect((pushes["count"]?.intValue ?? 0) > 0, "the pushes reached serve")
+
+        let planJSON = directory.file("plan.json")
+        let plan = try pushproof(["plan", "--scenario", scenario, "--specs", specsDirectory, "--calls", "1", "--within-ms", "600000",
+                                  "--json", planJSON] + external, directory: directory.path)
+        #expect(plan.status == 0, "\(plan.output)\n\(plan.error)")
+        #expect(try readJSON(planJSON)["setups"]?[0]?["undelivered"] == 0)
+    }
+
+    /// A serve without --specs records no spec ids to match arrivals by: refused, saying so.
+    @Test func aScenarioDriveAgainstAServeThatJudgesNothingIsRefused() throws {
+        let directory = try TemporaryDirectory("drive-scenario-nospecs")
+        let (serve, credentials) = try serveTrustingCredentials(in: directory, [])
+        defer { _ = serve.stop() }
+        let certificate = try #require(serve.certificatePath)
+        let result = try pushproof(["drive", "--scenario", try writeScenario(in: directory), "--specs", specsDirectory, "--quiet",
+                                    "--gateway", serve.baseURL, "--admin", serve.adminURL, "--ca", certificate]
+                                   + credentialArguments(credentials, gateway: serve.baseURL), directory: directory.path)
+        #expect(result.status == 1)
+        #expect(result.error.contains("start pushproof serve with --specs"), "\(result.error)")
+    }
+
     @Test(arguments: [
         ["drive", "--scenario", "s.json", "--members", "5"],
+        ["drive", "--scenario", "s.json", "--events-in-flight", "0"],
+        ["drive", "ring-fanout", "--events-in-flight", "4"],
+        ["plan", "--events-in-flight", "4", "--apns-key", "k.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM123456"],
+        ["drive", "--scenario", "s.json", "--admin", "http://127.0.0.1:1"],
         ["drive", "--scenario", "s.json", "--gateway", "http://127.0.0.1:1"],
         ["drive", "ring-fanout", "--scenario", "s.json"],
         ["drive", "ring-fanout", "--settle-ms", "5", "--apns-key", "k.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM123456"],

@@ -63,8 +63,7 @@ import Testing
 @Suite(.serialized) struct RunExternalGatewayLiveTests {
     @Test func aGoldenScenarioPassesAgainstServe() throws {
         let directory = try TemporaryDirectory("run-external")
-        let credentials = try writeCredentials(in: directory)
-        let serve = try ServeProcess(["--config", credentials + "/gateway.json", "--specs", specsDirectory], directory: directory.path)
+        let (serve, credentials) = try serveTrustingCredentials(in: directory, ["--specs", specsDirectory])
         defer { _ = serve.stop() }
         let certificate = try #require(serve.certificatePath)
         // A gone token set through PUT /tokens, a 410 judged from the journal, and the cleanup rules.
@@ -82,5 +81,28 @@ import Testing
         // The pushes reached serve (not an embedded gateway), the gone token's FCM 404 among them.
         let gone = try JSONParser.parse(try curl(["-sS", serve.adminURL + "/requests/count?status=404"]).output)
         #expect((gone["count"]?.intValue ?? 0) > 0)
+    }
+
+    /// `--gateway http://`: a pushproof serve --h2c, played through `pushproof adapter`, whose
+    /// reference sender then speaks cleartext HTTP/2 with prior knowledge.
+    @Test func aGoldenScenarioPassesThroughTheAdapterOverH2C() throws {
+        let directory = try TemporaryDirectory("run-external-h2c")
+        let (serve, credentials) = try serveTrustingCredentials(in: directory, ["--h2c", "--specs", specsDirectory])
+        defer { _ = serve.stop() }
+        #expect(serve.baseURL.hasPrefix("http://"))
+        let golden = specsDirectory + "/scenarios/poolse-25-gone-token.json"
+        let json = directory.file("report.json")
+        let result = try pushproof(["run", golden, "--specs", specsDirectory, "--json", json, "--gateway", serve.baseURL,
+                                    "--admin", serve.adminURL, "--sender-cmd", "'\(pushproofExecutable())' adapter"]
+                                   + credentialArguments(credentials, gateway: serve.baseURL), directory: directory.path)
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        let report = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: json))))
+        let events = try #require(report["scenarios"]?[0]?["events"]?.arrayValue)
+        #expect(!events.isEmpty && events.allSatisfy { $0["passed"]?.boolValue == true })
+        // The pushes went over h2c: the journal's record lines say so.
+        let lines = try JSONParser.parse(try curl(["-sS", serve.adminURL + "/requests?route=apns"]).output)
+        let first = try #require(lines.arrayValue?.first)
+        #expect(first["tls"] == false, "\(first)")
+        #expect(first["protocol"] == "h2")
     }
 }

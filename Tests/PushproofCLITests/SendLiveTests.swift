@@ -14,6 +14,12 @@ func writeCredentials(in directory: TemporaryDirectory, bundleIDs: [String] = ["
     return out
 }
 
+/// A strict-auth `pushproof serve` (with `arguments`) trusting fresh test credentials, and their folder.
+func serveTrustingCredentials(in directory: TemporaryDirectory, _ arguments: [String]) throws -> (serve: ServeProcess, credentials: String) {
+    let credentials = try writeCredentials(in: directory)
+    return (try ServeProcess(["--config", credentials + "/gateway.json"] + arguments, directory: directory.path), credentials)
+}
+
 func credentialArguments(_ credentials: String, gateway: String) -> [String] {
     ["--apns-key", credentials + "/apns-key.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM123456",
      "--service-account", credentials + "/service-account.json", "--token-url", gateway + "/token"]

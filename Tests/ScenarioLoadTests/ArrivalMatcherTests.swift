@@ -54,6 +54,7 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
         var matcher = ArrivalMatcher(graceNanoseconds: 5 * ms) { "person/" + $0 }
         matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
         matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 1 * ms)
+        matcher.finished(event: 0, at: 2 * ms)
         #expect(matcher.takeNewlyDead() == ["tok-a"])
         #expect(matcher.isDead("tok-a"))
         // The sender was told at 1 ms and still pushed for an event handed over at 20 ms.
@@ -79,5 +80,48 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
         #expect(summary.counts.sent == 1)
         let store = cleanup.first { $0.rule == "the sender's store matches the gateway's answers" }
         #expect(store?.problems.count == 2, "kept the dead tok-a, lost the live tok-b: \(store?.problems ?? [])")
+    }
+
+    @Test func aPushWaitingWhenItsTokenDiesIsOptionalForEventsHandedOverSince() {
+        var matcher = ArrivalMatcher(graceNanoseconds: 5 * ms) { $0 }
+        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        // Events overlap: event 1 is handed over before event 0's push to tok-a is answered.
+        matcher.expect(event: 1, intended: 2 * ms, started: 2 * ms, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.message.fcm")])
+        matcher.expect(event: 2, intended: 4 * ms, started: 4 * ms, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.message.fcm")])
+        #expect(matcher.outstanding == 3)
+        matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 3 * ms)
+        // Event 1 was decided before the answer: its push must come. Event 2's need not.
+        #expect(matcher.outstanding == 1)
+        matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED", spec: "poolse.message.fcm"), at: 5 * ms)
+        #expect(matcher.outstanding == 0)
+        // Event 2's push comes anyway, within the grace: matched, not unexpected, no finding.
+        matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED", spec: "poolse.message.fcm"), at: 6 * ms)
+        #expect(matcher.unexpected == 0)
+        let (summary, cleanup) = matcher.finish(plan: plan, played: 3, planned: 3, elapsed: 7 * ms, lateAfter: 10 * ms, store: nil)
+        #expect(summary.counts.sent == 3)
+        #expect(summary.counts.tokensRemoved == 3)
+        #expect(summary.counts.abandoned == 0)
+        #expect(cleanup.allSatisfy { $0.passed }, "\(cleanup.flatMap(\.problems))")
+    }
+
+    /// With events in flight a loaded sender reads an answer late: until it finished the event
+    /// whose push was answered dead (and the grace after), a push it decided is not a finding.
+    @Test func aSenderHasHeardOfADeadTokenOnceItFinishedTheEventThatPushedToIt() {
+        var matcher = ArrivalMatcher(graceNanoseconds: 5 * ms) { $0 }
+        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 1 * ms)
+        // Event 0 is still delivering at 20 ms: event 1's push to tok-a was decided before the sender heard.
+        matcher.expect(event: 1, intended: 20 * ms, started: 20 * ms, pushes: [])
+        matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED", spec: "poolse.message.fcm"), at: 21 * ms)
+        matcher.finished(event: 0, at: 30 * ms)
+        matcher.finished(event: 1, at: 31 * ms)
+        // Event 2 was handed over well after event 0 finished: its push to tok-a is a finding.
+        matcher.expect(event: 2, intended: 40 * ms, started: 40 * ms, pushes: [])
+        matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED", spec: "poolse.message.fcm"), at: 41 * ms)
+        #expect(matcher.unexpected == 1, "only event 2's push")
+        let (_, cleanup) = matcher.finish(plan: plan, played: 3, planned: 3, elapsed: 50 * ms, lateAfter: 10 * ms, store: nil)
+        let deadRule = cleanup.first { $0.rule == "no push to a dead token" }
+        #expect(deadRule?.problems.count == 1, "\(deadRule?.problems ?? [])")
+        #expect(deadRule?.problems.first?.contains("answered dead 39 ms before") == true, "\(deadRule?.problems ?? [])")
     }
 }

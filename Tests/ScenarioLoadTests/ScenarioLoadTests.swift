@@ -5,6 +5,7 @@ import MockGateway
 import Scenario
 import ScenarioLoad
 import ScenarioRunner
+import Synchronization
 import Testing
 
 private let specs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -51,5 +52,83 @@ private let generated = """
         #expect(progress.played.load(ordering: .relaxed) == 4)
         #expect(progress.pushes.load(ordering: .relaxed) == counts.completed)
         #expect(result.summary.modelKind == "open")
+    }
+
+    /// A storm: 12 messages to the group, nothing else.
+    private static let storm = """
+    {"format": 1, "product": "poolse",
+     "generate": {"people": 20, "seed": 9, "devices": {"voip": 1, "alert": 1, "android": 0.5}, "gone": 0.1, "name": "Storm"},
+     "events": [
+    \((0..<12).map { #"  {"type": "message.sent", "conversation": "c0", "message": "m\#($0)", "sender": "p\#($0 % 5)", "text": "hi"}"# }
+        .joined(separator: ",\n"))
+     ]}
+    """
+
+    @Test(arguments: [1, 4])
+    func eventsInFlightBoundHowManyEventsAreDeliveringAtOnce(inFlight: Int) async throws {
+        let scenario = try Scenario(json: Array(Self.storm.utf8), name: "storm")
+        var options = ScenarioLoadOptions()
+        options.eventsInFlight = inFlight
+        options.drainTimeoutMilliseconds = 10
+        // A sender whose deliveries finish only once `inFlight` events were handed over: with
+        // one in flight the walk waits for each; with four it must hand over four first.
+        let sender = GatedSender(releaseAt: inFlight)
+        let result = try await ScenarioLoad.run(scenario, judge: try SpecJudge(directory: specs), sender: sender, options: options)
+        #expect(result.aborted == nil)
+        #expect(result.summary.counts.iterations == 12)
+        #expect(result.peakEventsInFlight == inFlight)
+        #expect(sender.acceptedInOrder, "events are handed over one at a time and in order")
+    }
+
+    @Test func overlappingEventsThroughTheReferenceSenderCountEveryPushAndKeepCleanupRight() async throws {
+        let scenario = try Scenario(json: Array(Self.storm.utf8), name: "storm")
+        var options = ScenarioLoadOptions()
+        options.eventsInFlight = 6
+        let result = try await ScenarioLoad.run(scenario, judge: try SpecJudge(directory: specs), sender: ReferenceSender(), options: options)
+        let counts = result.summary.counts
+        #expect(result.aborted == nil)
+        #expect(counts.iterations == 12)
+        #expect(counts.sent > 12 * 10, "12 messages to 19 others")
+        #expect(counts.completed == counts.sent, "every expected push reached the gateway")
+        #expect(counts.abandoned == 0)
+        #expect(counts.delivered + counts.tokensRemoved == counts.completed)
+        #expect(result.cleanup.allSatisfy { $0.passed }, "\(result.cleanup.flatMap(\.problems))")
+        #expect((1...6).contains(result.peakEventsInFlight))
+        #expect(result.summary.modelKind == "closed")
+    }
+}
+
+/// A sender that sends nothing; each event's delivery is held until `releaseAt` events in all
+/// (or the storm's 12) were accepted, so how many overlap is decided by the walk alone.
+private final class GatedSender: ScenarioSender {
+    private struct State {
+        var accepted: [Int] = []
+        /// The held deliveries: each ends when its stream is finished.
+        var held: [AsyncStream<Void>.Continuation] = []
+    }
+    private let state = Mutex(State())
+    private let releaseAt: Int
+    let name = "gated"
+
+    init(releaseAt: Int) { self.releaseAt = releaseAt }
+
+    var acceptedInOrder: Bool { state.withLock { $0.accepted == Array(0..<$0.accepted.count) } }
+
+    func setUp(_ setup: SenderSetup) async {}
+    func handle(_ event: ScenarioEvent, index: Int) async {}
+    func devices() async -> [ListedDevice]? { nil }
+    func tearDown() async {}
+
+    func accept(_ event: ScenarioEvent, index: Int) async -> EventDelivery {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        let released = state.withLock { state -> [AsyncStream<Void>.Continuation]? in
+            state.accepted.append(index)
+            state.held.append(continuation)
+            guard state.accepted.count % releaseAt == 0 || state.accepted.count == 12 else { return nil }
+            defer { state.held.removeAll() }
+            return state.held
+        }
+        for held in released ?? [] { held.finish() }
+        return EventDelivery(Task { for await _ in stream {} })
     }
 }

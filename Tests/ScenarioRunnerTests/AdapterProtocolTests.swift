@@ -183,6 +183,22 @@ struct ReferenceAdapterTests {
                                       capabilities: ["devices"]))
     }
 
+    /// h2c: the gateway's URLs must be http:// (and https:// without it); no certificate is needed.
+    @Test(arguments: [
+        (true, "http://127.0.0.1:9", nil),
+        (true, "https://127.0.0.1:9", "h2c is true but apns_url is 'https://127.0.0.1:9'"),
+        (false, "http://127.0.0.1:9", #"an http:// gateway needs "h2c": true"#),
+    ] as [(Bool, String, String?)])
+    func helloWithH2CTakesHTTPURLsAndNoCertificate(h2c: Bool, url: String, refusal: String?) async throws {
+        let adapter = ReferenceAdapter(version: "test")
+        let gateway = #""apns_url":"\#(url)","fcm_url":"\#(url)","token_url":"\#(url)/token","h2c":\#(h2c)"#
+            + (h2c ? "" : #","ca_file":"cert.pem""#)
+        let credentials = #""apns_key_file":"k.p8","apns_key_id":"ABC123DEFG","apns_team_id":"TEAM123456","service_account_file":"sa.json""#
+        let (reply, _) = try await answer(adapter, #"{"id":1,"type":"hello","protocol":1,"gateway":{\#(gateway)},"credentials":{\#(credentials)}}"#)
+        #expect(reply["ok"]?.boolValue == (refusal == nil), "\(reply)")
+        if let refusal { #expect(reply["error"]?.stringValue?.contains(refusal) == true, "\(reply)") }
+    }
+
     @Test func requestsOutOfOrderOrMalformedAreRefused() async throws {
         let adapter = ReferenceAdapter(version: "test")
         for (request, expected) in [

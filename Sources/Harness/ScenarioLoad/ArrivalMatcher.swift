@@ -19,6 +19,9 @@ struct EventProgress {
     var matched = 0
     var accepted = 0
     var lastAccepted: UInt64 = 0
+    /// When the sender finished the event (its pushes answered, as far as it says: an adapter's
+    /// event is finished once accepted); nil while it is in flight.
+    var finished: UInt64?
 }
 
 /// A token-cleanup rule of `run` and what broke it during a load run.
@@ -39,6 +42,12 @@ public struct ArrivalMatcher: Sendable {
     /// counts as "a push to a dead token": the answer has to reach it and its store.
     let graceNanoseconds: UInt64
     private var waiting: [Key: [Int]] = [:]
+    /// The specs `waiting` holds for each token, to find them when the token dies.
+    private var waitingSpecs: [String: Set<String>] = [:]
+    /// Pushes to a token answered dead before their event was handed over: a sender may still
+    /// have decided them before the answer reached it (events overlap, the answer was on its
+    /// way), so one that comes is matched, and one that does not is not waited for.
+    private var optional: [Key: [Int]] = [:]
     private(set) var events: [EventProgress] = []
     /// Pushes expected and not yet matched.
     public private(set) var outstanding = 0
@@ -62,6 +71,10 @@ public struct ArrivalMatcher: Sendable {
     private var cleanup = CleanupState()
     /// Tokens answered dead, and when.
     private var deathTime: [String: UInt64] = [:]
+    /// Events before this one are finished (`decidingEvent` moves it on).
+    private var firstUnfinished = 0
+    /// The event whose push was answered dead, by token.
+    private var deathEvent: [String: Int] = [:]
     /// Dead tokens the oracle has not been told about yet.
     private var newlyDead: [String] = []
     /// Tokens the gateway holds as bad: an FCM INVALID_ARGUMENT for one is about the token.
@@ -81,10 +94,35 @@ public struct ArrivalMatcher: Sendable {
         precondition(index == events.count, "events are expected in order")
         events.append(EventProgress(intended: intended, started: started, expected: pushes.count))
         sendLag.record(started &- min(intended, started))
+        var counted = 0
         for push in pushes {
-            waiting[Key(token: AddressedDevice.comparable(push.token), spec: push.spec), default: []].append(index)
+            let key = Key(token: AddressedDevice.comparable(push.token), spec: push.spec)
+            if deathTime[key.token] != nil {
+                optional[key, default: []].append(index)
+                continue
+            }
+            waiting[key, default: []].append(index)
+            waitingSpecs[key.token, default: []].insert(key.spec)
+            counted += 1
         }
-        outstanding += pushes.count
+        events[index].expected = counted
+        outstanding += counted
+    }
+
+    /// `token` was answered dead at `at`: what events handed over since still wait for becomes optional.
+    private mutating func died(_ token: String, at: UInt64) {
+        for spec in waitingSpecs.removeValue(forKey: token) ?? [] {
+            let key = Key(token: token, spec: spec)
+            guard let queue = waiting[key] else { continue }
+            let (before, since) = (queue.filter { events[$0].started < at }, queue.filter { events[$0].started >= at })
+            for index in since {
+                events[index].expected -= 1
+                outstanding -= 1
+            }
+            optional[key, default: []] += since
+            waiting[key] = before.isEmpty ? nil : before
+            if !before.isEmpty { waitingSpecs[token, default: []].insert(spec) }
+        }
     }
 
     /// The gateway answered `exchange` at `at` (nanoseconds from the start). Returns the
@@ -108,20 +146,28 @@ public struct ArrivalMatcher: Sendable {
         } else if var queue = waiting[key], !queue.isEmpty {
             eventIndex = queue.removeFirst()
             waiting[key] = queue.isEmpty ? nil : queue
-        } else if answer.killsToken, deathTime[token] == nil, let latest = latestEvent(startedBy: at) {
+        } else if var queue = optional[key], !queue.isEmpty {
+            let index = queue.removeFirst()
+            optional[key] = queue.isEmpty ? nil : queue
+            events[index].expected += 1
+            outstanding += 1
+            eventIndex = index
+        } else if answer.killsToken, let decider = decidingEvent(at: at),
+                  heardBy(token).map({ events[decider].started <= $0 }) ?? true {
             // A file's `expect` lists what must be delivered; the first push to a token the
             // gateway holds as dead is not in it, yet a sender cannot know before trying. It is
-            // the latest event's push, and token cleanup.
-            events[latest].expected += 1
+            // the latest event's push, and token cleanup. So is one the sender decided before
+            // it can have heard of the answer (the rules forgot the token already).
+            events[decider].expected += 1
             outstanding += 1
-            eventIndex = latest
+            eventIndex = decider
         } else {
             unexpected += 1
             eventIndex = nil
         }
-        if let died = deathTime[token] {
-            let decidedAt = eventIndex.map { events[$0].started } ?? latestStart(before: at)
-            if decidedAt > died &+ graceNanoseconds {
+        if let died = deathTime[token], let heard = heardBy(token) {
+            let decidedAt = (eventIndex ?? decidingEvent(at: at)).map { events[$0].started } ?? 0
+            if decidedAt > heard {
                 deadTokenPushes.append("a push to a dead token: \(deviceName(token)) (push #\(sequence)), answered dead "
                                        + "\(Format.milliseconds(decidedAt - died)) ms before its event was handed to the sender")
             }
@@ -129,7 +175,9 @@ public struct ArrivalMatcher: Sendable {
         cleanup.absorb([exchange], event: eventIndex ?? events.count - 1, badTokens: badTokens)
         if answer.killsToken, deathTime[token] == nil {
             deathTime[token] = at
+            deathEvent[token] = eventIndex ?? decidingEvent(at: at)
             newlyDead.append(token)
+            died(token, at: at)
         }
         guard let eventIndex else { return nil }
         return record(answer: answer, status: exchange.status, reason: exchange.reason, event: eventIndex, at: at)
@@ -173,14 +221,39 @@ public struct ArrivalMatcher: Sendable {
         return fromIntended
     }
 
+    /// The sender finished event `index` at `at`: it has heard every answer to the event's pushes.
+    public mutating func finished(event index: Int, at: UInt64) {
+        events[index].finished = at
+    }
+
+    /// From when a sender must know that `token` (comparable) is dead: the grace after the
+    /// gateway's answer, or after the sender finished the event that pushed to it, whichever is
+    /// later (with events in flight a loaded sender reads an answer well after the gateway sent
+    /// it; it has read it once that event is finished). `UInt64.max` while that event is in
+    /// flight; nil while the token is not dead.
+    private func heardBy(_ token: String) -> UInt64? {
+        guard let died = deathTime[token] else { return nil }
+        var heard = died
+        if let index = deathEvent[token] {
+            guard let finished = events[index].finished else { return .max }
+            heard = max(heard, finished)
+        }
+        return heard &+ min(graceNanoseconds, .max &- heard)
+    }
+
     /// The event most recently handed to the sender before `at`: the one whose deciding an
     /// unexpected push came from.
     private func latestEvent(startedBy at: UInt64) -> Int? {
         events.lastIndex { $0.started <= at }
     }
 
-    private func latestStart(before at: UInt64) -> UInt64 {
-        latestEvent(startedBy: at).map { events[$0].started } ?? 0
+    /// The event a push no event waited for is taken to come from: the earliest one still in
+    /// flight at `at` (with several in flight it may be any of them; the earliest is the one
+    /// decided soonest, so the sender is given the benefit of the doubt), else the latest started.
+    private mutating func decidingEvent(at: UInt64) -> Int? {
+        while firstUnfinished < events.count, events[firstUnfinished].finished != nil { firstUnfinished += 1 }
+        if firstUnfinished < events.count, events[firstUnfinished].started <= at { return firstUnfinished }
+        return latestEvent(startedBy: at)
     }
 
     /// Tokens answered dead since the last call, for the oracle to forget.

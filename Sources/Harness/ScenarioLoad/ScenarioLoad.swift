@@ -24,9 +24,17 @@ public struct ScenarioLoadOptions: Sendable {
     public var drainTimeoutMilliseconds = 10_000
     /// An event handed to the sender this late after its intended time counts as late.
     public var lateAfter: Duration = .milliseconds(10)
-    /// A push to a token answered dead this long before its event was handed over is a push
-    /// to a dead token (the answer must reach the sender and its store first).
+    /// A push to a token answered dead this long before its event was handed over, and this
+    /// long after the sender finished the event whose push was answered, is a push to a dead
+    /// token (the answer must reach the sender and its store first).
     public var cleanupGrace: Duration = .milliseconds(50)
+    /// The most events handed to the sender whose pushes it has not finished
+    /// (`--events-in-flight`). 1: each event's pushes are answered before the next event is
+    /// handed over. Above 1, events are still handed over one at a time and in order (the
+    /// sender decides them in order: a call's answer after its ring), but the pushes of
+    /// several may be on the wire at once, in any order between events. A sender that answers
+    /// on acceptance (an adapter) overlaps events whatever this says.
+    public var eventsInFlight = 1
 
     public init() {}
 }
@@ -41,6 +49,8 @@ public struct ScenarioLoadResult: Sendable {
     /// The sender failed (setup or an event); the figures are those of the events before.
     public var aborted: String?
     public var unexpectedPushes: Int
+    /// The most events handed over and not finished at once (at most `eventsInFlight`).
+    public var peakEventsInFlight: Int
 }
 
 /// A push as the gateway answered it, copied off its event loop: the token is read (an FCM
@@ -56,24 +66,84 @@ struct RawArrival: Sendable {
     var at: UInt64
 }
 
-/// Hands every push the gateway answers to the matcher's stream, timed on arrival.
-final class ArrivalObserver: GatewayObserver {
+/// Where the gateway's answers reach a load run's matcher: the embedded gateway's observer
+/// (`ArrivalObserver`, timed on the loop as each push is answered), or a follower of a
+/// `pushproof serve`'s request journal (the CLI's, timed by the gateway's `answered_ns`).
+public final class ArrivalFeed: Sendable {
     private let continuation: AsyncStream<RawArrival>.Continuation
-    /// Monotonic nanoseconds of the run's start, set again when the first event is due (a
-    /// push during the sender's setup is timed from the observer's creation, never from 0).
-    let origin = Atomic<UInt64>(SystemClock.monotonicNanoseconds())
+    /// Monotonic and wall-clock nanoseconds of the run's start, set again when the first event
+    /// is due (a push during the sender's setup is timed from the feed's creation, never from 0).
+    private let monotonicOrigin = Atomic<UInt64>(SystemClock.monotonicNanoseconds())
+    private let wallOrigin = Atomic<UInt64>(SystemClock.wallClockNanoseconds())
 
     init(_ continuation: AsyncStream<RawArrival>.Continuation) {
         self.continuation = continuation
     }
 
+    /// The run starts now: arrivals are timed from here.
+    func start(monotonic: UInt64) {
+        wallOrigin.store(SystemClock.wallClockNanoseconds(), ordering: .relaxed)
+        monotonicOrigin.store(monotonic, ordering: .relaxed)
+    }
+
+    /// A push answered now, on this machine's monotonic clock (the embedded gateway).
+    func arrivedNow(route: String, path: String, body: [UInt8], status: Int, reason: String?, verdict: JSONValue?) {
+        let at = SystemClock.monotonicNanoseconds() &- monotonicOrigin.load(ordering: .relaxed)
+        continuation.yield(RawArrival(route: route, path: path, body: body, status: status, reason: reason, verdict: verdict, at: at))
+    }
+
+    /// A push the gateway answered at `answeredWallNanos` (its record line's `answered_ns`,
+    /// Unix nanoseconds on the gateway's clock: on another machine, clocks must agree, or
+    /// latencies shift by the difference).
+    public func arrived(_ exchange: ObservedExchange, answeredWallNanos: UInt64) {
+        guard exchange.isPush else { return }
+        let origin = wallOrigin.load(ordering: .relaxed)
+        continuation.yield(RawArrival(route: exchange.route, path: exchange.path, body: exchange.body, status: exchange.status,
+                                      reason: exchange.reason, verdict: exchange.verdict,
+                                      at: answeredWallNanos &- min(origin, answeredWallNanos)))
+    }
+
+    func finish() { continuation.finish() }
+}
+
+/// Hands every push the embedded gateway answers to the feed, timed on arrival.
+final class ArrivalObserver: GatewayObserver {
+    private let feed: ArrivalFeed
+
+    init(_ feed: ArrivalFeed) { self.feed = feed }
+
     func observe(_ exchange: GatewayExchange) {
         guard exchange.route == .apns || exchange.route == .fcm else { return }
-        let at = SystemClock.monotonicNanoseconds() &- origin.load(ordering: .relaxed)
         // The body array is shared, not copied.
-        continuation.yield(RawArrival(route: exchange.route.rawValue, path: exchange.request.path, body: exchange.request.body,
-                                      status: exchange.response.status, reason: exchange.reason, verdict: exchange.verdict, at: at))
+        feed.arrivedNow(route: exchange.route.rawValue, path: exchange.request.path, body: exchange.request.body,
+                        status: exchange.response.status, reason: exchange.reason, verdict: exchange.verdict)
     }
+}
+
+/// The matcher, shared by the walk, the arrivals' task and the tasks that wait for events'
+/// deliveries (a class: each of those closures holds it).
+private final class SharedMatcher: Sendable {
+    private let matcher: Mutex<ArrivalMatcher>
+
+    init(_ matcher: ArrivalMatcher) { self.matcher = Mutex(matcher) }
+
+    func withLock<Result: Sendable>(_ body: (inout ArrivalMatcher) -> Result) -> Result { matcher.withLock { body(&$0) } }
+}
+
+/// Events handed to the sender whose pushes it has not finished, and the most at once.
+private final class EventsInFlight: Sendable {
+    private let counts = Mutex((now: 0, peak: 0))
+
+    func began() {
+        counts.withLock { counts in
+            counts.now += 1
+            counts.peak = max(counts.peak, counts.now)
+        }
+    }
+
+    func ended() { counts.withLock { $0.now -= 1 } }
+
+    var peak: Int { counts.withLock { $0.peak } }
 }
 
 public enum ScenarioLoad {
@@ -81,18 +151,29 @@ public enum ScenarioLoad {
     /// the gateway cannot start; a failing sender ends the run early (`aborted`).
     public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: ScenarioLoadOptions = ScenarioLoadOptions(),
                            progress: ProgressCounters? = nil) async throws(GatewayStartError) -> ScenarioLoadResult {
+        try await run(scenario, judge: judge, sender: sender, options: options, progress: progress) { opening, feed throws(GatewayStartError) in
+            try ScenarioRunner.openEmbeddedGateway(judge: judge, opening: opening, observers: [ArrivalObserver(feed)])
+        }
+    }
+
+    /// Plays `scenario` against the gateway `open` gives, which hands every push it answers
+    /// to the feed (the embedded one through its observer; a `pushproof serve` through a
+    /// follower of its request journal). `judge` gives the products' bundle ids and FCM projects.
+    public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: ScenarioLoadOptions = ScenarioLoadOptions(),
+                           progress: ProgressCounters? = nil,
+                           open: (GatewayOpening, ArrivalFeed) async throws(GatewayStartError) -> any ScenarioGateway)
+        async throws(GatewayStartError) -> ScenarioLoadResult {
         let app = ScenarioApp(scenario, judge: judge)
         let (stream, continuation) = AsyncStream.makeStream(of: RawArrival.self)
-        let observer = ArrivalObserver(continuation)
+        let feed = ArrivalFeed(continuation)
         let devices = ScenarioDeviceIndex(scenario)
-        let (tokenOfDevice, tokenOfComparable) = (devices.tokenOfDevice, devices.tokenOfComparable)
-        let gateway = try ScenarioRunner.openEmbeddedGateway(judge: judge, opening: GatewayOpening(scenario, app: app, devices: devices),
-                                                             observers: [observer])
+        let tokenOfComparable = devices.tokenOfComparable
+        let opening = GatewayOpening(scenario, app: app, devices: devices)
+        var walk = ScenarioWalk(scenario, devices: devices, opening: opening)
+        let gateway = try await open(opening, feed)
         var matcher = ArrivalMatcher(graceNanoseconds: HDRHistogram.nanoseconds(options.cleanupGrace), deviceName: devices.name(ofToken:))
-        for (deviceID, state) in scenario.tokenStates where state == .bad {
-            if let token = tokenOfDevice[deviceID] { matcher.badTokens.insert(AddressedDevice.comparable(token)) }
-        }
-        let shared = Mutex(matcher)
+        matcher.badTokens = walk.badTokens
+        let shared = SharedMatcher(matcher)
         let consumer = Task {
             for await raw in stream {
                 let exchange = ObservedExchange(sequence: 0, route: raw.route, path: raw.path, body: raw.body, status: raw.status,
@@ -102,12 +183,12 @@ public enum ScenarioLoad {
             }
         }
 
+        let inFlight = max(1, options.eventsInFlight)
         let plan = LoadPlan(scenario: scenario.name, model: options.rate.map { rate in
             .open(ratePerSecond: rate, duration: .nanoseconds(Int64(Double(max(1, scenario.events.count)) / rate * 1e9)))
-        } ?? .closed(concurrency: 1, count: scenario.events.count), lateAfter: options.lateAfter)
+        } ?? .closed(concurrency: inFlight, count: scenario.events.count), lateAfter: options.lateAfter)
         var aborted: String?
         var played = 0
-        var live = Set(scenario.people.flatMap { $0.devices.map { AddressedDevice.comparable($0.token) } })
         let oracle = ScenarioOracle(scenario, app: app)
         do {
             try await sender.setUp(SenderSetup(scenario: scenario, app: app, gateway: gateway.access))
@@ -115,49 +196,60 @@ public enum ScenarioLoad {
             aborted = "sender setup: \(error)"
         }
         let start = SystemClock.monotonicNanoseconds()
-        observer.origin.store(start, ordering: .relaxed)
+        feed.start(monotonic: start)
         func now() -> UInt64 { SystemClock.monotonicNanoseconds() &- start }
-        var nowMs = scenario.startMs
+        let window = EventsInFlight()
 
-        events: for (index, event) in scenario.events.enumerated() where aborted == nil {
-            let intended = options.rate.map { UInt64((Double(index) * 1e9 / $0).rounded()) } ?? now()
-            let early = now()
-            if intended > early { try? await Task.sleep(for: .nanoseconds(Int64(intended - early)), tolerance: .zero, clock: .continuous) }
-            // The rules forget tokens the gateway answered dead, as the sender should have.
-            for token in shared.withLock({ $0.takeNewlyDead() }) {
-                oracle.forget(token: tokenOfComparable[token] ?? token)
-                live.remove(token)
-            }
-            if let at = event.atMs { nowMs = scenario.startMs + at }
-            switch event.kind {
-            case .gatewayToken(let deviceID, let state):
-                let token = tokenOfDevice[deviceID]!
+        // Events are handed over one at a time and in order (`accept`), so the sender decides
+        // them in order; up to `inFlight` of them may then be delivering at once.
+        await withTaskGroup(of: Void.self) { deliveries in
+            var delivering = 0
+            events: for (index, event) in scenario.events.enumerated() where aborted == nil {
+                while delivering >= inFlight, await deliveries.next() != nil { delivering -= 1 }
+                let intended = options.rate.map { UInt64((Double(index) * 1e9 / $0).rounded()) } ?? now()
+                let early = now()
+                if intended > early { try? await Task.sleep(for: .nanoseconds(Int64(intended - early)), tolerance: .zero, clock: .continuous) }
+                // The rules forget tokens the gateway answered dead, as the sender should have.
+                for token in shared.withLock({ $0.takeNewlyDead() }) {
+                    oracle.forget(token: tokenOfComparable[token] ?? token)
+                    walk.died(token)
+                }
                 do {
-                    try await gateway.setToken(token, state, nowMs: nowMs)
+                    if case .tokenState(let token, let state) = try await walk.prepare(event, on: gateway) {
+                        shared.withLock { matcher in
+                            if state == .bad { matcher.badTokens.insert(AddressedDevice.comparable(token)) } else {
+                                matcher.badTokens.remove(AddressedDevice.comparable(token))
+                            }
+                        }
+                    }
                 } catch {
                     aborted = "event \(index): \(error)"
                     break events
                 }
-                shared.withLock { matcher in
-                    if state == .bad { matcher.badTokens.insert(AddressedDevice.comparable(token)) } else {
-                        matcher.badTokens.remove(AddressedDevice.comparable(token))
-                    }
+                let expected = oracle.expected(for: event, index: index)
+                let started = now()
+                shared.withLock { $0.expect(event: index, intended: intended, started: started, pushes: expected) }
+                // In flight from the moment it is handed over.
+                window.began()
+                let delivery: EventDelivery
+                do {
+                    delivery = try await sender.accept(event, index: index)
+                } catch {
+                    window.ended()
+                    aborted = "event \(index): \(error)"
+                    break events
                 }
-            case .deviceRegistered(_, let device, _): live.insert(AddressedDevice.comparable(device.token))
-            case .deviceUnregistered(let deviceID): live.remove(AddressedDevice.comparable(tokenOfDevice[deviceID]!))
-            default: break
+                delivering += 1
+                deliveries.addTask {
+                    await delivery.finished()
+                    window.ended()
+                    let at = SystemClock.monotonicNanoseconds() &- start
+                    shared.withLock { $0.finished(event: index, at: at) }
+                }
+                played += 1
+                progress?.played.add(1, ordering: .relaxed)
             }
-            let expected = oracle.expected(for: event, index: index)
-            let started = now()
-            shared.withLock { $0.expect(event: index, intended: intended, started: started, pushes: expected) }
-            do {
-                try await sender.handle(event, index: index)
-            } catch {
-                aborted = "event \(index): \(error)"
-                break events
-            }
-            played += 1
-            progress?.played.add(1, ordering: .relaxed)
+            await deliveries.waitForAll()
         }
 
         // The end: every expected push arrived and the gateway went quiet, or the drain timeout.
@@ -169,7 +261,7 @@ public enum ScenarioLoad {
             if outstanding == 0, current &- min(last, current) >= settle { break }
             try? await Task.sleep(for: .milliseconds(5))
         }
-        for token in shared.withLock({ $0.takeNewlyDead() }) { live.remove(token) }
+        for token in shared.withLock({ $0.takeNewlyDead() }) { walk.died(token) }
         var listed: [ListedDevice]?
         if aborted == nil {
             do {
@@ -185,16 +277,19 @@ public enum ScenarioLoad {
         }
         let elapsed = now()
         gateway.stop()
-        continuation.finish()
+        feed.finish()
         await consumer.value
 
+        let live = walk.live
         let finished = shared.withLock { matcher in
             matcher.finish(plan: plan, played: played, planned: scenario.events.count, elapsed: elapsed,
                            lateAfter: HDRHistogram.nanoseconds(options.lateAfter), store: listed.map { ($0, live) })
         }
         var summary = finished.summary
+        let peak = window.peak
+        if inFlight > 1 { summary.notes.append("events in flight: at most \(inFlight), \(peak) at the peak") }
         if let aborted { summary.notes.append("the run stopped early: \(aborted)") }
         return ScenarioLoadResult(summary: summary, cleanup: finished.cleanup, sender: sender.name, aborted: aborted,
-                                  unexpectedPushes: shared.withLock { $0.unexpected })
+                                  unexpectedPushes: shared.withLock { $0.unexpected }, peakEventsInFlight: peak)
     }
 }

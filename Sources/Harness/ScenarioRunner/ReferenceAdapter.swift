@@ -63,16 +63,23 @@ public final class ReferenceAdapter {
             guard let value = object[key]?.stringValue else { throw AdapterProtocolError("hello needs \"\(key)\" (a string)") }
             return value
         }
-        if gateway["h2c"]?.boolValue == true {
-            throw AdapterProtocolError("the reference sender speaks HTTP/2 over TLS only, not h2c")
+        // h2c: cleartext HTTP/2 with prior knowledge, which libcurl speaks to http:// URLs;
+        // there is no certificate to trust then.
+        let h2c = gateway["h2c"]?.boolValue ?? false
+        let (apnsURL, fcmURL) = (try text(gateway, "apns_url"), try text(gateway, "fcm_url"))
+        for (key, url) in [("apns_url", apnsURL), ("fcm_url", fcmURL)] where url.hasPrefix("http://") != h2c {
+            throw AdapterProtocolError(h2c ? "h2c is true but \(key) is '\(url)': cleartext HTTP/2 takes an http:// URL"
+                                       : "\(key) is '\(url)': an http:// gateway needs \"h2c\": true (TLS takes https://)")
         }
         var access = GatewayAccess(
-            apnsURL: try text(gateway, "apns_url"), fcmURL: try text(gateway, "fcm_url"), tokenURL: try text(gateway, "token_url"),
-            caFile: try text(gateway, "ca_file"), apnsKeyFile: try text(credentials, "apns_key_file"),
+            apnsURL: apnsURL, fcmURL: fcmURL, tokenURL: try text(gateway, "token_url"),
+            caFile: h2c ? gateway["ca_file"]?.stringValue ?? "" : try text(gateway, "ca_file"),
+            apnsKeyFile: try text(credentials, "apns_key_file"),
             apnsKeyID: try text(credentials, "apns_key_id"), apnsTeamID: try text(credentials, "apns_team_id"),
             serviceAccountFile: try text(credentials, "service_account_file"))
         access.apnsCertFile = credentials["apns_cert_file"]?.stringValue
         access.apnsCertKeyFile = credentials["apns_cert_key_file"]?.stringValue
+        access.h2c = h2c
         self.access = access
         writer.removeAll()
         writer.value([

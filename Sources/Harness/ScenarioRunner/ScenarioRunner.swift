@@ -90,10 +90,9 @@ public enum ScenarioRunner {
         let (tokenOfDevice, names, tokenOfComparable) = (devices.tokenOfDevice, devices.names, devices.tokenOfComparable)
         let deviceName = devices.name(ofToken:)
 
-        // Token states at the start; the runner keeps its own copy to name answers.
+        // Token states at the start; the walk keeps its own copy to name answers.
         let opening = GatewayOpening(scenario, app: app, devices: devices)
-        var states: [String: TokenState] = [:]
-        for (token, state) in opening.tokens { states[AddressedDevice.comparable(token)] = state }
+        var walk = ScenarioWalk(scenario, devices: devices, opening: opening)
         let gateway = try await open(opening)
         defer { gateway.stop() }
 
@@ -116,33 +115,19 @@ public enum ScenarioRunner {
         var judging = Duration.zero
         mark = clock.now
         var cleanup = CleanupState()
-        // Devices the sender should hold: registered, not unregistered, not answered dead.
-        var live = Set(scenario.people.flatMap { $0.devices.map { AddressedDevice.comparable($0.token) } })
         var removedFromOracle: Set<String> = []
-        var nowMs = scenario.startMs
         judging += clock.now - mark
 
         events: for (index, event) in scenario.events.enumerated() {
             mark = clock.now
-            if let at = event.atMs { nowMs = scenario.startMs + at }
-            switch event.kind {
-            case .gatewayToken(let deviceID, let state):
-                let token = tokenOfDevice[deviceID]!
-                do {
-                    try await gateway.setToken(token, state, nowMs: nowMs)
-                } catch {
-                    report.aborted = "event \(index): \(error)"
-                    break events
+            do {
+                if case .registered(let token) = try await walk.prepare(event, on: gateway) {
+                    cleanup.registered(token)
+                    removedFromOracle.remove(AddressedDevice.comparable(token))
                 }
-                states[AddressedDevice.comparable(token)] = state
-            case .deviceRegistered(_, let device, _):
-                cleanup.registered(device.token)
-                live.insert(AddressedDevice.comparable(device.token))
-                removedFromOracle.remove(AddressedDevice.comparable(device.token))
-            case .deviceUnregistered(let deviceID):
-                live.remove(AddressedDevice.comparable(tokenOfDevice[deviceID]!))
-            default:
-                break
+            } catch {
+                report.aborted = "event \(index): \(error)"
+                break events
             }
             // What must arrive: the file's expectation, or the reference rules' decision less
             // pushes to tokens the gateway answers as dead (those reach nobody).
@@ -164,7 +149,7 @@ public enum ScenarioRunner {
             } else {
                 expected = decided.compactMap { push in
                     let token = AddressedDevice.comparable(push.device.token)
-                    if let state = states[token], state != .valid { return nil }
+                    if let state = walk.states[token], state != .valid { return nil }
                     let name = names[token] ?? push.device.token
                     return ExpectedPush(device: name, token: push.device.token, spec: push.kind + "." + push.transport.rawValue)
                 }
@@ -200,13 +185,12 @@ public enum ScenarioRunner {
             }
             var verdict = EventJudge.judge(index: index, type: event.type, oracle: oracleName, source: source, expected: expected,
                                            exchanges: exchanges, cleanup: cleanup, deviceName: deviceName)
-            let badTokens = Set(states.filter { $0.value == .bad }.map(\.key))
-            cleanup.absorb(exchanges, event: index, badTokens: badTokens)
+            cleanup.absorb(exchanges, event: index, badTokens: walk.badTokens)
             // The oracle forgets dead devices as a sender should; the store comparison too.
             for (token, death) in cleanup.dead where !removedFromOracle.contains(token) {
                 if let device = tokenOfComparable[token] { oracle.store.remove(token: device) }
                 removedFromOracle.insert(token)
-                live.remove(token)
+                walk.died(token)
                 verdict.tokensDied.append((deviceName(token), death.answer))
             }
             verdict.tokensDied.sort { $0.device < $1.device }
@@ -221,7 +205,7 @@ public enum ScenarioRunner {
             }
             if let listed {
                 mark = clock.now
-                verdict.problems += EventJudge.compareStore(listed: listed, live: live, dead: Set(cleanup.dead.keys), deviceName: deviceName)
+                verdict.problems += EventJudge.compareStore(listed: listed, live: walk.live, dead: Set(cleanup.dead.keys), deviceName: deviceName)
                 judging += clock.now - mark
             }
             report.events.append(verdict)

@@ -83,10 +83,35 @@ public protocol ScenarioSender: Sendable {
     var name: String { get }
     func setUp(_ setup: SenderSetup) async throws(SenderError)
     func handle(_ event: ScenarioEvent, index: Int) async throws(SenderError)
+    /// Hands `event` over and returns once the sender has taken it (decided its pushes), with
+    /// what is left to wait for. A load run (`drive --scenario`) calls it one event at a time,
+    /// in order, and may have several events' deliveries going at once (`--events-in-flight`).
+    /// Default: `handle`, nothing left after it.
+    func accept(_ event: ScenarioEvent, index: Int) async throws(SenderError) -> EventDelivery
     /// The devices the sender holds now; nil when it cannot say.
     func devices() async throws(SenderError) -> [ListedDevice]?
     /// Throws when the sender did not stop cleanly (an adapter that did not answer `shutdown`).
     func tearDown() async throws(SenderError)
+}
+
+/// The rest of an event a sender has accepted: its pushes still on their way.
+public struct EventDelivery: Sendable {
+    private let delivering: Task<Void, Never>?
+
+    /// Nothing left: the sender was done when it accepted the event.
+    public static let done = EventDelivery(nil)
+
+    public init(_ delivering: Task<Void, Never>?) { self.delivering = delivering }
+
+    /// Returns once the event's pushes are answered (at once for `done`).
+    public func finished() async { await delivering?.value }
+}
+
+extension ScenarioSender {
+    public func accept(_ event: ScenarioEvent, index: Int) async throws(SenderError) -> EventDelivery {
+        try await handle(event, index: index)
+        return .done
+    }
 }
 
 /// The reference sender (Sources/Senders/Sender): the seed rules decide, libcurl delivers, and tokens
@@ -96,8 +121,8 @@ public final class ReferenceSender: ScenarioSender {
         var world: ReferenceWorld?
         var deliverer: PushDeliverer?
     }
-    // The world is touched only by `handle`, which the runner calls one event at a time; the
-    // lock makes that ordering a fact rather than a promise.
+    // The world is touched only by `accept` (and `handle` through it), which the runners call
+    // one event at a time; the lock makes that ordering a fact rather than a promise.
     private let state = Mutex(State())
     public let name = "reference"
 
@@ -115,7 +140,8 @@ public final class ReferenceSender: ScenarioSender {
         let store = InMemoryDeviceStore()
         let configuration = DeliveryConfiguration(
             apnsBaseURL: access.apnsURL, fcmBaseURL: access.fcmURL, oauthTokenURL: access.tokenURL,
-            fcmProjectID: setup.fcmProject, tls: .caFile(access.caFile),
+            // With h2c (http:// URLs) libcurl makes no TLS connection: no certificate to trust.
+            fcmProjectID: setup.fcmProject, tls: access.h2c ? .systemRoots : .caFile(access.caFile),
             retry: RetryPolicy(baseDelay: 0.01, maxDelay: 0.2, maxAttempts: 4),
             requestTimeoutMilliseconds: 10_000, connectTimeoutMilliseconds: 5_000)
         do {
@@ -133,6 +159,12 @@ public final class ReferenceSender: ScenarioSender {
     }
 
     public func handle(_ event: ScenarioEvent, index: Int) async throws(SenderError) {
+        try await accept(event, index: index).finished()
+    }
+
+    /// Decides the event's pushes at once (the world moves on, in the order events are
+    /// accepted), then delivers them concurrently on a task of their own.
+    public func accept(_ event: ScenarioEvent, index: Int) async throws(SenderError) -> EventDelivery {
         let (pushes, deliverer): ([PushRequest], PushDeliverer?)
         do {
             (pushes, deliverer) = try state.withLock { state in
@@ -142,9 +174,12 @@ public final class ReferenceSender: ScenarioSender {
             throw SenderError("event \(index): \(error)")
         }
         guard let deliverer else { throw SenderError("not set up") }
-        await withTaskGroup(of: Void.self) { group in
-            for push in pushes { group.addTask { _ = await deliverer.deliver(push) } }
-        }
+        if pushes.isEmpty { return .done }
+        return EventDelivery(Task {
+            await withTaskGroup(of: Void.self) { group in
+                for push in pushes { group.addTask { _ = await deliverer.deliver(push) } }
+            }
+        })
     }
 
     public func devices() async -> [ListedDevice]? {

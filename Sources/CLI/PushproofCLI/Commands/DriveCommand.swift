@@ -44,10 +44,13 @@ struct DriveCommand: Subcommand {
                          Open model (--rate, --duration) unless --count is given.
           --scenario F   a scenario file (Specs/scenarios/README.md, generated populations
                          included) instead: its events go through the sender (--sender) at
-                         --rate events/s, or back to back; every push the embedded gateway answers
-                         is matched (token and spec) to the event that caused it. Latency runs
-                         from the event's intended time; time to ring all is per event; token
-                         cleanup is judged as 'pushproof run' judges it.
+                         --rate events/s, or back to back, up to --events-in-flight delivering at
+                         once; every push the embedded gateway answers is matched (token and spec)
+                         to the event that caused it. Latency runs from the event's intended time;
+                         time to ring all is per event; token cleanup is judged as 'pushproof run'
+                         judges it. With --gateway URL --admin URL (and --ca, credentials, as for
+                         run), a pushproof serve --specs instead, its arrivals read from its request
+                         journal by one long poll (timed by answered_ns: the clocks must agree).
 
         Needs credentials (--apns-key with --key-id/--team-id, and/or --service-account; 'pushproof
         credentials' writes test ones): without them the sender only logs.

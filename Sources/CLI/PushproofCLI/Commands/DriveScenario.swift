@@ -19,19 +19,34 @@ struct ScenarioDrive: Subcommand {
         .value("settle-ms", "MS", "With --scenario: the run ends once every expected push arrived and none came for this long.",
                default: "50"),
         .value("drain-timeout-ms", "MS", "With --scenario: the longest the end waits for pushes still expected.", default: "10000"),
+        eventsInFlightSpec(default: "64 with --rate (open model: events come on schedule, as users send them), "
+                           + "1 without (closed: each event's pushes answered before the next)"),
     ] + ScenarioSenderChoice.specs
+
+    /// `--events-in-flight`, for drive and plan.
+    static func eventsInFlightSpec(default text: String) -> OptionSpec {
+        .value("events-in-flight", "N", "With --scenario: the most events whose pushes are still being delivered. Events are "
+               + "handed to the sender one at a time and in order (so it decides a call's answer after its ring), but "
+               + "the pushes of overlapping events reach the gateway in any order between them. An adapter answers "
+               + "once it accepted an event, so it overlaps events whatever this says.", default: text)
+    }
+
+    /// The open model's default: enough for a storm of 20 messages/s at a few hundred ms each
+    /// to keep up, few enough that a sender that cannot is seen falling behind its schedule.
+    static let openModelEventsInFlight = 64
 
     /// What a built-in workload takes and a scenario does not: the scenario brings its people,
     /// devices and token states, and the embedded gateway makes its own credentials.
     static var builtInOnly: [String] {
-        ["members", "duration", "count", "concurrency", "warm-up", "time-limit", "drop-after", "transport", "devices", "admin",
-         "gone-tokens"] + SenderOptions.specs.map(\.name)
+        ["members", "duration", "count", "concurrency", "warm-up", "time-limit", "drop-after", "transport", "devices",
+         "gone-tokens"] + SenderOptions.specs.map(\.name).filter { !ScenarioLoadGateway.optionNames.contains($0) }
     }
 
     let path: String
     let specsDirectory: String
     let options: ScenarioLoadOptions
     let senderChoice: ScenarioSenderChoice
+    let gateway: ScenarioLoadGateway
     let reporting: LoadReportOptions
 
     /// `drive ring-fanout` with a scenario-only option is a mistake worth naming.
@@ -55,8 +70,11 @@ struct ScenarioDrive: Subcommand {
         options.lateAfter = .milliseconds(try arguments.int("late-after", default: 10, range: 0...3_600_000))
         options.settleMilliseconds = try arguments.int("settle-ms", default: 50, range: 0...60_000)
         options.drainTimeoutMilliseconds = try arguments.int("drain-timeout-ms", default: 10_000, range: 10...3_600_000)
+        options.eventsInFlight = try arguments.int("events-in-flight", default: options.rate == nil ? 1 : Self.openModelEventsInFlight,
+                                                   range: 1...100_000)
         self.options = options
         senderChoice = try ScenarioSenderChoice(arguments)
+        gateway = try ScenarioLoadGateway(arguments)
         reporting = try LoadReportOptions(arguments)
     }
 
@@ -79,16 +97,17 @@ struct ScenarioDrive: Subcommand {
         guard let (scenario, judge) = Self.load(path, specs: specsDirectory, command: "drive") else { return ExitCode.ioError }
         let sender = senderChoice.make(scenarioFile: path)
         if !reporting.quiet {
-            let pace = options.rate.map { "open \(Format.significant($0)) events/s" } ?? "closed, events back to back"
+            let pace = (options.rate.map { "open \(Format.significant($0)) events/s" } ?? "closed, events back to back")
+                + ", at most \(options.eventsInFlight) in flight"
             printNow("pushproof drive --scenario \(scenario.name): \(scenario.events.count) events, \(scenario.people.count) people, "
-                     + "\(pace), through \(senderChoice.description) against the embedded gateway (same machine)")
+                     + "\(pace), through \(senderChoice.description) against \(gateway.description)")
         }
         let counters = ProgressCounters(total: scenario.events.count,
                                         plannedSeconds: options.rate.map { Double(scenario.events.count) / $0 })
         let progress = TerminalProgress.start(counters, unit: "events", quiet: reporting.quiet)
         let result: ScenarioLoadResult
         do {
-            result = try await ScenarioLoad.run(scenario, judge: judge, sender: sender, options: options, progress: counters)
+            result = try await gateway.run(scenario, judge: judge, sender: sender, options: options, progress: counters)
             await progress?.stop()
         } catch {
             await progress?.stop()
@@ -97,7 +116,7 @@ struct ScenarioDrive: Subcommand {
         }
         var summary = result.summary
         // After the run: an adapter names itself in its `hello`.
-        summary.sender = senderChoice.identity(of: sender, gatewaySharesMachine: true)
+        summary.sender = senderChoice.identity(of: sender, gatewaySharesMachine: gateway.sharesMachine)
         for finding in result.cleanup where !finding.passed {
             summary.notes.append("token cleanup FAILED '\(finding.rule)' (\(finding.problems.count)): " + finding.problems.prefix(3).joined(separator: "; "))
         }

@@ -6,8 +6,13 @@ import Clocks
 import Foundation
 import JSON
 import MockGateway
+import RecordLine
 import Scenario
+import SpecValidator
+import Driver
+import ScenarioLoad
 import ScenarioRunner
+import Synchronization
 
 final class ExternalGateway: ScenarioGateway {
     let access: GatewayAccess
@@ -98,5 +103,183 @@ final class ExternalGateway: ScenarioGateway {
         } catch {
             throw GatewayStartError("control API \(method) \(path): not JSON: \(error)")
         }
+    }
+}
+
+/// `drive --scenario` and `plan --scenario` against a `pushproof serve` (`--gateway`,
+/// `--admin`): the control API sets token states and faults as for `run`, and one follower
+/// long-polls the request journal for the whole run (`GET /requests?since=SEQ&wait_ms=…`,
+/// answered as soon as a line is there), handing every push to the load run's matcher timed by
+/// its `answered_ns` (so the poll's own delay is not in the latencies; on another machine the
+/// two clocks must agree, as NTP keeps them, or latencies shift by the difference).
+final class FollowedGateway: ScenarioGateway {
+    private let gateway: ExternalGateway
+    private let follower: JournalFollower
+
+    init(admin: AdminClient, access: GatewayAccess, opening: GatewayOpening, feed: ArrivalFeed) throws(GatewayStartError) {
+        // Arrivals are matched to events by the spec id the gateway's judge records.
+        let status: JSONValue
+        do {
+            let response = try admin.request("GET", "/status", body: nil)
+            guard response.status == 200 else { throw AdminError(message: "GET /status answered HTTP \(response.status)") }
+            status = try JSONParser.parse(response.body)
+        } catch {
+            throw GatewayStartError("control API: \(error)")
+        }
+        if status["specs"] == nil || status["specs"] == .null {
+            throw GatewayStartError("the gateway judges nothing: start pushproof serve with --specs (a load run matches each "
+                                    + "push to its event by device token and the spec id the gateway's judge records)")
+        }
+        gateway = try ExternalGateway(admin: admin, access: access, opening: opening)
+        follower = JournalFollower(admin: admin, since: try gateway.mark().position, feed: feed)
+        follower.start()
+    }
+
+    var access: GatewayAccess { gateway.access }
+    func setToken(_ token: String, _ state: TokenState, nowMs: Int64) throws(GatewayStartError) {
+        try gateway.setToken(token, state, nowMs: nowMs)
+    }
+    func mark() throws(GatewayStartError) -> GatewayMark { try gateway.mark() }
+    func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) throws(GatewayStartError) {
+        try gateway.settle(after: mark, expectedAccepted: expectedAccepted, options: options)
+    }
+    func exchanges(after mark: GatewayMark) throws(GatewayStartError) -> [ObservedExchange] { try gateway.exchanges(after: mark) }
+
+    /// Stops the follower once it has read what the journal holds.
+    func stop() { follower.stop() }
+
+    /// Lines the journal dropped (it is a ring: `serve --journal-size`) before the follower read them.
+    var missedLines: Int { follower.missed }
+    /// Why the follower stopped early (the control API failed), if it did.
+    var failure: String? { follower.failure }
+}
+
+/// The one reader of a `pushproof serve`'s journal during a load run, on a thread of its own
+/// (each poll blocks in libcurl for up to `pollMilliseconds`).
+final class JournalFollower: Sendable {
+    private struct State {
+        var since: Int
+        var stopping = false
+        var missed = 0
+        var failure: String?
+    }
+    private let admin: AdminClient
+    private let feed: ArrivalFeed
+    private let state: Mutex<State>
+    private let stopped = DispatchSemaphore(value: 0)
+    /// A poll this long finds nothing only when the gateway is idle; stopping waits for it at most.
+    static let pollMilliseconds = 200
+
+    init(admin: AdminClient, since: Int, feed: ArrivalFeed) {
+        self.admin = admin
+        self.feed = feed
+        state = Mutex(State(since: since))
+    }
+
+    var missed: Int { state.withLock { $0.missed } }
+    var failure: String? { state.withLock { $0.failure } }
+
+    func start() {
+        let thread = Thread { [self] in
+            while !state.withLock({ $0.stopping }), poll(waiting: true) {}
+            // A last sweep without waiting: what arrived since the last answer.
+            _ = poll(waiting: false)
+            stopped.signal()
+        }
+        thread.name = "pushproof journal follower"
+        thread.start()
+    }
+
+    /// Blocks until the last sweep is done (at most one poll, `pollMilliseconds`); a second call returns at once.
+    func stop() {
+        let first = state.withLock { state in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        if first { stopped.wait() }
+    }
+
+    /// One `GET /requests`; false once the control API failed (the failure is kept).
+    private func poll(waiting: Bool) -> Bool {
+        let since = state.withLock { $0.since }
+        let path = "/requests?since=\(since)" + (waiting ? "&wait_ms=\(Self.pollMilliseconds)" : "")
+        let lines: [JSONValue]
+        do {
+            let response = try admin.request("GET", path, body: nil)
+            guard response.status == 200 else { throw AdminError(message: "GET \(path) answered HTTP \(response.status) \(response.body)") }
+            let answer = try JSONParser.parse(response.body)
+            lines = (waiting ? answer["requests"]?.arrayValue : answer.arrayValue) ?? []
+        } catch {
+            state.withLock { $0.failure = "the request journal: \(error)" }
+            return false
+        }
+        var last = since
+        var missed = 0
+        for line in lines {
+            guard let exchange = ObservedExchange(recordLine: line) else { continue }
+            // Nothing is filtered: a gap in `seq` is lines the ring dropped before this poll.
+            missed += max(0, exchange.sequence - last - 1)
+            last = max(last, exchange.sequence)
+            let answered = line[RecordLine.name(RecordLine.Field.answeredNanos)]?.doubleValue.map { UInt64($0) }
+            feed.arrived(exchange, answeredWallNanos: answered ?? SystemClock.wallClockNanoseconds())
+        }
+        state.withLock { state in
+            state.since = last
+            state.missed += missed
+        }
+        return true
+    }
+}
+
+/// Where `drive --scenario` and `plan --scenario` play: the embedded gateway, or with
+/// `--gateway URL --admin URL --ca FILE` and credentials (as `run` takes them) a `pushproof serve`.
+struct ScenarioLoadGateway {
+    /// The options `run`'s `--gateway` takes, also those of a scenario load run.
+    static let optionNames = ["gateway", "admin", "ca", "token-url", "apns-key", "key-id", "team-id", "service-account"]
+
+    let external: (admin: AdminClient, access: GatewayAccess)?
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        external = try RunCommand.externalGateway(arguments)
+    }
+
+    /// For the heading line.
+    var description: String {
+        guard let external else { return "the embedded gateway (same machine)" }
+        return "the gateway at \(external.access.apnsURL) (its journal at \(external.admin.baseURL))"
+    }
+
+    /// Whether the gateway shares the sender's machine: the embedded one does; a serve on
+    /// loopback does; of another name nothing is known (nil).
+    var sharesMachine: Bool? {
+        guard let external else { return true }
+        return SenderOptions.onLoopback([external.access.apnsURL, external.access.fcmURL])
+    }
+
+    /// One load run of `scenario` there. A journal the follower could not read, or lines it
+    /// dropped before they were read, are notes (the first also stops the run: `aborted`).
+    func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: ScenarioLoadOptions,
+             progress: ProgressCounters?) async throws(GatewayStartError) -> ScenarioLoadResult {
+        guard let external else {
+            return try await ScenarioLoad.run(scenario, judge: judge, sender: sender, options: options, progress: progress)
+        }
+        var followed: FollowedGateway?
+        var result = try await ScenarioLoad.run(scenario, judge: judge, sender: sender, options: options, progress: progress) {
+            opening, feed throws(GatewayStartError) in
+            let gateway = try FollowedGateway(admin: external.admin, access: external.access, opening: opening, feed: feed)
+            followed = gateway
+            return gateway
+        }
+        if let followed {
+            if followed.missedLines > 0 {
+                result.summary.notes.append("the gateway's journal dropped \(followed.missedLines) requests before they were read "
+                                            + "(a ring: start pushproof serve with a larger --journal-size); their pushes count as missing")
+            }
+            if let failure = followed.failure {
+                result.summary.notes.append("arrivals stopped being read: \(failure)")
+                if result.aborted == nil { result.aborted = failure }
+            }
+        }
+        return result
     }
 }

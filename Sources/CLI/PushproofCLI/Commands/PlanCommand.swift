@@ -25,7 +25,12 @@ struct PlanCommand: Subcommand {
             .value("junit", "FILE", "Write JUnit XML: a testcase per set-up and one for the plan, failing when no set-up meets the target."),
             .value("scenario", "FILE", "Ring as this scenario's events do (e.g. a generated group), through --sender as it is "
                    + "configured, against the embedded gateway: --calls plays, each on a fresh sender and gateway."),
-            .value("specs", "DIR", "With --scenario: the spec directory the embedded gateway judges against.", default: "Specs"),
+            .value("specs", "DIR", "With --scenario: the spec directory (specset.json's config gives the bundle id and FCM "
+                   + "project; the embedded gateway judges against it).", default: "Specs"),
+            ScenarioDrive.eventsInFlightSpec(default: "1: each event's pushes answered before the next, so a play's figure is "
+                                             + "each event's own time to ring all"),
+            .value("admin", "URL", "With --scenario and --gateway: that pushproof serve's control API (token states, faults, "
+                   + "and its request journal, where arrivals are read)."),
             .flag("quiet", "Print only the plan, no progress line."),
         ] + ScenarioSenderChoice.specs + SenderOptions.specs.filter { !["connections", "senders", "max-in-flight"].contains($0.name) },
         discussion: """
@@ -97,8 +102,8 @@ struct PlanCommand: Subcommand {
     let jsonPath: String?
     let junitPath: String?
     let quiet: Bool
-    /// `--scenario`: the file, its spec directory, and the sender it is played through.
-    let scenarioPlay: (path: String, specs: String)?
+    /// `--scenario`: the file, its spec directory, the events in flight and where it plays.
+    let scenarioPlay: (path: String, specs: String, eventsInFlight: Int, gateway: ScenarioLoadGateway)?
     let senderChoice: ScenarioSenderChoice
 
     init(_ arguments: ParsedArguments) throws {
@@ -106,14 +111,16 @@ struct PlanCommand: Subcommand {
         senderChoice = try ScenarioSenderChoice(arguments)
         quiet = arguments.has("quiet")
         if let path = arguments.value("scenario") {
-            let builtInOnly = ["members", "try-connections", "try-senders", "transport"] + SenderOptions.specs.map(\.name)
+            let builtInOnly = ["members", "try-connections", "try-senders", "transport"]
+                + SenderOptions.specs.map(\.name).filter { !ScenarioLoadGateway.optionNames.contains($0) }
             if let stray = builtInOnly.first(where: { arguments.value($0) != nil || arguments.has($0) }) {
-                throw UsageError(message: "--\(stray) is for the built-in group; a scenario brings its own people, devices and gateway")
+                throw UsageError(message: "--\(stray) is for the built-in group; a scenario brings its own people and devices")
             }
-            scenarioPlay = (path, arguments.value("specs") ?? "Specs")
+            scenarioPlay = (path, arguments.value("specs") ?? "Specs", try arguments.int("events-in-flight", default: 1, range: 1...100_000),
+                            try ScenarioLoadGateway(arguments))
         } else {
             scenarioPlay = nil
-            for name in ["specs"] + ScenarioSenderChoice.specs.map(\.name) where arguments.value(name) != nil {
+            for name in ["specs", "events-in-flight", "admin"] + ScenarioSenderChoice.specs.map(\.name) where arguments.value(name) != nil {
                 throw UsageError(message: "--\(name) goes with --scenario")
             }
         }
@@ -149,7 +156,10 @@ struct PlanCommand: Subcommand {
     }
 
     func run() async -> Int32 {
-        if let scenarioPlay { return await runScenario(path: scenarioPlay.path, specsDirectory: scenarioPlay.specs) }
+        if let scenarioPlay {
+            return await runScenario(path: scenarioPlay.path, specsDirectory: scenarioPlay.specs, eventsInFlight: scenarioPlay.eventsInFlight,
+                                     gateway: scenarioPlay.gateway)
+        }
         let credentials: DeliveryCredentials
         let projectID: String
         do {

@@ -6,26 +6,28 @@ import ScenarioRunner
 
 extension PlanCommand {
     /// `plan --scenario FILE`: the scenario played `calls` times, each through a fresh sender
-    /// (as it is configured: a team's sender has its own pool) and embedded gateway, events
-    /// back to back. A play's figure is its slowest event's time to ring all; it meets the
+    /// (as it is configured: a team's sender has its own pool) and gateway (the embedded one
+    /// fresh, or a `pushproof serve` reset), events back to back (`--events-in-flight` at a time). A play's figure is its slowest event's time to ring all; it meets the
     /// target when every expected push was accepted within it.
-    func runScenario(path: String, specsDirectory: String) async -> Int32 {
+    func runScenario(path: String, specsDirectory: String, eventsInFlight: Int, gateway: ScenarioLoadGateway) async -> Int32 {
         guard let (scenario, judge) = ScenarioDrive.load(path, specs: specsDirectory, command: "plan") else { return ExitCode.ioError }
         let target = UInt64(withinMilliseconds) * 1_000_000
         printNow("pushproof plan --scenario \(scenario.name): \(scenario.events.count) events, \(scenario.people.count) people, "
-                 + "through \(senderChoice.description) against the embedded gateway (same machine); "
+                 + "through \(senderChoice.description) against \(gateway.description), at most \(eventsInFlight) event(s) in flight; "
                  + "target: every phone rung within \(withinMilliseconds) ms; \(calls) play(s)")
         var measurement = Measurement(setup: Setup(senders: 1, connections: 1), pushesPerCall: 0)
-        var identity = senderChoice.identity(of: senderChoice.make(scenarioFile: path), gatewaySharesMachine: true)
+        var identity = senderChoice.identity(of: senderChoice.make(scenarioFile: path), gatewaySharesMachine: gateway.sharesMachine)
+        var options = ScenarioLoadOptions()
+        options.eventsInFlight = eventsInFlight
         let counters = ProgressCounters(total: calls * scenario.events.count, plannedSeconds: nil)
         let progress = TerminalProgress.start(counters, unit: "events", quiet: quiet)
         for play in 1...calls {
             let result: ScenarioLoadResult
             let sender = senderChoice.make(scenarioFile: path)
             do {
-                result = try await ScenarioLoad.run(scenario, judge: judge, sender: sender, progress: counters)
+                result = try await gateway.run(scenario, judge: judge, sender: sender, options: options, progress: counters)
                 // After the run: an adapter names itself in its `hello`.
-                identity = senderChoice.identity(of: sender, gatewaySharesMachine: true)
+                identity = senderChoice.identity(of: sender, gatewaySharesMachine: gateway.sharesMachine)
             } catch {
                 await progress?.stop()
                 printError("pushproof plan: \(error)")

@@ -23,7 +23,8 @@ struct RunCommand: Subcommand {
             .value("html", "FILE", "Also write a self-contained HTML report: the per-event table and a token-cleanup timeline."),
             .value("record", "FILE", "Keep the gateway's recording (for pushproof check and show)."),
             .flag("timing", "Print where each scenario's time went: sending, settling, judging (also in --json as timing)."),
-            .value("gateway", "URL", "Play against this pushproof serve instead of the embedded gateway (needs --admin, --ca and credentials)."),
+            .value("gateway", "URL", "Play against this pushproof serve instead of the embedded gateway (needs --admin, credentials, "
+                   + "and --ca for https://; http:// is a serve --h2c)."),
             .value("admin", "URL", "That gateway's control API: token states and faults are set, and what arrived is read, through it."),
             .value("ca", "FILE", "The gateway's TLS certificate (PEM) to trust."),
             .value("token-url", "URL", "The OAuth token endpoint.", default: "<gateway>/token"),
@@ -44,6 +45,8 @@ struct RunCommand: Subcommand {
         pushproof serve started with --specs, --admin and a config trusting the credentials given
         (pushproof credentials): run resets it (POST /reset), sets token states and faults
         through --admin, and reads each event's requests from its journal (GET /requests).
+        An http:// --gateway is a pushproof serve --h2c (no --ca); the sender is told h2c.
+        Events are played one at a time, each settled before the next: verdicts are per event.
         Exit status: 0 every event and cleanup rule passed; 1 one failed; 2 a scenario or the specs
         could not be read; 64 usage.
 
@@ -96,18 +99,26 @@ struct RunCommand: Subcommand {
             }
             return nil
         }
-        guard gateway.hasPrefix("https://") else { throw UsageError(message: "--gateway: '\(gateway)' is not an https:// URL") }
+        // http://: a pushproof serve --h2c (cleartext HTTP/2 with prior knowledge), no certificate.
+        let h2c = gateway.hasPrefix("http://")
+        guard h2c || gateway.hasPrefix("https://") else {
+            throw UsageError(message: "--gateway: '\(gateway)' is not an https:// URL (or http:// for a pushproof serve --h2c)")
+        }
+        if h2c, arguments.value("ca") != nil {
+            throw UsageError(message: "--ca: the http:// gateway '\(gateway)' speaks cleartext HTTP/2 (h2c); there is no certificate to trust")
+        }
         var base = gateway
         while base.hasSuffix("/") { base.removeLast() }
         var values: [String: String] = [:]
-        for name in options where name != "token-url" {
+        for name in options where name != "token-url" && !(h2c && name == "ca") {
             guard let value = arguments.value(name) else { throw UsageError(message: "--gateway needs --\(name)") }
             values[name] = value
         }
         let admin = try AdminClient(url: values["admin"]!)
-        let access = GatewayAccess(apnsURL: base, fcmURL: base, tokenURL: arguments.value("token-url") ?? base + "/token",
-                                   caFile: values["ca"]!, apnsKeyFile: values["apns-key"]!, apnsKeyID: values["key-id"]!,
+        var access = GatewayAccess(apnsURL: base, fcmURL: base, tokenURL: arguments.value("token-url") ?? base + "/token",
+                                   caFile: values["ca"] ?? "", apnsKeyFile: values["apns-key"]!, apnsKeyID: values["key-id"]!,
                                    apnsTeamID: values["team-id"]!, serviceAccountFile: values["service-account"]!)
+        access.h2c = h2c
         return (admin, access)
     }
 

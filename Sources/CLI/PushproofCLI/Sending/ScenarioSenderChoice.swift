@@ -77,8 +77,11 @@ struct ScenarioSenderChoice {
 extension SenderOptions {
     /// true when every gateway origin is on loopback (the gateway shares the sender's
     /// machine); nil otherwise, since another name may still be this machine.
-    var gatewayIsLocal: Bool? {
-        let hosts = [apnsURL, fcmURL].map { URL(string: $0)?.host ?? "" }
+    var gatewayIsLocal: Bool? { Self.onLoopback([apnsURL, fcmURL]) }
+
+    /// true when every URL's host is on loopback; nil otherwise (another name may still be this machine).
+    static func onLoopback(_ urls: [String]) -> Bool? {
+        let hosts = urls.map { URL(string: $0)?.host ?? "" }
         return hosts.allSatisfy { ["127.0.0.1", "localhost", "::1", "[::1]"].contains($0) || $0.hasPrefix("127.") } ? true : nil
     }
 }

@@ -1,0 +1,69 @@
+// The one walk over a scenario's events that `run` (judging event by event) and a load run
+// (`drive --scenario`, `plan --scenario`) share: before an event goes to the sender, the
+// scenario clock moves to its `at_ms`, a `gateway.token` event reaches the gateway, and the
+// devices the sender should still hold follow `device.registered` and `device.unregistered`.
+// What each walk does beyond that (run's expectations and verdicts, the load run's matcher)
+// it does with the `ScenarioStep` this answers.
+import PushModel
+import Scenario
+
+/// What an event changed before the sender sees it.
+public enum ScenarioStep: Sendable, Equatable {
+    /// The gateway answers `token` (as written) as `state` from now on.
+    case tokenState(token: String, state: TokenState)
+    /// A device's token (as written) was registered with the sender, again or for the first time.
+    case registered(token: String)
+    /// A device's token (as written) was unregistered.
+    case unregistered(token: String)
+    /// Nothing the walk keeps: the event is for the sender alone.
+    case none
+}
+
+/// The bookkeeping of one walk over a scenario's events, event by event in order.
+public struct ScenarioWalk: Sendable {
+    private let tokenOfDevice: [String: String]
+    private let startMs: Int64
+    /// Unix ms of the current event: `start_ms` plus the latest `at_ms` seen.
+    public private(set) var nowMs: Int64
+    /// Token states as the gateway answers them, by comparable token (`AddressedDevice.comparable`).
+    public private(set) var states: [String: TokenState] = [:]
+    /// Comparable tokens the sender should hold: registered, not unregistered, not answered dead.
+    public private(set) var live: Set<String>
+
+    public init(_ scenario: Scenario, devices: ScenarioDeviceIndex, opening: GatewayOpening) {
+        tokenOfDevice = devices.tokenOfDevice
+        startMs = scenario.startMs
+        nowMs = scenario.startMs
+        for (token, state) in opening.tokens { states[AddressedDevice.comparable(token)] = state }
+        live = Set(scenario.people.flatMap { $0.devices.map { AddressedDevice.comparable($0.token) } })
+    }
+
+    /// Applies `event` before it goes to the sender: a `gateway.token` event is set on `gateway`
+    /// (its error, e.g. a control API that refused, stops the walk), registrations move `live`.
+    public mutating func prepare(_ event: ScenarioEvent, on gateway: any ScenarioGateway) async throws(GatewayStartError) -> ScenarioStep {
+        if let at = event.atMs { nowMs = startMs + at }
+        switch event.kind {
+        case .gatewayToken(let deviceID, let state):
+            // The decoder resolves every device id against the population.
+            let token = tokenOfDevice[deviceID]!
+            try await gateway.setToken(token, state, nowMs: nowMs)
+            states[AddressedDevice.comparable(token)] = state
+            return .tokenState(token: token, state: state)
+        case .deviceRegistered(_, let device, _):
+            live.insert(AddressedDevice.comparable(device.token))
+            return .registered(token: device.token)
+        case .deviceUnregistered(let deviceID):
+            let token = tokenOfDevice[deviceID]!
+            live.remove(AddressedDevice.comparable(token))
+            return .unregistered(token: token)
+        default:
+            return .none
+        }
+    }
+
+    /// The gateway answered `token` (comparable) dead: the sender should no longer hold it.
+    public mutating func died(_ token: String) { live.remove(token) }
+
+    /// Comparable tokens the gateway holds as bad (an FCM INVALID_ARGUMENT for one is about the token).
+    public var badTokens: Set<String> { Set(states.filter { $0.value == .bad }.map(\.key)) }
+}
