@@ -147,6 +147,31 @@ set -e
 echo "(pushproof run exit status $status: 1 is expected here, the scenario's expectation is wrong on purpose)"
 [ "$status" = 1 ]
 
+say "Your own sender under test: teamsender, a Python sender (examples/python-sender), behind the adapter protocol"
+"$PUSHPROOF" run Specs/scenarios/yama-02-dnd.json Specs/scenarios/poolse-25-gone-token.json --sender-dir . \
+    --sender-cmd "python3 examples/python-sender/adapter.py"
+
+say "The same sender with a seeded bug (PUSHPROOF_EXAMPLE_BUG=dnd-notified): a member in Do Not Disturb is notified"
+set +e
+"$PUSHPROOF" run Specs/scenarios/yama-02-dnd.json --sender-dir . \
+    --sender-cmd "PUSHPROOF_EXAMPLE_BUG=dnd-notified python3 examples/python-sender/adapter.py"
+status=$?
+set -e
+echo "(pushproof run exit status $status: 1 is expected here, the sender's bug is caught)"
+[ "$status" = 1 ]
+
+say "A scenario as load: drive --scenario plays 40 messages to a generated 200-person group at 20 messages/s"
+python3 - Benchmarks/scenarios/message-storm-1000.json "$OUT/storm-200.json" <<'PY'
+import json, sys
+scenario = json.load(open(sys.argv[1]))
+scenario["generate"]["people"] = 200
+scenario["events"] = [event for event in scenario["events"] if int(event["sender"][1:]) < 200][:40]
+scenario["description"] = "The storm of Benchmarks/scenarios/message-storm-1000.json, cut to 200 people and 40 messages"
+json.dump(scenario, open(sys.argv[2], "w"), indent=1)
+PY
+"$PUSHPROOF" drive --scenario "$OUT/storm-200.json" --rate 20 --json "$OUT/storm.json"
+echo "(JSON report: $OUT/storm.json)"
+
 say "A generated 10,000-person group call (\"generate\": people, device mix, 2% gone tokens): ring, one answer, the end"
 "$PUSHPROOF" run Benchmarks/scenarios/group-call-10000.json --timing --html "$OUT/run.html"
 echo "(HTML report: $OUT/run.html)"
