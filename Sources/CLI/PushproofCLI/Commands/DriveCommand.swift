@@ -171,14 +171,7 @@ struct DriveCommand: Subcommand {
         case .success(let read): inputs = read
         case .failure(let status): return status.code
         }
-        let credentials: DeliveryCredentials
-        let projectID: String
-        let store: any DeviceStore
-        do {
-            (credentials, projectID) = try options.loadCredentials()
-            store = try devicesPath.map { path throws(DeviceStoreError) in try SQLiteDeviceStore(path: path) } ?? InMemoryDeviceStore()
-        } catch {
-            printError("pushproof drive: \(error)")
+        guard let (credentials, projectID, store) = options.openDelivery(command: "drive", devicesPath: devicesPath) else {
             return ExitCode.ioError
         }
 

@@ -95,14 +95,7 @@ struct SendCommand: Subcommand {
             if expectOutPath != nil { printError("pushproof send: --expect-out: --build-only sends nothing, so no file is written") }
             return writeJSON(timings, deliveries: nil)
         }
-        let credentials: DeliveryCredentials
-        let projectID: String
-        let store: any DeviceStore
-        do {
-            (credentials, projectID) = try options.loadCredentials()
-            store = try devicesPath.map { path throws(DeviceStoreError) in try SQLiteDeviceStore(path: path) } ?? InMemoryDeviceStore()
-        } catch {
-            printError("pushproof send: \(error)")
+        guard let (credentials, projectID, store) = options.openDelivery(command: "send", devicesPath: devicesPath) else {
             return ExitCode.ioError
         }
         let pool: DeliveryPool

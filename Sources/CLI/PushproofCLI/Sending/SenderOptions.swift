@@ -102,6 +102,22 @@ struct SenderOptions {
         }
     }
 
+    /// What `send` and `drive` start delivering with: the key files read (`loadCredentials`) and the
+    /// device store opened, SQLite at `devicesPath` (`--devices FILE`) or in memory. On failure,
+    /// prints `pushproof COMMAND: <why>` and returns nil (the caller exits with an I/O error).
+    func openDelivery(command: String, devicesPath: String?)
+        -> (credentials: DeliveryCredentials, projectID: String, store: any DeviceStore)? {
+        do {
+            let (credentials, projectID) = try loadCredentials()
+            let store: any DeviceStore = try devicesPath.map { path throws(DeviceStoreError) in try SQLiteDeviceStore(path: path) }
+                ?? InMemoryDeviceStore()
+            return (credentials, projectID, store)
+        } catch {
+            printError("pushproof \(command): \(error)")
+            return nil
+        }
+    }
+
     /// Reads the key files. Throws a `FileError` naming the file that could not be used.
     func loadCredentials() throws(FileError) -> (credentials: DeliveryCredentials, projectID: String) {
         // A CA file libcurl cannot read would fail every push one by one: say so up front.
