@@ -74,6 +74,7 @@ let package = Package(
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics", "PushproofTestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Clocks", "HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),

@@ -229,7 +229,7 @@ import Testing
         for authorization in [forged, forged, nil] {
             var headers = [HTTPHeader("apns-topic", "com.example.app")]
             if let authorization { headers.append(HTTPHeader("authorization", authorization)) }
-            _ = gateway.handle(HTTPRequest(method: "POST", path: "/3/device/\(deviceToken)", headers: headers, body: Array(#"{"aps":{}}"#.utf8)),
+            _ = gateway.handle(HTTPRequest(method: "POST", path: "/3/device/\(deviceToken)", headers: HTTPFields(headers), body: Array(#"{"aps":{}}"#.utf8)),
                                on: connection)
         }
         let text = metrics.render()

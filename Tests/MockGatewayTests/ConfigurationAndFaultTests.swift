@@ -284,7 +284,7 @@ import Testing
 @Suite struct RoutingAndRobustnessTests {
     @Test func routes() {
         func route(_ path: String, _ headers: [HTTPHeader] = [], _ version: HTTPVersion = .http2) -> GatewayRoute {
-            MockGateway.route(of: HTTPRequest(method: "POST", path: path, headers: headers, version: version))
+            MockGateway.route(of: HTTPRequest(method: "POST", path: path, headers: HTTPFields(headers), version: version))
         }
         #expect(route("/3/device/abc") == .apns)
         #expect(route("/v1/projects/p/messages:send") == .fcm)

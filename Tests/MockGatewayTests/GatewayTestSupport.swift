@@ -60,7 +60,7 @@ final class Harness {
     @discardableResult
     func send(method: String = "POST", path: String, headers: [HTTPHeader], body: [UInt8],
               version: HTTPVersion = .http2, authority: String? = "127.0.0.1:8443") -> HTTPResponse {
-        let request = HTTPRequest(method: method, path: path, authority: authority, scheme: "https", headers: headers, body: body,
+        let request = HTTPRequest(method: method, path: path, authority: authority, scheme: "https", headers: HTTPFields(headers), body: body,
                                   version: version, isTLS: true, connectionID: connection.id, streamID: nextStream)
         nextStream += 2
         let response = gateway.handle(request, on: connection)

@@ -6,7 +6,7 @@ import RecordLine
 /// sequence of header lists, each line must be byte for byte the line written without it.
 @Suite struct RecordedHeadersTests {
     static let jwt = "bearer eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQyJ9.eyJpc3MiOiJERUYiLCJpYXQiOjF9.c2lnbmF0dXJl"
-    static let lists: [[HTTPHeader]] = [
+    static let lists: [HTTPFields] = [
         [HTTPHeader("apns-topic", "com.x"), HTTPHeader("authorization", jwt), HTTPHeader("apns-priority", "10")],
         [HTTPHeader("apns-topic", "com.x"), HTTPHeader("authorization", jwt), HTTPHeader("apns-priority", "10")],
         [HTTPHeader("apns-topic", "com.x"), HTTPHeader("authorization", "bearer other"), HTTPHeader("apns-priority", "10")],

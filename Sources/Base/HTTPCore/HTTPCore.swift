@@ -27,8 +27,8 @@ public struct HTTPRequest: Sendable {
     public var path: String
     public var authority: String?
     public var scheme: String?
-    /// Regular headers (no pseudo-headers), lowercase names, in arrival order.
-    public var headers: [HTTPHeader]
+    /// Regular headers (no pseudo-headers), lowercase names, in arrival order, as bytes.
+    public var headers: HTTPFields
     public var body: [UInt8]
     public var version: HTTPVersion
     public var isTLS: Bool
@@ -40,7 +40,7 @@ public struct HTTPRequest: Sendable {
     public var arrivalNanos: UInt64
 
     public init(method: String, path: String, authority: String? = nil, scheme: String? = nil,
-                headers: [HTTPHeader] = [], body: [UInt8] = [], version: HTTPVersion = .http2,
+                headers: HTTPFields = [], body: [UInt8] = [], version: HTTPVersion = .http2,
                 isTLS: Bool = false, connectionID: UInt64 = 0, streamID: Int32 = 1,
                 arrivalNanos: UInt64 = 0) {
         self.method = method
@@ -57,14 +57,10 @@ public struct HTTPRequest: Sendable {
     }
 
     /// Every value of a header, in arrival order. `name` must be lowercase.
-    public func values(of name: String) -> [String] {
-        headers.lazy.filter { $0.name == name }.map(\.value)
-    }
+    public func values(of name: String) -> [String] { headers.values(of: name) }
 
     /// The first value of a header. `name` must be lowercase.
-    public func header(_ name: String) -> String? {
-        headers.first { $0.name == name }?.value
-    }
+    public func header(_ name: String) -> String? { headers.value(of: name) }
 }
 
 /// What the transport does to the connection after (or instead of) sending a response.

@@ -23,6 +23,8 @@ final class GatewayConnectionState {
     /// The record line's `headers` member of this connection's last request, reused pair by
     /// pair (the authorization redacted once per distinct value).
     var recordedHeaders = RecordedHeaders()
+    /// The previous request's topic and authorization as text, reused while they repeat.
+    var apnsHeaderTexts = APNSService.HeaderTexts()
     /// The client certificate's verdict, worked out at the first APNs request; nil until then.
     var providerCertificate: ProviderCertificateVerdict?
     /// Who the connection's client certificate names (for the record), read at its first

@@ -86,62 +86,93 @@ final class APNSService: Sendable {
         self.clock = clock
     }
 
-    /// The `apns-*` and `authorization` headers of one request, with duplicates noticed.
+    /// The `apns-*` and `authorization` headers of one request, with duplicates noticed, read
+    /// from the request's bytes: the values a rule compares or parses (push type, priority,
+    /// expiration, collapse id) never become text; those the answer or a later rule needs as
+    /// text (apns-id, topic, authorization) are made once, and the topic and the authorization
+    /// are reused from the connection's previous request while they repeat (`RepeatedText`).
     struct Headers {
         var authorization: String?
         var id: String?
-        var pushType: String?
+        /// `apns-push-type`: nil when absent; `.unknown` when not a push type APNs knows.
+        var pushType: PushTypeField?
         var topic: String?
-        var priority: String?
-        var expiration: String?
-        var collapseID: String?
+        /// `apns-priority` as Swift's `Int(_:)` reads it: nil absent, `.some(nil)` not an integer.
+        var priority: Int??
+        /// `apns-expiration` is present and not an integer.
+        var expirationIsMalformed = false
+        var collapseIDBytes: Int?
         var duplicate = false
 
-        init(_ headers: [HTTPHeader]) {
-            for (index, header) in headers.enumerated() {
-                switch Self.field(named: header.name) {
-                case .authorization?: Self.set(&authorization, header.value, &duplicate)
-                case .id?: Self.set(&id, header.value, &duplicate)
-                case .pushType?: Self.set(&pushType, header.value, &duplicate)
-                case .topic?: Self.set(&topic, header.value, &duplicate)
-                case .priority?: Self.set(&priority, header.value, &duplicate)
-                case .expiration?: Self.set(&expiration, header.value, &duplicate)
-                case .collapseID?: Self.set(&collapseID, header.value, &duplicate)
-                case nil:
-                    // Other apns-* headers (apns-unique-id, future ones) count too.
-                    if header.name.utf8.starts(with: "apns-".utf8),
-                       headers[..<index].contains(where: { $0.name == header.name }) {
+        enum PushTypeField: Equatable {
+            case known(APNSPushType)
+            case unknown
+        }
+
+        init(_ fields: HTTPFields, texts: inout HeaderTexts) {
+            var seen: UInt8 = 0  // one bit a `Field`
+            fields.withUnsafeFields { fields in
+                for index in 0..<fields.count {
+                    let name = fields.name(at: index)
+                    guard let field = Self.field(named: name) else {
+                        // Other apns-* headers (apns-unique-id, future ones) count too.
+                        if fields.name(at: index, hasPrefix: "apns-"), fields.nameRepeatsEarlier(index) { duplicate = true }
+                        continue
+                    }
+                    let bit: UInt8 = 1 << field.rawValue
+                    guard seen & bit == 0 else {
                         duplicate = true
+                        continue
+                    }
+                    seen |= bit
+                    let value = fields.value(at: index)
+                    switch field {
+                    case .authorization: authorization = texts.authorization.string(value)
+                    case .id: id = String(decoding: value, as: UTF8.self)
+                    case .pushType: pushType = APNSPushType.allCases.first { Self.equal(value, $0.rawValue) }.map(PushTypeField.known) ?? .unknown
+                    case .topic: topic = texts.topic.string(value)
+                    case .priority: priority = .some(decimalInteger(value))
+                    case .expiration: expirationIsMalformed = !isInteger(value)
+                    case .collapseID: collapseIDBytes = value.count
                     }
                 }
             }
         }
 
-        private enum Field { case authorization, id, pushType, topic, priority, expiration, collapseID }
+        private enum Field: UInt8 { case authorization, id, pushType, topic, priority, expiration, collapseID }
 
-        /// The field a (lowercase) header name is, by its length first: a `switch` over the
-        /// seven names compared the name with each in turn.
-        private static func field(named name: String) -> Field? {
-            switch name.utf8.count {
-            case 7: name == "apns-id" ? .id : nil
-            case 10: name == "apns-topic" ? .topic : nil
-            case 13: name == "authorization" ? .authorization : name == "apns-priority" ? .priority : nil
-            case 14: name == "apns-push-type" ? .pushType : nil
-            case 15: name == "apns-expiration" ? .expiration : nil
-            case 16: name == "apns-collapse-id" ? .collapseID : nil
+        /// The field a (lowercase) header name is, by its length first.
+        private static func field(named name: UnsafeBufferPointer<UInt8>) -> Field? {
+            switch name.count {
+            case 7: equal(name, "apns-id") ? .id : nil
+            case 10: equal(name, "apns-topic") ? .topic : nil
+            case 13: equal(name, "authorization") ? .authorization : equal(name, "apns-priority") ? .priority : nil
+            case 14: equal(name, "apns-push-type") ? .pushType : nil
+            case 15: equal(name, "apns-expiration") ? .expiration : nil
+            case 16: equal(name, "apns-collapse-id") ? .collapseID : nil
             default: nil
             }
         }
 
-        private static func set(_ slot: inout String?, _ value: String, _ duplicate: inout Bool) {
-            if slot != nil { duplicate = true } else { slot = value }
+        private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+            bytes.count == text.utf8CodeUnitCount && memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
         }
+
+        private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ text: String) -> Bool {
+            text.utf8.count == bytes.count && text.utf8.elementsEqual(bytes)
+        }
+    }
+
+    /// The connection's previous topic and authorization, as text (`Headers`).
+    struct HeaderTexts {
+        var topic = RepeatedText()
+        var authorization = RepeatedText()
     }
 
     /// `keepPayloadTape`: read the payload on a tape and return it in the outcome (someone
     /// downstream, the judge, reads the body too); otherwise only `aps` is built.
     func handle(_ request: HTTPRequest, connection: GatewayConnectionState, keepPayloadTape: Bool = false) -> ServiceOutcome {
-        let headers = Headers(request.headers)
+        let headers = Headers(request.headers, texts: &connection.apnsHeaderTexts)
         let givenIDIsValid = headers.id.map(isCanonicalUUID) ?? true
         let apnsID = givenIDIsValid ? headers.id ?? identifiers.uuid() : identifiers.uuid()
         var warnings: [String] = []
@@ -167,11 +198,10 @@ final class APNSService: Sendable {
         if !givenIDIsValid { return reject(.badMessageId) }
 
         let pushType: APNSPushType
-        if let raw = headers.pushType {
-            guard let known = APNSPushType(rawValue: raw) else { return reject(.invalidPushType) }
-            pushType = known
-        } else {
-            pushType = .alert
+        switch headers.pushType {
+        case .known(let known)?: pushType = known
+        case .unknown?: return reject(.invalidPushType)
+        case nil: pushType = .alert
         }
 
         let certificate: APNsProviderCertificate?
@@ -187,15 +217,15 @@ final class APNSService: Sendable {
         }
         if let reason = checkTopic(topic, pushType: pushType) { return reject(reason) }
 
-        if let raw = headers.priority {
-            guard let priority = Int(raw).flatMap(APNSPriority.init(rawValue:)) else { return reject(.badPriority) }
+        if let given = headers.priority {
+            guard let priority = given.flatMap(APNSPriority.init(rawValue:)) else { return reject(.badPriority) }
             if pushType == .background, priority != .powerConsiderate { return reject(.badPriority) }
         } else if pushType == .background {
             warnings.append("background push without apns-priority: Apple requires 5 (the default is 10)")
         }
 
-        if let raw = headers.expiration, !isInteger(raw) { return reject(.badExpirationDate) }
-        if let collapseID = headers.collapseID, collapseID.utf8.count > 64 { return reject(.badCollapseId) }
+        if headers.expirationIsMalformed { return reject(.badExpirationDate) }
+        if let length = headers.collapseIDBytes, length > 64 { return reject(.badCollapseId) }
 
         var authenticated = false
         var coveringCertificate: APNsProviderCertificate?
@@ -399,12 +429,6 @@ final class APNSService: Sendable {
         return nil
     }
 
-    /// Decimal digits with an optional leading '-' (Apple: "a UNIX epoch date expressed in seconds").
-    func isInteger(_ text: String) -> Bool {
-        var digits = Substring(text).utf8
-        if digits.first == UInt8(ascii: "-") { digits = digits.dropFirst() }
-        return !digits.isEmpty && digits.count <= 19 && digits.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
-    }
 
     /// Nesting limit of a payload: deeper is "not JSON".
     static let payloadMaxDepth = 64

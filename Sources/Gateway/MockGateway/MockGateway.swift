@@ -259,7 +259,8 @@ public final class MockGateway: HTTPHandler {
         switch route {
         case .apns, .unknown:
             let reason: APNSReason = status == 429 ? .tooManyRequests : status == 500 ? .internalServerError : .serviceUnavailable
-            let headers = APNSService.Headers(request.headers)
+            var texts = APNSService.HeaderTexts()
+            let headers = APNSService.Headers(request.headers, texts: &texts)
             let apnsID = headers.id.flatMap { isCanonicalUUID($0) ? $0 : nil } ?? identifiers.uuid()
             return ServiceOutcome(response: apns.errorResponse(reason, apnsID: apnsID, retryAfter: retry), reason: reason.rawValue)
         case .fcm:
@@ -288,7 +289,10 @@ public final class MockGateway: HTTPHandler {
         if path.starts(with: "/3/".utf8) || path.elementsEqual("/3".utf8) { return .apns }
         if path.starts(with: "/v1/".utf8) { return .fcm }
         if path.elementsEqual("/token".utf8) || path.starts(with: "/token?".utf8) { return .oauth }
-        if request.version == .http2, request.headers.contains(where: { $0.name.utf8.starts(with: "apns-".utf8) }) { return .apns }
+        if request.version == .http2,
+           request.headers.withUnsafeFields({ fields in (0..<fields.count).contains { fields.name(at: $0, hasPrefix: "apns-") } }) {
+            return .apns
+        }
         return .unknown
     }
 }

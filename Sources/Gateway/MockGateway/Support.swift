@@ -170,3 +170,31 @@ func hasPrefixIgnoringASCIICase(_ text: Substring.UTF8View, _ prefix: StaticStri
     return true
 }
 
+
+/// Decimal digits with an optional leading '-' (Apple's `apns-expiration`: "a UNIX epoch date
+/// expressed in seconds"), at most 19 digits.
+func isInteger(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    var digits = bytes[...]
+    if digits.first == UInt8(ascii: "-") { digits = digits.dropFirst() }
+    return !digits.isEmpty && digits.count <= 19 && digits.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+}
+
+/// The integer the bytes spell as Swift's `Int(_: String)` reads it (an optional sign, then
+/// decimal digits, within `Int`'s range); nil otherwise. On bytes: a header value need not be
+/// made a String to be read as a number.
+func decimalInteger(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+    var digits = bytes[...]
+    let negative = digits.first == UInt8(ascii: "-")
+    if negative || digits.first == UInt8(ascii: "+") { digits = digits.dropFirst() }
+    guard !digits.isEmpty else { return nil }
+    var value = 0
+    for byte in digits {
+        guard byte >= 0x30 && byte <= 0x39 else { return nil }
+        let digit = Int(byte - 0x30)
+        let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+        let (next, overflow2) = negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
+        guard !overflow1, !overflow2 else { return nil }
+        value = next
+    }
+    return value
+}

@@ -166,21 +166,35 @@ public struct RecordLine: Sendable {
         w.newline()
     }
 
+    /// A response's headers. Pairs, not an object: order and repeated names are part of what is judged.
     static func writeHeaders(_ headers: [HTTPHeader], to w: inout JSONWriter) {
-        // Pairs, not an object: order and repeated names are part of what is judged.
         w.beginArray()
-        for header in headers { writeHeader(header, to: &w) }
+        for header in headers {
+            w.beginArray()
+            w.string(header.name)
+            w.string(header.value)
+            w.endArray()
+        }
         w.endArray()
     }
 
-    /// One `["name","value"]` pair, `authorization` redacted.
-    static func writeHeader(_ header: HTTPHeader, to w: inout JSONWriter) {
+    /// A request's headers, from their bytes.
+    static func writeHeaders(_ fields: HTTPFields, to w: inout JSONWriter) {
         w.beginArray()
-        w.string(header.name)
-        if header.name == "authorization" {
-            w.string(Redaction.authorization(header.value))
+        fields.withUnsafeFields { fields in
+            for index in 0..<fields.count { writeHeader(name: fields.name(at: index), value: fields.value(at: index), to: &w) }
+        }
+        w.endArray()
+    }
+
+    /// One `["name","value"]` pair of a request, `authorization` redacted.
+    static func writeHeader(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, to w: inout JSONWriter) {
+        w.beginArray()
+        w.string(utf8: name)
+        if name.elementsEqual("authorization".utf8) {
+            w.string(Redaction.authorization(String(decoding: value, as: UTF8.self)))
         } else {
-            w.string(header.value)
+            w.string(utf8: value)
         }
         w.endArray()
     }

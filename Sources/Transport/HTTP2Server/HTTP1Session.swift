@@ -24,7 +24,7 @@ final class HTTP1Session {
     private var fieldName: [UInt8] = []
     private var fieldValue: [UInt8] = []
     private var readingValue = false
-    private var headers: [HTTPHeader] = []
+    private var headers = HTTPFields()
     private var body: [UInt8] = []
     private var arrivalNanos: UInt64 = 0
     private var requestCount: Int32 = 0
@@ -210,7 +210,9 @@ final class HTTP1Session {
     }
 
     private func commitHeader() {
-        headers.append(HTTPHeader(String(decoding: fieldName, as: UTF8.self), String(decoding: fieldValue, as: UTF8.self)))
+        fieldName.withUnsafeBufferPointer { name in
+            fieldValue.withUnsafeBufferPointer { value in headers.append(name: name, value: value) }
+        }
         fieldName.removeAll(keepingCapacity: true)
         fieldValue.removeAll(keepingCapacity: true)
         readingValue = false
@@ -228,7 +230,7 @@ final class HTTP1Session {
         // RFC 9110 §10.1.1: a client waiting for 100 (curl does, for larger bodies) would
         // otherwise stall. Only when no earlier response is still owed, to keep order.
         if parser.pointee.http_major == 1, parser.pointee.http_minor >= 1, slots.isEmpty,
-           headers.contains(where: { $0.name == "expect" && $0.value.lowercased() == "100-continue" }) {
+           headers.values(of: "expect").contains(where: { $0.lowercased() == "100-continue" }) {
             connection.output.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
         }
         return 0
@@ -250,7 +252,7 @@ final class HTTP1Session {
         let method = String(cString: http_method_str(http_method(UInt32(parser.pointee.method))))
         let keepAlive = http_should_keep_alive(parser) != 0
         let request = HTTPRequest(method: method, path: String(decoding: url, as: UTF8.self),
-                                  authority: headers.first(where: { $0.name == "host" })?.value,
+                                  authority: headers.value(of: "host"),
                                   scheme: connection.isTLS ? "https" : "http", headers: headers, body: body,
                                   version: .http1_1, isTLS: connection.isTLS, connectionID: connection.id,
                                   streamID: requestCount, arrivalNanos: arrivalNanos)
@@ -360,7 +362,7 @@ final class HTTP1Session {
         let method = url.isEmpty ? "" : String(cString: http_method_str(http_method(UInt32(parser.pointee.method))))
         if readingValue || !fieldName.isEmpty { commitHeader() }
         let partial = HTTPRequest(method: method, path: String(decoding: url, as: UTF8.self),
-                                  authority: headers.first(where: { $0.name == "host" })?.value,
+                                  authority: headers.value(of: "host"),
                                   scheme: connection.isTLS ? "https" : "http", headers: headers,
                                   version: .http1_1, isTLS: connection.isTLS, connectionID: connection.id,
                                   streamID: requestCount &+ 1, arrivalNanos: arrivalNanos)

@@ -12,7 +12,7 @@ final class HTTP2Stream {
     var path = ""
     var authority: String?
     var scheme: String?
-    var headers: [HTTPHeader] = []
+    var headers = HTTPFields()
     var body: [UInt8] = []
     var headerListSize = 0
     var arrivalNanos: UInt64
@@ -35,11 +35,13 @@ final class HTTP2Stream {
     init(arrivalNanos: UInt64) {
         self.arrivalNanos = arrivalNanos
         // Room for a push's headers (APNs: ~6 apns-*/authorization/content-type, plus what the
-        // client adds) in one allocation, instead of growing 1, 2, 4, 8 as they arrive.
-        headers.reserveCapacity(Self.expectedHeaderCount)
+        // client adds; a provider token is ~170 bytes) in one allocation each, instead of
+        // growing as they arrive.
+        headers.reserveCapacity(fields: Self.expectedHeaderCount, bytes: Self.expectedHeaderBytes)
     }
 
     static let expectedHeaderCount = 12
+    static let expectedHeaderBytes = 512
 
     /// A body buffer up to this capacity is kept for the stream's next use (APNs' largest
     /// payload is 5120 bytes); a larger one is freed, so a spare stream holds little.
@@ -80,8 +82,8 @@ final class HTTP2Session {
     /// connection had open at once are kept (h2load `-m 100` closes them in bursts, and 16 kept
     /// still made 0.8 streams a request). What a spare holds is small (`HTTP2Stream.reuse`).
     private static let spareStreamsKept = 128
-    /// The previous request's header Strings, reused when they repeat.
-    private var repeatedHeaders = RepeatedHeaders()
+    /// The pseudo-headers as Strings, made again only when they change.
+    private var pseudoHeaders = PseudoHeaderStrings()
     /// A `.closeConnection` action: the connection closes as soon as control leaves nghttp2.
     private(set) var abortRequested = false
     /// Our own GOAWAY (a stream-limit violation, rapid reset) replaced nghttp2's.
@@ -283,15 +285,15 @@ final class HTTP2Session {
             // memcmp, not `elementsEqual` against a String's UTF-8 view: that generic loop was
             // ~0.8% of the server's time (perf, four pseudo-headers per request).
             switch nameLength {
-            case 5 where memcmp(name, ":path", 5) == 0: stream.path = repeatedHeaders.path(valueBytes)
-            case 7 where memcmp(name, ":method", 7) == 0: stream.method = String(decoding: valueBytes, as: UTF8.self)
-            case 7 where memcmp(name, ":scheme", 7) == 0: stream.scheme = String(decoding: valueBytes, as: UTF8.self)
-            case 10 where memcmp(name, ":authority", 10) == 0: stream.authority = repeatedHeaders.authority(valueBytes)
+            case 5 where memcmp(name, ":path", 5) == 0: stream.path = pseudoHeaders.path(valueBytes)
+            case 7 where memcmp(name, ":method", 7) == 0: stream.method = pseudoHeaders.method(valueBytes)
+            case 7 where memcmp(name, ":scheme", 7) == 0: stream.scheme = pseudoHeaders.scheme(valueBytes)
+            case 10 where memcmp(name, ":authority", 10) == 0: stream.authority = pseudoHeaders.authority(valueBytes)
             default: break
             }
             return 0
         }
-        stream.headers.append(repeatedHeaders.header(at: stream.headers.count, name: nameBytes, value: valueBytes))
+        stream.headers.append(name: nameBytes, value: valueBytes)
         return 0
     }
 
@@ -472,7 +474,7 @@ final class HTTP2Session {
         }
         // RFC 9113 §8.3.1: a client may send `host` instead of `:authority` (aioapns does);
         // either names the authority, as `host` does on HTTP/1.1. The header stays in `headers`.
-        let authority = stream.authority ?? stream.headers.first(where: { $0.name == "host" })?.value
+        let authority = stream.authority ?? stream.headers.value(of: "host")
         var request = HTTPRequest(method: stream.method, path: stream.path, authority: authority,
                                   scheme: stream.scheme, headers: stream.headers, body: stream.body,
                                   version: .http2, isTLS: connection.isTLS, connectionID: connection.id,
