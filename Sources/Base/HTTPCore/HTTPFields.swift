@@ -150,18 +150,14 @@ public struct HTTPFields: Sendable, Equatable {
 
         /// Whether field `index` is named `name` (lowercase).
         @inlinable
-        public func name(at index: Int, is name: StaticString) -> Bool {
-            let field = self.name(at: index)
-            return field.count == name.utf8CodeUnitCount
-                && (field.isEmpty || memcmp(field.baseAddress!, name.utf8Start, field.count) == 0)
-        }
+        public func name(at index: Int, is name: StaticString) -> Bool { bytesEqual(self.name(at: index), name) }
 
         /// Whether the name of field `index` begins with `prefix` (lowercase).
         @inlinable
         public func name(at index: Int, hasPrefix prefix: StaticString) -> Bool {
             let field = self.name(at: index)
             return field.count >= prefix.utf8CodeUnitCount
-                && (prefix.utf8CodeUnitCount == 0 || memcmp(field.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0)
+                && (prefix.utf8CodeUnitCount == 0 || bytesEqual(field.baseAddress!, prefix.utf8Start, count: prefix.utf8CodeUnitCount))
         }
 
         /// Whether a field before `index` has the same name as field `index`.
@@ -169,7 +165,7 @@ public struct HTTPFields: Sendable, Equatable {
             let name = self.name(at: index)
             return (0..<index).contains { earlier in
                 let other = self.name(at: earlier)
-                return other.count == name.count && (name.isEmpty || memcmp(other.baseAddress!, name.baseAddress!, name.count) == 0)
+                return other.count == name.count && (name.isEmpty || bytesEqual(other.baseAddress!, name.baseAddress!, count: name.count))
             }
         }
 
@@ -181,7 +177,7 @@ public struct HTTPFields: Sendable, Equatable {
                 while i < ends.count {
                     let candidate = self.name(at: i)
                     if candidate.count == wanted.count,
-                       candidate.isEmpty || memcmp(candidate.baseAddress!, wanted.baseAddress!, wanted.count) == 0 {
+                       candidate.isEmpty || bytesEqual(candidate.baseAddress!, wanted.baseAddress!, count: wanted.count) {
                         return i
                     }
                     i += 1
@@ -198,6 +194,31 @@ public struct HTTPFields: Sendable, Equatable {
             return memcmp(ends.baseAddress!, other.ends.baseAddress!, ends.count * MemoryLayout<FieldEnds>.stride) == 0
         }
     }
+}
+
+/// Whether `count` bytes at `a` and `b` are equal: eight at a time, inline. For header names
+/// and short values; a `memcmp` call per comparison cost more than the comparison (perf: 1.7%
+/// of the server's time to tell a push's eight header names apart).
+@inlinable
+public func bytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
+    var i = 0
+    while i + 8 <= count {
+        if UnsafeRawPointer(a + i).loadUnaligned(as: UInt64.self) != UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self) {
+            return false
+        }
+        i += 8
+    }
+    while i < count {
+        if a[i] != b[i] { return false }
+        i += 1
+    }
+    return true
+}
+
+/// Whether `bytes` are the bytes of `text`.
+@inlinable
+public func bytesEqual(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+    bytes.count == text.utf8CodeUnitCount && (bytes.isEmpty || bytesEqual(bytes.baseAddress!, text.utf8Start, count: bytes.count))
 }
 
 /// Each field as an `HTTPHeader`, its Strings made when it is read.

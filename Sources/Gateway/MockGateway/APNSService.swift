@@ -129,7 +129,7 @@ final class APNSService: Sendable {
                     switch field {
                     case .authorization: authorization = texts.authorization.string(value)
                     case .id: id = String(decoding: value, as: UTF8.self)
-                    case .pushType: pushType = APNSPushType.allCases.first { Self.equal(value, $0.rawValue) }.map(PushTypeField.known) ?? .unknown
+                    case .pushType: pushType = Self.pushType(value)
                     case .topic: topic = texts.topic.string(value)
                     case .priority: priority = .some(decimalInteger(value))
                     case .expiration: expirationIsMalformed = !isInteger(value)
@@ -144,22 +144,26 @@ final class APNSService: Sendable {
         /// The field a (lowercase) header name is, by its length first.
         private static func field(named name: UnsafeBufferPointer<UInt8>) -> Field? {
             switch name.count {
-            case 7: equal(name, "apns-id") ? .id : nil
-            case 10: equal(name, "apns-topic") ? .topic : nil
-            case 13: equal(name, "authorization") ? .authorization : equal(name, "apns-priority") ? .priority : nil
-            case 14: equal(name, "apns-push-type") ? .pushType : nil
-            case 15: equal(name, "apns-expiration") ? .expiration : nil
-            case 16: equal(name, "apns-collapse-id") ? .collapseID : nil
+            case 7: bytesEqual(name, "apns-id") ? .id : nil
+            case 10: bytesEqual(name, "apns-topic") ? .topic : nil
+            case 13: bytesEqual(name, "authorization") ? .authorization : bytesEqual(name, "apns-priority") ? .priority : nil
+            case 14: bytesEqual(name, "apns-push-type") ? .pushType : nil
+            case 15: bytesEqual(name, "apns-expiration") ? .expiration : nil
+            case 16: bytesEqual(name, "apns-collapse-id") ? .collapseID : nil
             default: nil
             }
         }
 
-        private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-            bytes.count == text.utf8CodeUnitCount && memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
-        }
+        /// Each push type's name as bytes, to read `apns-push-type` without making it text.
+        private static let pushTypeNames: [(name: [UInt8], type: APNSPushType)] = APNSPushType.allCases.map { (Array($0.rawValue.utf8), $0) }
 
-        private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ text: String) -> Bool {
-            text.utf8.count == bytes.count && text.utf8.elementsEqual(bytes)
+        private static func pushType(_ value: UnsafeBufferPointer<UInt8>) -> PushTypeField {
+            for entry in pushTypeNames where entry.name.count == value.count {
+                if entry.name.withUnsafeBufferPointer({ bytesEqual($0.baseAddress!, value.baseAddress!, count: value.count) }) {
+                    return .known(entry.type)
+                }
+            }
+            return .unknown
         }
     }
 

@@ -1,4 +1,3 @@
-import Glibc
 import HTTPCore
 
 /// The pseudo-headers of a connection's requests as Strings, made only when they change: a
@@ -13,13 +12,13 @@ struct PseudoHeaderStrings {
     /// `:method`: the methods RFC 9110 defines (and PATCH) without decoding, others decoded.
     func method(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         switch bytes.count {
-        case 3 where Self.equal(bytes, "GET"): "GET"
-        case 3 where Self.equal(bytes, "PUT"): "PUT"
-        case 4 where Self.equal(bytes, "POST"): "POST"
-        case 4 where Self.equal(bytes, "HEAD"): "HEAD"
-        case 5 where Self.equal(bytes, "PATCH"): "PATCH"
-        case 6 where Self.equal(bytes, "DELETE"): "DELETE"
-        case 7 where Self.equal(bytes, "OPTIONS"): "OPTIONS"
+        case 3 where bytesEqual(bytes, "GET"): "GET"
+        case 3 where bytesEqual(bytes, "PUT"): "PUT"
+        case 4 where bytesEqual(bytes, "POST"): "POST"
+        case 4 where bytesEqual(bytes, "HEAD"): "HEAD"
+        case 5 where bytesEqual(bytes, "PATCH"): "PATCH"
+        case 6 where bytesEqual(bytes, "DELETE"): "DELETE"
+        case 7 where bytesEqual(bytes, "OPTIONS"): "OPTIONS"
         default: Self.string(bytes)
         }
     }
@@ -27,8 +26,8 @@ struct PseudoHeaderStrings {
     /// `:scheme`.
     func scheme(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         switch bytes.count {
-        case 5 where Self.equal(bytes, "https"): "https"
-        case 4 where Self.equal(bytes, "http"): "http"
+        case 5 where bytesEqual(bytes, "https"): "https"
+        case 4 where bytesEqual(bytes, "http"): "http"
         default: Self.string(bytes)
         }
     }
@@ -46,11 +45,5 @@ struct PseudoHeaderStrings {
     @inline(__always)
     private static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// The bytes are `word` (the caller has checked the length).
-    @inline(__always)
-    private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
-        memcmp(bytes.baseAddress!, word.utf8Start, word.utf8CodeUnitCount) == 0
     }
 }
