@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "Clocks", path: "Sources/Base/Clocks"),
         // Latency histograms (HDR, 3 significant digits): the driver, the sender's metrics, `check --timing`.
         .target(name: "Metrics", path: "Sources/Base/Metrics"),
-        .target(name: "HTTPCore", path: "Sources/Base/HTTPCore"),
+        .target(name: "HTTPCore", dependencies: ["JSON"], path: "Sources/Base/HTTPCore"),
         .target(name: "PushModel", dependencies: ["JSON"], path: "Sources/Model/PushModel"),
 
         // OpenSSL-backed crypto: JWS (ES256, RS256), keys, self-signed certificates.
@@ -35,10 +35,10 @@ let package = Package(
         .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Crypto"], path: "Sources/Model/RecordLine"),
 
         // HTTP/2 (libnghttp2) and HTTP/1.1 (http-parser) over TLS (OpenSSL) or cleartext, epoll loops.
-        .target(name: "HTTP2Server", dependencies: ["HTTPCore", "Clocks", "CNGHTTP2", "COpenSSL", "CHTTPParser"], path: "Sources/Transport/HTTP2Server"),
+        .target(name: "HTTP2Server", dependencies: ["HTTPCore", "JSON", "Clocks", "CNGHTTP2", "COpenSSL", "CHTTPParser"], path: "Sources/Transport/HTTP2Server"),
 
         // JSON Schema 2020-12 and the push spec format; `pattern` runs on PCRE2.
-        .target(name: "SpecValidator", dependencies: ["JSON", "PushModel", "CPCRE2"], path: "Sources/Validation/SpecValidator"),
+        .target(name: "SpecValidator", dependencies: ["JSON", "HTTPCore", "PushModel", "CPCRE2"], path: "Sources/Validation/SpecValidator"),
 
         // The mock APNs + FCM + OAuth gateway: validation, auth, tokens, faults, recording, admin API.
         .target(name: "MockGateway", dependencies: ["HTTPCore", "Clocks", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"], path: "Sources/Gateway/MockGateway"),
@@ -74,11 +74,11 @@ let package = Package(
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "JSON"]),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics", "PushproofTestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Clocks", "HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
-        .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "PushModel", "PushproofTestSupport"]),
+        .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "HTTPCore", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine", "PushproofTestSupport"]),
         .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON"]),
         .testTarget(name: "SenderTests", dependencies: ["Clocks", "Metrics", "Sender", "JSON", "Crypto", "PushModel", "PushproofTestSupport"]),

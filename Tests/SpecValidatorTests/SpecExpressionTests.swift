@@ -1,3 +1,4 @@
+import HTTPCore
 import JSON
 import Testing
 @testable import SpecValidator
@@ -6,7 +7,7 @@ import Testing
     let config: JSONValue = ["poolse": ["bundle_ids": ["com.a", "com.b"]]]
     let request = RequestView(
         path: "/3/device/ab",
-        headers: [("apns-topic", "com.a"), ("APNS-Expiration", "1794038445")],
+        headers: HTTPFields(lowercasingNames: [("apns-topic", "com.a"), ("APNS-Expiration", "1794038445")]),
         body: ["call_id": "4a69…", "media": "audio", "caller_name": "Alice", "conversation_name": "",
                "sent_at": 1_793_952_045_999, "unread": "12", "n": 1.5])
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import JSON
 
 /// A request's header fields as they arrived: every name and value back to back in one byte
 /// buffer, in arrival order, repeats kept (so `DuplicateHeaders` can be judged). Names are
@@ -38,6 +39,17 @@ public struct HTTPFields: Sendable, Equatable {
         storage.reserveCapacity(headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
         ends.reserveCapacity(headers.count)
         for header in headers { append(header.name, header.value) }
+    }
+
+    /// Fields from elsewhere than a transport (a record line, a spec's example), their names
+    /// lowered (ASCII) as a transport lowers them.
+    public init(lowercasingNames headers: [(name: String, value: String)]) {
+        for header in headers {
+            storage.append(contentsOf: header.name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 })
+            let nameEnd = Int32(truncatingIfNeeded: storage.count)
+            storage.append(contentsOf: header.value.utf8)
+            ends.append(FieldEnds(name: nameEnd, value: Int32(truncatingIfNeeded: storage.count)))
+        }
     }
 
     /// Room for `fields` fields of `bytes` bytes in all, so a push's fields arrive without the
@@ -194,31 +206,6 @@ public struct HTTPFields: Sendable, Equatable {
             return memcmp(ends.baseAddress!, other.ends.baseAddress!, ends.count * MemoryLayout<FieldEnds>.stride) == 0
         }
     }
-}
-
-/// Whether `count` bytes at `a` and `b` are equal: eight at a time, inline. For header names
-/// and short values; a `memcmp` call per comparison cost more than the comparison (perf: 1.7%
-/// of the server's time to tell a push's eight header names apart).
-@inlinable
-public func bytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
-    var i = 0
-    while i + 8 <= count {
-        if UnsafeRawPointer(a + i).loadUnaligned(as: UInt64.self) != UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self) {
-            return false
-        }
-        i += 8
-    }
-    while i < count {
-        if a[i] != b[i] { return false }
-        i += 1
-    }
-    return true
-}
-
-/// Whether `bytes` are the bytes of `text`.
-@inlinable
-public func bytesEqual(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-    bytes.count == text.utf8CodeUnitCount && (bytes.isEmpty || bytesEqual(bytes.baseAddress!, text.utf8Start, count: bytes.count))
 }
 
 /// Each field as an `HTTPHeader`, its Strings made when it is read.

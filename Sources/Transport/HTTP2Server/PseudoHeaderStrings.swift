@@ -1,4 +1,5 @@
 import HTTPCore
+import JSON
 
 /// The pseudo-headers of a connection's requests as Strings, made only when they change: a
 /// sender's `:method` and `:scheme` are one of a few words (static Strings: no decoding), its

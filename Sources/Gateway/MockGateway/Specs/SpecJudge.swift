@@ -26,12 +26,8 @@ public struct SpecJudge: Sendable {
     /// `tape` when the service built one already (`ServiceOutcome.payloadTape`, a
     /// `JSONParser.tape(request.body)` at the payload check's depth limit), else its own.
     func judge(_ request: HTTPRequest, route: GatewayRoute, tape: JSONTape? = nil) -> SpecVerdict {
-        let headers = request.headers.map { (name: $0.name, value: $0.value) }
-        if let tape {
-            return specs.judge(route: route.rawValue, method: request.method, path: request.path, headers: headers,
-                               body: request.body, tape: tape)
-        }
-        return specs.judge(route: route.rawValue, method: request.method, path: request.path, headers: headers, body: request.body)
+        specs.judge(route: route.rawValue, method: request.method, path: request.path, fields: request.headers,
+                    body: request.body, tape: tape)
     }
 
     /// The verdict on a body over the route's `maxBodyBytes`, read from its size alone: no

@@ -253,27 +253,6 @@ struct SchemaTapeProgram: Sendable {
     }
 }
 
-/// Byte equality for the short names and values of a push (2-40 bytes): a word at a time,
-/// inline. A `memcmp` call per comparison was a fifth of the schema's time on a tape (perf).
-@inline(__always)
-func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-    let count = a.count
-    guard count == b.count else { return false }
-    guard count > 0, let left = a.baseAddress, let right = b.baseAddress else { return true }
-    var i = 0
-    while i + 8 <= count {
-        if UnsafeRawPointer(left + i).loadUnaligned(as: UInt64.self) != UnsafeRawPointer(right + i).loadUnaligned(as: UInt64.self) {
-            return false
-        }
-        i += 8
-    }
-    while i < count {
-        if left[i] != right[i] { return false }
-        i += 1
-    }
-    return true
-}
-
 /// One validation: the program's tables and the document, as buffers for the call's duration.
 private struct TapeRun {
     let program: SchemaTapeProgram

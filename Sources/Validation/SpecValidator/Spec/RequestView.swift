@@ -1,3 +1,4 @@
+import HTTPCore
 import JSON
 
 /// One request as the rules see it. Built once per judge call; resolves references without
@@ -5,18 +6,19 @@ import JSON
 /// cover) or a tape; references into a tape build only the values they reach.
 struct RequestView {
     let path: String
-    let headers: [(name: String, value: String)]
+    /// Lowercase names (`HTTPFields.lowercasingNames` for headers from elsewhere than the gateway).
+    let headers: HTTPFields
     private let tree: JSONValue?
     let tape: JSONTape?
 
-    init(path: String, headers: [(name: String, value: String)], body: JSONValue?) {
+    init(path: String, headers: HTTPFields, body: JSONValue?) {
         self.path = path
         self.headers = headers
         self.tree = body
         self.tape = nil
     }
 
-    init(path: String, headers: [(name: String, value: String)], tape: JSONTape) {
+    init(path: String, headers: HTTPFields, tape: JSONTape) {
         self.path = path
         self.headers = headers
         self.tree = nil
@@ -28,48 +30,8 @@ struct RequestView {
     /// The whole body as a tree: built from the tape when there is one (failures only).
     var body: JSONValue? { tree ?? tape?.value(at: 0) }
 
-    /// The first header of that name, compared ASCII case-insensitively (HTTP/2 names are
-    /// lowercase on the wire, HTTP/1.1 ones need not be).
-    func header(_ lowercasedName: String) -> String? {
-        for header in headers where Self.equalsIgnoringASCIICase(header.name, lowercasedName) {
-            return header.value
-        }
-        return nil
-    }
-
-    static func equalsIgnoringASCIICase(_ candidate: String, _ lowercased: String) -> Bool {
-        guard candidate.utf8.count == lowercased.utf8.count else { return false }
-        // On the bytes first (every header of every rule: String == was ~1/8 of the header
-        // rules' time). A miss between two ASCII names is final; otherwise the code below,
-        // which also accepts canonically equivalent names, decides.
-        let onBytes = candidate.utf8.withContiguousStorageIfAvailable { a in
-            lowercased.utf8.withContiguousStorageIfAvailable { b -> Bool? in
-                var same = true, sameLowered = true, high: UInt8 = 0
-                for i in 0..<a.count {
-                    let x = a[i], y = b[i]
-                    high |= x | y
-                    same = same && x == y
-                    sameLowered = sameLowered && (x >= 0x41 && x <= 0x5A ? x + 0x20 : x) == y
-                    if !same && !sameLowered && high < 0x80 { break }
-                }
-                if same || sameLowered { return true }
-                return UTF8Check.isASCII(a) && UTF8Check.isASCII(b) ? false : nil
-            }
-        }
-        if let onBytes, let inner = onBytes, let answer = inner { return answer }
-        if candidate == lowercased { return true }
-        var a = candidate.utf8.makeIterator()
-        var b = lowercased.utf8.makeIterator()
-        while true {
-            switch (a.next(), b.next()) {
-            case (nil, nil): return true
-            case (var x?, let y?):
-                if x >= 0x41 && x <= 0x5A { x += 0x20 }
-                if x != y { return false }
-            default: return false
-            }
-        }
-    }
+    /// The first header of that name, as text (only a header a rule reads becomes text).
+    func header(_ lowercasedName: String) -> String? { headers.value(of: lowercasedName) }
 
     func resolve(_ reference: SpecReference) -> JSONValue? {
         switch reference {

@@ -1,3 +1,4 @@
+import HTTPCore
 import JSON
 
 /// Every push spec of a spec directory, compiled once, and the judge of requests against them.
@@ -66,7 +67,8 @@ public struct SpecSet: Sendable {
     /// `unknown`); `body` is parsed once here.
     public func judge(route: String, method: String, path: String,
                       headers: [(name: String, value: String)], body: [UInt8]) -> SpecVerdict {
-        judge(route: route, method: method, path: path, headers: headers, body: body, parsedBody: nil)
+        judge(route: route, method: method, path: path, fields: HTTPFields(lowercasingNames: headers), body: body,
+              parsedBody: nil, tape: nil)
     }
 
     /// `judge` with the body already parsed: `parsedBody`, when given, must be what
@@ -75,7 +77,8 @@ public struct SpecSet: Sendable {
     /// tree path is what the tape path must agree with (`SpecTapeJudgeTests`).
     public func judge(route: String, method: String, path: String,
                       headers: [(name: String, value: String)], body: [UInt8], parsedBody: JSONValue?) -> SpecVerdict {
-        judge(route: route, method: method, path: path, headers: headers, body: body, parsedBody: parsedBody, tape: nil)
+        judge(route: route, method: method, path: path, fields: HTTPFields(lowercasingNames: headers), body: body,
+              parsedBody: parsedBody, tape: nil)
     }
 
     /// `judge` on a tape of `body` the caller has built already: `tape` must be what
@@ -83,15 +86,23 @@ public struct SpecSet: Sendable {
     /// so the body is scanned once).
     public func judge(route: String, method: String, path: String,
                       headers: [(name: String, value: String)], body: [UInt8], tape: JSONTape) -> SpecVerdict {
-        judge(route: route, method: method, path: path, headers: headers, body: body, parsedBody: nil, tape: tape)
+        judge(route: route, method: method, path: path, fields: HTTPFields(lowercasingNames: headers), body: body,
+              parsedBody: nil, tape: tape)
     }
 
-    private func judge(route: String, method: String, path: String, headers: [(name: String, value: String)], body: [UInt8],
+    /// `judge` on a request's fields as the gateway received them (lowercase names, as bytes:
+    /// only a header a rule reads becomes text), on `tape` when the caller has one of `body`.
+    public func judge(route: String, method: String, path: String, fields: HTTPFields, body: [UInt8],
+                      tape: JSONTape? = nil) -> SpecVerdict {
+        judge(route: route, method: method, path: path, fields: fields, body: body, parsedBody: nil, tape: tape)
+    }
+
+    private func judge(route: String, method: String, path: String, fields headers: HTTPFields, body: [UInt8],
                        parsedBody: JSONValue?, tape givenTape: JSONTape?) -> SpecVerdict {
         if isOutOfScope(route: route, path: path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
         // Identity before the body: a push of an app no product ships is nobody's to judge.
         let claimants: [Int]
-        switch identities.claimants(route: route, path: path, topic: route == "apns" ? Self.header("apns-topic", in: headers) : nil) {
+        switch identities.claimants(route: route, path: path, topic: route == "apns" ? headers.value(of: "apns-topic") : nil) {
         case .success(let products): claimants = products
         case .failure(let uncovered): return SpecVerdict(specID: nil, violations: [], uncovered: uncovered)
         }
@@ -136,12 +147,6 @@ public struct SpecSet: Sendable {
         let spec = specs[chosen]
         spec.check(request, into: &violations)
         return SpecVerdict(specID: spec.id, violations: violations)
-    }
-
-    /// The first header of that name (ASCII case-insensitive), as `RequestView` reads headers.
-    static func header(_ lowercasedName: String, in headers: [(name: String, value: String)]) -> String? {
-        for header in headers where RequestView.equalsIgnoringASCIICase(header.name, lowercasedName) { return header.value }
-        return nil
     }
 
     /// Judges a spec's example as the gateway would see it.
