@@ -365,7 +365,7 @@ struct Reader {
         let start = position
         position += 1  // opening quote
         let contentStart = position
-        var highBits: UInt8 = 0
+        var highBits = skipPlainStringWords()
         while position < bytes.count {
             let c = bytes[position]
             if c == UInt8(ascii: "\"") {
@@ -379,6 +379,34 @@ struct Reader {
             position += 1
         }
         throw error("unterminated string", at: start)
+    }
+
+    /// Inside a string, skips eight bytes at a time while none is a quote, a backslash or a
+    /// control character, and stops on the word holding the first one (at that byte); the
+    /// caller's byte loop takes it from there and finishes the last word. Returns 0x80 when a
+    /// skipped byte was non-ASCII. The byte loop alone was most of building a tape and ~5% of
+    /// the server's time validating payloads (perf).
+    @inline(__always)
+    mutating func skipPlainStringWords() -> UInt8 {
+        guard let base = bytes.baseAddress else { return 0 }
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        var high: UInt64 = 0
+        while position + 8 <= bytes.count {
+            let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+            let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+            let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+            if special & highs != 0 {
+                // The lowest flagged byte is the first special one (a borrow only flags bytes
+                // above a true one): keep the bytes before it, and let the caller take it.
+                let before = (special & highs).trailingZeroBitCount / 8
+                high |= word & ((1 << (UInt64(before) * 8)) &- 1)
+                position += before
+                break
+            }
+            high |= word
+            position += 8
+        }
+        return high & highs != 0 ? 0x80 : 0
     }
 
     /// The entry holding `key`. Lengths first (O(1) for native strings), and no copy of each

@@ -203,29 +203,7 @@ extension Reader {
     mutating func appendTapeString(to entries: inout TapeWriter) throws(JSONError) -> UInt8 {
         let start = position
         position += 1  // opening quote
-        var highBits: UInt8 = 0
-        // Eight bytes at a time while none is a quote, a backslash or a control character: the
-        // byte loop below was most of building a tape (perf), and it finishes the last word.
-        if let base = bytes.baseAddress {
-            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-            var high: UInt64 = 0
-            while position + 8 <= bytes.count {
-                let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
-                let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
-                let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
-                if special & highs != 0 {
-                    // The lowest flagged byte is the first special one (a borrow only flags bytes
-                    // above a true one): keep the bytes before it, and let the loop below take it.
-                    let before = (special & highs).trailingZeroBitCount / 8
-                    high |= word & ((1 << (UInt64(before) * 8)) &- 1)
-                    position += before
-                    break
-                }
-                high |= word
-                position += 8
-            }
-            if high & highs != 0 { highBits = 0x80 }
-        }
+        var highBits = skipPlainStringWords()
         while position < bytes.count {
             let c = bytes[position]
             if c == UInt8(ascii: "\"") {

@@ -20,9 +20,10 @@ final class GatewayConnectionState {
     var streamLimitRaised = false
     /// Requests answered on this connection (the transport's count excludes the current one).
     var requestCount = 0
-    /// The record line's `headers` member of this connection's last request, reused pair by
-    /// pair (the authorization redacted once per distinct value).
-    var recordedHeaders = RecordedHeaders()
+    /// The record line's head (protocol to headers) of this connection's last request, reused
+    /// whole while it repeats and its headers pair by pair (the authorization redacted once per
+    /// distinct value).
+    var recordedRequestHead = RecordedRequestHead()
     /// The previous request's topic and authorization as text, reused while they repeat.
     var apnsHeaderTexts = APNSService.HeaderTexts()
     /// The client certificate's verdict, worked out at the first APNs request; nil until then.

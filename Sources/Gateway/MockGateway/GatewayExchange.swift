@@ -55,9 +55,10 @@ public struct GatewayExchange: Sendable {
     public var authFailure: AuthFailureKind?
     /// The subject of the connection's TLS client certificate, when it presented one.
     public var clientCertificateSubject: String?
-    /// The request's headers as the record line writes them (`RecordedHeaders`, kept per
-    /// connection), when the gateway records lines; nil: the recorder encodes them.
-    public var recordedHeaders: [UInt8]?
+    /// The record line's members from `protocol` to the request's `headers`, as the line writes
+    /// them (`RecordedRequestHead`, kept per connection), when the gateway records lines; nil:
+    /// the recorder encodes them.
+    public var recordedRequestHead: [UInt8]?
 
     public init(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String? = nil,
                 fault: String? = nil, verdict: JSONValue? = nil, answeredNanos: UInt64, detail: String? = nil,

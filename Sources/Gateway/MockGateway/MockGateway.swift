@@ -226,7 +226,10 @@ public final class MockGateway: HTTPHandler {
         exchange.detail = answer.detail
         exchange.authFailure = answer.authFailure
         exchange.clientCertificateSubject = clientCertificateSubject
-        if recordsLines { exchange.recordedHeaders = state.recordedHeaders.encode(request.headers) }
+        if recordsLines {
+            exchange.recordedRequestHead = state.recordedRequestHead.encode(request, route: route.rawValue,
+                                                                            clientCertificateSubject: clientCertificateSubject)
+        }
         for observer in observers { observer.observe(exchange) }
     }
 

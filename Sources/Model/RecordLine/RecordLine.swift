@@ -95,16 +95,17 @@ public struct RecordLine: Sendable {
 
     /// The line after its sequence number: `,"time":…}` and a newline. Secrets never reach it:
     /// `authorization` goes through `Redaction.authorization`, and an OAuth `/token` body
-    /// (`redactAssertion`) through `Redaction.formAssertion`. `requestHeaders`, when given, is
-    /// the request's `headers` member already encoded (`RecordedHeaders`, kept per connection).
+    /// (`redactAssertion`) through `Redaction.formAssertion`. `requestHead`, when given, is the
+    /// line's members from `protocol` to `headers` already encoded (`RecordedRequestHead`, kept
+    /// per connection).
     public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
                                   detail: String?, fault: String?, verdict: JSONValue?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
-                                  requestHeaders: [UInt8]? = nil) -> [UInt8] {
+                                  requestHead: [UInt8]? = nil) -> [UInt8] {
         var w = JSONWriter(capacity: lineCapacity(bodyBytes: request.body.count))
         encodeTail(request: request, response: response, route: route, reason: reason, detail: detail, fault: fault,
                    verdict: verdict, answeredNanos: answeredNanos, clientCertificateSubject: clientCertificateSubject,
-                   redactAssertion: redactAssertion, requestHeaders: requestHeaders, into: &w)
+                   redactAssertion: redactAssertion, requestHead: requestHead, into: &w)
         return w.bytes
     }
 
@@ -118,7 +119,7 @@ public struct RecordLine: Sendable {
     public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
                                   detail: String?, fault: String?, verdict: JSONValue?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
-                                  requestHeaders: [UInt8]?, into w: inout JSONWriter) {
+                                  requestHead: [UInt8]?, into w: inout JSONWriter) {
         w.removeAll(keepingCapacity: true)
         w.continueAfterValue()  // the line so far is `{"v":1,"seq":N`
         w.key(plain: Field.time)
@@ -127,20 +128,11 @@ public struct RecordLine: Sendable {
         w.key(plain: Field.answeredNanos); w.uint(answeredNanos)
         w.key(plain: Field.connection); w.uint(request.connectionID)
         w.key(plain: Field.stream); w.int(Int(request.streamID))
-        w.key(plain: Field.protocol); w.string(request.version.rawValue)
-        w.key(plain: Field.tls); w.bool(request.isTLS)
-        w.key(plain: Field.route); w.string(route)
-        w.key(plain: Field.method); w.string(request.method)
-        w.key(plain: Field.path); w.string(request.path)
-        if let authority = request.authority { w.key(plain: Field.authority); w.string(authority) }
-        if let clientCertificateSubject {
-            w.key(plain: Field.clientCertificate)
-            w.beginObject()
-            w.key(plain: Field.subject); w.string(clientCertificateSubject)
-            w.endObject()
+        if let requestHead {
+            w.raw(requestHead)
+        } else {
+            writeRequestHead(request, route: route, clientCertificateSubject: clientCertificateSubject, headers: nil, to: &w)
         }
-        w.key(plain: Field.headers)
-        if let requestHeaders { w.raw(requestHeaders) } else { writeHeaders(request.headers, to: &w) }
         writeBody(request.body, redactAssertion: redactAssertion, to: &w)
         w.key(plain: Field.response)
         w.beginObject()
@@ -164,6 +156,27 @@ public struct RecordLine: Sendable {
         // Closed inside the writer: taking `w.bytes` and appending to it copied the whole line.
         w.endObject()
         w.newline()
+    }
+
+    /// The members from `protocol` to the request's `headers`: what repeats from one request to
+    /// the next on a connection (`RecordedRequestHead`). `headers`, when given, is the `headers`
+    /// member's value already encoded (`RecordedHeaders`).
+    static func writeRequestHead(_ request: HTTPRequest, route: String, clientCertificateSubject: String?,
+                                 headers: [UInt8]?, to w: inout JSONWriter) {
+        w.key(plain: Field.protocol); w.string(request.version.rawValue)
+        w.key(plain: Field.tls); w.bool(request.isTLS)
+        w.key(plain: Field.route); w.string(route)
+        w.key(plain: Field.method); w.string(request.method)
+        w.key(plain: Field.path); w.string(request.path)
+        if let authority = request.authority { w.key(plain: Field.authority); w.string(authority) }
+        if let clientCertificateSubject {
+            w.key(plain: Field.clientCertificate)
+            w.beginObject()
+            w.key(plain: Field.subject); w.string(clientCertificateSubject)
+            w.endObject()
+        }
+        w.key(plain: Field.headers)
+        if let headers { w.raw(headers) } else { writeHeaders(request.headers, to: &w) }
     }
 
     /// A response's headers. Pairs, not an object: order and repeated names are part of what is judged.

@@ -1,6 +1,48 @@
 import HTTPCore
 import JSON
 
+/// The members of a record line from `protocol` to the request's `headers`
+/// (`"protocol":"h2","tls":false,"route":"apns","method":"POST","path":…,"authority":…,"headers":[…]`),
+/// kept from one request to the next on a connection: while the path, the authority and the
+/// header fields repeat (a sender pushing to one device again), the line's head is one copy of
+/// the previous one. The header fields alone repeat on nearly every push (`RecordedHeaders`).
+/// The bytes are those `RecordLine.encodeTail` writes without it.
+///
+/// A value kept by the gateway's per-connection state and used on its event-loop thread only.
+public struct RecordedRequestHead {
+    private var headers = RecordedHeaders()
+    private var key: Key?
+    private var encoded: [UInt8] = []
+
+    /// What, besides the header fields, the head is made of. Strings compare by storage first:
+    /// a repeated path or authority is the same String (`RepeatedText`), a method a static one.
+    private struct Key: Equatable {
+        var version: HTTPVersion
+        var isTLS: Bool
+        var route: String
+        var method: String
+        var path: String
+        var authority: String?
+        var clientCertificateSubject: String?
+    }
+
+    public init() {}
+
+    /// The head of `request`'s line, as `RecordLine.encodeTail` writes it.
+    public mutating func encode(_ request: HTTPRequest, route: String, clientCertificateSubject: String?) -> [UInt8] {
+        let fields = headers.encode(request.headers)
+        let key = Key(version: request.version, isTLS: request.isTLS, route: route, method: request.method,
+                      path: request.path, authority: request.authority, clientCertificateSubject: clientCertificateSubject)
+        if headers.reusedLast, key == self.key { return encoded }
+        var w = JSONWriter(capacity: encoded.count + fields.count + 128)
+        RecordLine.writeRequestHead(request, route: route, clientCertificateSubject: clientCertificateSubject,
+                                    headers: fields, to: &w)
+        self.key = key
+        encoded = w.bytes
+        return encoded
+    }
+}
+
 /// The request's `headers` member of a record line (`[["name","value"],…]`, `authorization`
 /// redacted), kept from one request to the next on a connection: a sender repeats nearly all
 /// of its headers on every push (topic, push type, priority, the provider token for 20 to 60
@@ -16,12 +58,15 @@ public struct RecordedHeaders {
     /// Where each pair of `fields` is in `encoded` (its `[...]`, without the comma before it).
     private var pairRanges: [Range<Int>] = []
     private var encoded: [UInt8] = []
+    /// The last `encode` returned the encoding before it.
+    private(set) var reusedLast = false
 
     public init() {}
 
     /// The encoding of `fields`, as `RecordLine.encodeTail` writes the request's `headers`.
     public mutating func encode(_ fields: HTTPFields) -> [UInt8] {
-        if !encoded.isEmpty, fields.sameBytes(as: self.fields) { return encoded }
+        reusedLast = !encoded.isEmpty && fields.sameBytes(as: self.fields)
+        if reusedLast { return encoded }
         var out: [UInt8] = []
         out.reserveCapacity(encoded.count + 64)
         var ranges: [Range<Int>] = []
