@@ -285,7 +285,7 @@ struct Reader {
         var wanted = wanted
         let simple = wanted.withUTF8 { target -> Bool? in
             guard UTF8Check.isASCII(target), !content.contains(UInt8(ascii: "\\")) else { return nil }
-            return content.elementsEqual(target)
+            return bytesEqual(content, target)
         }
         if let simple { return simple }
         // Escapes or a non-ASCII key: decode and compare as strings.

@@ -16,7 +16,7 @@ public struct RecordedRequestHead {
 
     /// What, besides the header fields, the head is made of. Strings compare by storage first:
     /// a repeated path or authority is the same String (`RepeatedText`), a method a static one.
-    private struct Key: Equatable {
+    private struct Key {
         var version: HTTPVersion
         var isTLS: Bool
         var route: String
@@ -24,6 +24,13 @@ public struct RecordedRequestHead {
         var path: String
         var authority: String?
         var clientCertificateSubject: String?
+
+        /// Compared in place: building a key to compare copied (retained) five Strings a request.
+        func matches(_ request: HTTPRequest, route: String, clientCertificateSubject: String?) -> Bool {
+            version == request.version && isTLS == request.isTLS && path == request.path && method == request.method
+                && route == self.route && authority == request.authority
+                && clientCertificateSubject == self.clientCertificateSubject
+        }
     }
 
     public init() {}
@@ -31,13 +38,14 @@ public struct RecordedRequestHead {
     /// The head of `request`'s line, as `RecordLine.encodeTail` writes it.
     public mutating func encode(_ request: HTTPRequest, route: String, clientCertificateSubject: String?) -> [UInt8] {
         let fields = headers.encode(request.headers)
-        let key = Key(version: request.version, isTLS: request.isTLS, route: route, method: request.method,
-                      path: request.path, authority: request.authority, clientCertificateSubject: clientCertificateSubject)
-        if headers.reusedLast, key == self.key { return encoded }
+        if headers.reusedLast, let key, key.matches(request, route: route, clientCertificateSubject: clientCertificateSubject) {
+            return encoded
+        }
         var w = JSONWriter(capacity: encoded.count + fields.count + 128)
         RecordLine.writeRequestHead(request, route: route, clientCertificateSubject: clientCertificateSubject,
                                     headers: fields, to: &w)
-        self.key = key
+        key = Key(version: request.version, isTLS: request.isTLS, route: route, method: request.method,
+                  path: request.path, authority: request.authority, clientCertificateSubject: clientCertificateSubject)
         encoded = w.bytes
         return encoded
     }
