@@ -5,6 +5,7 @@ import JSON
 import PushModel
 import Testing
 @testable import MockGateway
+import SpecValidator
 
 @Suite struct APNSTests {
     @Test func successIsEmpty200WithApnsID() throws {
@@ -133,6 +134,27 @@ import Testing
         #expect(exchange.verdict?["spec"] == own["spec"])
         #expect(exchange.verdict?["violations"] == own["violations"])
         #expect(own["violations"] != nil)
+    }
+
+    /// A passing verdict is recorded from bytes kept at load: they must be the verdict's own
+    /// encoding, for every spec; any other verdict has none and is encoded per request.
+    @Test func keptPassingVerdictsAreTheVerdictsOwnBytes() throws {
+        let specs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Specs").path
+        let judge = try SpecJudge(directory: specs)
+        #expect(!judge.specs.specs.isEmpty)
+        for spec in judge.specs.specs {
+            let verdict = SpecVerdict(specID: spec.id, violations: [])
+            let recorded = judge.recordedForm(of: verdict)
+            #expect(recorded.json == verdict.json())
+            #expect(recorded.encoded == verdict.json().bytes(), "\(spec.id)")
+        }
+        let failing = SpecVerdict(specID: judge.specs.specs[0].id, violations: [
+            SpecViolation(pointer: .root, rule: "r", source: nil, expected: "x", found: nil, message: "m")])
+        #expect(judge.recordedForm(of: failing).encoded == nil)
+        #expect(judge.recordedForm(of: failing).json == failing.json())
+        #expect(judge.recordedForm(of: SpecVerdict(specID: "no.such.spec", violations: [])).encoded == nil)
+        #expect(judge.recordedForm(of: SpecVerdict(specID: nil, violations: [], outOfScope: true)).encoded == nil)
     }
 
     /// A payload of exactly `bytes` bytes: `{"aps":{"alert":"xxx…"}}`.

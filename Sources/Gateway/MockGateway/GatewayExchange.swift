@@ -59,6 +59,9 @@ public struct GatewayExchange: Sendable {
     /// them (`RecordedRequestHead`, kept per connection), when the gateway records lines; nil:
     /// the recorder encodes them.
     public var recordedRequestHead: [UInt8]?
+    /// `verdict` already encoded as the record line writes it, when the gateway has it (a
+    /// spec's passing verdict); nil: the recorder encodes `verdict`.
+    public var recordedVerdict: [UInt8]?
 
     public init(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String? = nil,
                 fault: String? = nil, verdict: JSONValue? = nil, answeredNanos: UInt64, detail: String? = nil,

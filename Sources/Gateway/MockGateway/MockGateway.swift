@@ -215,8 +215,12 @@ public final class MockGateway: HTTPHandler {
     private func observe(_ request: HTTPRequest, answer: ServiceOutcome, route: GatewayRoute, fault: String?,
                          specVerdict: SpecVerdict?, clientCertificateSubject: String?, state: GatewayConnectionState) {
         var verdict: JSONValue?
-        if let specVerdict, !specVerdict.outOfScope { verdict = specVerdict.json() }
+        var verdictEncoding: [UInt8]?
+        if let specVerdict, !specVerdict.outOfScope, let judge {
+            (verdict, verdictEncoding) = judge.recordedForm(of: specVerdict)
+        }
         if !answer.warnings.isEmpty {
+            verdictEncoding = nil
             var object = verdict?.objectValue ?? JSONObject()
             object[RecordLine.name(RecordLine.Field.gatewayWarnings)] = .array(answer.warnings.map { .string($0) })
             verdict = .object(object)
@@ -226,6 +230,7 @@ public final class MockGateway: HTTPHandler {
         exchange.detail = answer.detail
         exchange.authFailure = answer.authFailure
         exchange.clientCertificateSubject = clientCertificateSubject
+        exchange.recordedVerdict = verdictEncoding
         if recordsLines {
             exchange.recordedRequestHead = state.recordedRequestHead.encode(request, route: route.rawValue,
                                                                             clientCertificateSubject: clientCertificateSubject)

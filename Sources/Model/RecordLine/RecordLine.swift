@@ -97,15 +97,16 @@ public struct RecordLine: Sendable {
     /// `authorization` goes through `Redaction.authorization`, and an OAuth `/token` body
     /// (`redactAssertion`) through `Redaction.formAssertion`. `requestHead`, when given, is the
     /// line's members from `protocol` to `headers` already encoded (`RecordedRequestHead`, kept
-    /// per connection).
+    /// per connection). `verdictEncoding`, when given, is `verdict` already encoded (the judge's
+    /// passing verdicts are the same bytes every time: `SpecJudge.recordedForm`).
     public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
                                   detail: String?, fault: String?, verdict: JSONValue?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
-                                  requestHead: [UInt8]? = nil) -> [UInt8] {
+                                  requestHead: [UInt8]? = nil, verdictEncoding: [UInt8]? = nil) -> [UInt8] {
         var w = JSONWriter(capacity: lineCapacity(bodyBytes: request.body.count))
         encodeTail(request: request, response: response, route: route, reason: reason, detail: detail, fault: fault,
                    verdict: verdict, answeredNanos: answeredNanos, clientCertificateSubject: clientCertificateSubject,
-                   redactAssertion: redactAssertion, requestHead: requestHead, into: &w)
+                   redactAssertion: redactAssertion, requestHead: requestHead, verdictEncoding: verdictEncoding, into: &w)
         return w.bytes
     }
 
@@ -119,7 +120,7 @@ public struct RecordLine: Sendable {
     public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
                                   detail: String?, fault: String?, verdict: JSONValue?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
-                                  requestHead: [UInt8]?, into w: inout JSONWriter) {
+                                  requestHead: [UInt8]?, verdictEncoding: [UInt8]? = nil, into w: inout JSONWriter) {
         w.removeAll(keepingCapacity: true)
         w.continueAfterValue()  // the line so far is `{"v":1,"seq":N`
         w.key(plain: Field.time)
@@ -152,7 +153,11 @@ public struct RecordLine: Sendable {
         }
         w.endObject()
         if let fault { w.key(plain: Field.fault); w.string(fault) }
-        if let verdict { w.key(plain: Field.verdict); w.value(verdict) }
+        if let verdictEncoding {
+            w.key(plain: Field.verdict); w.raw(verdictEncoding)
+        } else if let verdict {
+            w.key(plain: Field.verdict); w.value(verdict)
+        }
         // Closed inside the writer: taking `w.bytes` and appending to it copied the whole line.
         w.endObject()
         w.newline()

@@ -67,7 +67,7 @@ public final class Recorder: GatewayObserver {
                               reason: exchange.reason, detail: exchange.detail, fault: exchange.fault,
                               verdict: exchange.verdict, answeredNanos: exchange.answeredNanos,
                               clientCertificateSubject: exchange.clientCertificateSubject,
-                              redactAssertion: exchange.route == .oauth, requestHead: exchange.recordedRequestHead,
+                              redactAssertion: exchange.route == .oauth, requestHead: exchange.recordedRequestHead, verdictEncoding: exchange.recordedVerdict,
                               into: &writer)
     }
 }
