@@ -53,6 +53,10 @@ import JSON
                         var writer = JSONWriter()
                         writer.string(utf8: input)
                         #expect(writer.bytes == Self.referenceEscaped(input), "\(first) at \(i), \(second) at \(j)")
+                        // Already checked as UTF-8: the same bytes.
+                        var checked = JSONWriter()
+                        checked.string(validUTF8: input)
+                        #expect(checked.bytes == writer.bytes)
                     }
                 }
             }

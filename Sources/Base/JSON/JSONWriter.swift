@@ -85,6 +85,14 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Bytes the caller has checked are valid UTF-8 (`UTF8Check.isValid`), escaped as needed:
+    /// `string(utf8:)` without checking them again (a record line's body was scanned three
+    /// times before it was escaped).
+    public mutating func string(validUTF8 value: [UInt8]) {
+        separate()
+        value.withUnsafeBufferPointer { appendEscaped($0) }
+    }
+
     public mutating func int(_ value: Int) {
         separate()
         appendDecimal(value)

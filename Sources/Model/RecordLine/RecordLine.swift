@@ -227,7 +227,7 @@ public struct RecordLine: Sendable {
             if redactAssertion {
                 w.string(Redaction.formAssertion(String(decoding: body, as: UTF8.self)))
             } else {
-                w.string(utf8: body)
+                w.string(validUTF8: body)
             }
         } else {
             // Not text: kept exactly, as base64, so nothing received is lost.
