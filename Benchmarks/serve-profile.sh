@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Where `pushproof serve`'s CPU goes on the benchmark's request (serve-vs-nghttpd.sh, recording
+# on): perf samples of the whole serve process (`perf record --call-graph dwarf`, root) during
+# h2load, each sample given to the part of the server it was in: libnghttp2 (with the libc it
+# calls), the kernel's socket work, the transport (HTTP2Server outside nghttp2: callbacks,
+# request building, submit), the APNs service, the spec judge, the rest of `MockGateway.handle`,
+# the record writer (`Recorder.observe`) and the record file's flush thread.
+#
+#   Benchmarks/serve-profile.sh [SERVE FLAGS...]     e.g. --specs Specs --spec-config FILE
+#
+# Environment: PUSHPROOF, REQUESTS (400000), SECONDS_SAMPLED (2), RECORD_DIR (as
+# serve-vs-nghttpd.sh).
+source "$(dirname "$0")/lib.sh"
+REQUESTS="${REQUESTS:-400000}"; SECONDS_SAMPLED="${SECONDS_SAMPLED:-2}"
+TOKEN=7f3c5d1e9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2d
+ring_payload > "$WORK/ring.json"
+HEADERS=(-H "apns-push-type: voip" -H "apns-topic: com.poolse.app.voip" -H "apns-priority: 10"
+         -H "apns-expiration: 0" -H "authorization: bearer benchmark" -H "content-type: application/json")
+RECORD_FILE="${RECORD_DIR:-$WORK}/pushproof-profile.$$.jsonl"
+trap 'cleanup; rm -f "$RECORD_FILE"' EXIT
+PORT=$(free_port)
+"$PUSHPROOF" serve --h2c --listen "127.0.0.1:$PORT" --admin off --threads 1 --record "$RECORD_FILE" "$@" > "$WORK/serve.log" 2>&1 &
+SERVE_PID=$!; PIDS+=($SERVE_PID)
+wait_for_port "$PORT"
+URL="http://127.0.0.1:$PORT/3/device/$TOKEN"
+h2load -n 100000 -c 4 -m 100 -t 1 -d "$WORK/ring.json" "${HEADERS[@]}" "$URL" > /dev/null
+perf record --call-graph dwarf,16384 -F 2000 -o "$WORK/perf.data" -p "$SERVE_PID" -- sleep "$SECONDS_SAMPLED" > /dev/null 2>&1 &
+PERF_PID=$!
+h2load -n "$REQUESTS" -c 4 -m 100 -t 1 -d "$WORK/ring.json" "${HEADERS[@]}" "$URL" | grep -E "^requests:"
+wait "$PERF_PID" || true
+perf script -i "$WORK/perf.data" -F ip,sym,dso 2>/dev/null | python3 -c '
+import collections, sys
+parts = collections.Counter(); total = 0
+for stack in sys.stdin.read().split("\n\n"):
+    frames = [f.strip() for f in stack.strip().split("\n") if f.strip()]
+    if not frames: continue
+    total += 1
+    chain = " ".join(frames)
+    owner = next((f for f in frames if "libnghttp2" in f or "pushproof" in f), "")
+    if "runFlusher" in chain: part = "record file flush thread (its write(2))"
+    elif "kernel" in frames[0]: part = "kernel (sockets, epoll)"
+    elif "libnghttp2" in owner: part = "libnghttp2 (with the libc it calls)"
+    elif "RecorderC7observe" in chain: part = "record writer (Recorder.observe)"
+    elif "MockGatewayAAC5judge" in chain: part = "spec judge"
+    elif "APNSServiceC6handle" in chain: part = "APNs service"
+    elif "MockGatewayAAC6handle" in chain: part = "rest of MockGateway.handle"
+    elif "HTTP2Server" in chain: part = "transport (HTTP2Server outside nghttp2)"
+    else: part = "other"
+    parts[part] += 1
+print(f"{total} samples")
+for part, count in parts.most_common(): print(f"{100 * count / total:5.1f}%  {part}")
+'
