@@ -44,3 +44,20 @@ ring_payload() {
 {"cv":"1","type":"call","event":"ring","call_id":"4a69d2c2-8a53-4c53-9f64-6f4bbd0f9f11","conversation_id":"6f1c8e0e-3a0b-4d5e-8a1b-2c3d4e5f6a7b","conversation_name":"Engineering","caller_user_id":"2b7e151628aed2a6abf71589","caller_external_id":"acme-alice","caller_name":"Alice","media":"video","has_video":true,"ring_deadline":1793952045000,"sent_at":1793952000000,"grant":"eyJhbGciOiJIUzI1NiJ9.eyJjYWxsIjoiNGE2OSJ9.c2lnbmF0dXJl"}
 JSON
 }
+
+# The serve benchmarks' request (serve-vs-nghttpd, -alternate, -footprint, -profile): a poolse
+# VoIP ring to one device, with the headers a sender sends.
+SERVE_TOKEN=7f3c5d1e9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2d
+SERVE_HEADERS=(-H "apns-push-type: voip" -H "apns-topic: com.poolse.app.voip" -H "apns-priority: 10"
+               -H "apns-expiration: 0" -H "authorization: bearer benchmark" -H "content-type: application/json")
+
+# Starts `pushproof serve --h2c --threads 1` recording into $1, with more serve flags after it;
+# sets SERVE_PID and SERVE_URL (the request's URL) once it listens.
+start_recording_serve() {
+  local record="$1"; shift
+  local port; port=$(free_port)
+  "$PUSHPROOF" serve --h2c --listen "127.0.0.1:$port" --admin off --threads 1 --record "$record" "$@" > "$WORK/serve.log" 2>&1 &
+  SERVE_PID=$!; PIDS+=($SERVE_PID)
+  wait_for_port "$port"
+  SERVE_URL="http://127.0.0.1:$port/3/device/$SERVE_TOKEN"
+}

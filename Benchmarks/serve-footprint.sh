@@ -10,18 +10,11 @@
 # TOTAL (requests before RSS is read, 1000000; 0 skips it), RECORD_DIR (as serve-vs-nghttpd.sh).
 source "$(dirname "$0")/lib.sh"
 COUNTED="${COUNTED:-10000}"; TOTAL="${TOTAL:-1000000}"
-TOKEN=7f3c5d1e9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2d
 ring_payload > "$WORK/ring.json"
-HEADERS=(-H "apns-push-type: voip" -H "apns-topic: com.poolse.app.voip" -H "apns-priority: 10"
-         -H "apns-expiration: 0" -H "authorization: bearer benchmark" -H "content-type: application/json")
 RECORD_FILE="${RECORD_DIR:-$WORK}/pushproof-footprint.$$.jsonl"
 trap 'cleanup; rm -f "$RECORD_FILE"' EXIT
-PORT=$(free_port)
-"$PUSHPROOF" serve --h2c --listen "127.0.0.1:$PORT" --admin off --threads 1 --record "$RECORD_FILE" "$@" > "$WORK/serve.log" 2>&1 &
-SERVE_PID=$!; PIDS+=($SERVE_PID)
-wait_for_port "$PORT"
-URL="http://127.0.0.1:$PORT/3/device/$TOKEN"
-load() { h2load -n "$1" -c 4 -m 100 -t 1 -d "$WORK/ring.json" "${HEADERS[@]}" "$URL" | grep -q " $1 succeeded"; }
+start_recording_serve "$RECORD_FILE" "$@"
+load() { h2load -n "$1" -c 4 -m 100 -t 1 -d "$WORK/ring.json" "${SERVE_HEADERS[@]}" "$SERVE_URL" | grep -q " $1 succeeded"; }
 load 20000
 perf probe -q -x "$(ldd "$PUSHPROOF" | awk '/libc.so/{print $3}')" malloc 2>/dev/null || true
 # A fixed window around the counted requests (they take well under a second): the idle

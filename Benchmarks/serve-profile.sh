@@ -12,21 +12,14 @@
 # serve-vs-nghttpd.sh).
 source "$(dirname "$0")/lib.sh"
 REQUESTS="${REQUESTS:-400000}"; SECONDS_SAMPLED="${SECONDS_SAMPLED:-2}"
-TOKEN=7f3c5d1e9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2d
 ring_payload > "$WORK/ring.json"
-HEADERS=(-H "apns-push-type: voip" -H "apns-topic: com.poolse.app.voip" -H "apns-priority: 10"
-         -H "apns-expiration: 0" -H "authorization: bearer benchmark" -H "content-type: application/json")
 RECORD_FILE="${RECORD_DIR:-$WORK}/pushproof-profile.$$.jsonl"
 trap 'cleanup; rm -f "$RECORD_FILE"' EXIT
-PORT=$(free_port)
-"$PUSHPROOF" serve --h2c --listen "127.0.0.1:$PORT" --admin off --threads 1 --record "$RECORD_FILE" "$@" > "$WORK/serve.log" 2>&1 &
-SERVE_PID=$!; PIDS+=($SERVE_PID)
-wait_for_port "$PORT"
-URL="http://127.0.0.1:$PORT/3/device/$TOKEN"
-h2load -n 100000 -c 4 -m 100 -t 1 -d "$WORK/ring.json" "${HEADERS[@]}" "$URL" > /dev/null
+start_recording_serve "$RECORD_FILE" "$@"
+h2load -n 100000 -c 4 -m 100 -t 1 -d "$WORK/ring.json" "${SERVE_HEADERS[@]}" "$SERVE_URL" > /dev/null
 perf record --call-graph dwarf,16384 -F 2000 -o "$WORK/perf.data" -p "$SERVE_PID" -- sleep "$SECONDS_SAMPLED" > /dev/null 2>&1 &
 PERF_PID=$!
-h2load -n "$REQUESTS" -c 4 -m 100 -t 1 -d "$WORK/ring.json" "${HEADERS[@]}" "$URL" | grep -E "^requests:"
+h2load -n "$REQUESTS" -c 4 -m 100 -t 1 -d "$WORK/ring.json" "${SERVE_HEADERS[@]}" "$SERVE_URL" | grep -E "^requests:"
 wait "$PERF_PID" || true
 perf script -i "$WORK/perf.data" -F ip,sym,dso 2>/dev/null | python3 -c '
 import collections, sys

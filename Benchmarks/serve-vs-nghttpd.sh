@@ -20,10 +20,9 @@ REQUESTS="${2:-200000}"
 THREADS="${THREADS:-1}"
 CONNECTIONS="${CONNECTIONS:-4}"
 STREAMS="${STREAMS:-100}"
-TOKEN=7f3c5d1e9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2d
+TOKEN=$SERVE_TOKEN
 ring_payload > "$WORK/ring.json"
-HEADERS=(-H "apns-push-type: voip" -H "apns-topic: com.poolse.app.voip" -H "apns-priority: 10"
-         -H "apns-expiration: 0" -H "authorization: bearer benchmark" -H "content-type: application/json")
+HEADERS=("${SERVE_HEADERS[@]}")
 
 mkdir -p "$WORK/htdocs/3/device" && : > "$WORK/htdocs/3/device/$TOKEN"
 NGHTTPD_PORT=$(free_port)
