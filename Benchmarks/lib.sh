@@ -51,12 +51,16 @@ SERVE_TOKEN=7f3c5d1e9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2d
 SERVE_HEADERS=(-H "apns-push-type: voip" -H "apns-topic: com.poolse.app.voip" -H "apns-priority: 10"
                -H "apns-expiration: 0" -H "authorization: bearer benchmark" -H "content-type: application/json")
 
-# Starts `pushproof serve --h2c --threads 1` recording into $1, with more serve flags after it;
-# sets SERVE_PID and SERVE_URL (the request's URL) once it listens.
+# Writes the request's body to $WORK/ring.json and starts `pushproof serve --h2c --threads 1`
+# recording into ${RECORD_DIR:-$WORK}/NAME.PID.jsonl (removed on exit), NAME being $1 and more
+# serve flags after it; sets SERVE_PID and SERVE_URL (the request's URL) once it listens.
 start_recording_serve() {
-  local record="$1"; shift
+  local name="$1"; shift
+  ring_payload > "$WORK/ring.json"
+  SERVE_RECORD_FILE="${RECORD_DIR:-$WORK}/$name.$$.jsonl"
+  trap 'cleanup; rm -f "$SERVE_RECORD_FILE"' EXIT
   local port; port=$(free_port)
-  "$PUSHPROOF" serve --h2c --listen "127.0.0.1:$port" --admin off --threads 1 --record "$record" "$@" > "$WORK/serve.log" 2>&1 &
+  "$PUSHPROOF" serve --h2c --listen "127.0.0.1:$port" --admin off --threads 1 --record "$SERVE_RECORD_FILE" "$@" > "$WORK/serve.log" 2>&1 &
   SERVE_PID=$!; PIDS+=($SERVE_PID)
   wait_for_port "$port"
   SERVE_URL="http://127.0.0.1:$port/3/device/$SERVE_TOKEN"

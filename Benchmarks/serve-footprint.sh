@@ -10,10 +10,7 @@
 # TOTAL (requests before RSS is read, 1000000; 0 skips it), RECORD_DIR (as serve-vs-nghttpd.sh).
 source "$(dirname "$0")/lib.sh"
 COUNTED="${COUNTED:-10000}"; TOTAL="${TOTAL:-1000000}"
-ring_payload > "$WORK/ring.json"
-RECORD_FILE="${RECORD_DIR:-$WORK}/pushproof-footprint.$$.jsonl"
-trap 'cleanup; rm -f "$RECORD_FILE"' EXIT
-start_recording_serve "$RECORD_FILE" "$@"
+start_recording_serve pushproof-footprint "$@"
 load() { h2load -n "$1" -c 4 -m 100 -t 1 -d "$WORK/ring.json" "${SERVE_HEADERS[@]}" "$SERVE_URL" | grep -q " $1 succeeded"; }
 load 20000
 perf probe -q -x "$(ldd "$PUSHPROOF" | awk '/libc.so/{print $3}')" malloc 2>/dev/null || true

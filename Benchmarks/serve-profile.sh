@@ -12,10 +12,7 @@
 # serve-vs-nghttpd.sh).
 source "$(dirname "$0")/lib.sh"
 REQUESTS="${REQUESTS:-400000}"; SECONDS_SAMPLED="${SECONDS_SAMPLED:-2}"
-ring_payload > "$WORK/ring.json"
-RECORD_FILE="${RECORD_DIR:-$WORK}/pushproof-profile.$$.jsonl"
-trap 'cleanup; rm -f "$RECORD_FILE"' EXIT
-start_recording_serve "$RECORD_FILE" "$@"
+start_recording_serve pushproof-profile "$@"
 h2load -n 100000 -c 4 -m 100 -t 1 -d "$WORK/ring.json" "${SERVE_HEADERS[@]}" "$SERVE_URL" > /dev/null
 perf record --call-graph dwarf,16384 -F 2000 -o "$WORK/perf.data" -p "$SERVE_PID" -- sleep "$SECONDS_SAMPLED" > /dev/null 2>&1 &
 PERF_PID=$!
