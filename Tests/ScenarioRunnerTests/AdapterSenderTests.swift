@@ -140,4 +140,58 @@ for line in sys.stdin:
     @Test func aCommandThatIsNotThere() async throws {
         expectStopped(try await run("./no-such-adapter"), ["exited with status 127", "hello", "not found"])
     }
+
+    /// What the adapter starts in the background gets the signals a plain `sh -c 'cmd &'`
+    /// gives it: nothing blocked, nothing ignored but SIGINT and SIGQUIT (POSIX: a
+    /// non-interactive shell ignores those for background jobs). Not the spawning thread's mask
+    /// (a concurrency worker blocks nearly everything), nor our ignored SIGPIPE, nor glibc's
+    /// internal signals 32 and 33, which its posix_spawn leaves ignored unless told otherwise.
+    @Test func aBackgroundChildStartsWithThePlainShellsSignals() async throws {
+        let report = try await run("cat /proc/self/status > child-status & exec python3 adapter.py ok")
+        #expect(report.aborted == nil)
+        let status = try waitForFile("child-status")
+        let fields = Dictionary(status.split(separator: "\n").compactMap { line -> (String, String)? in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), parts[1].trimmingCharacters(in: .whitespaces)) : nil
+        }, uniquingKeysWith: { first, _ in first })
+        #expect(UInt64(fields["SigBlk"] ?? "", radix: 16) == 0, "blocked: \(fields["SigBlk"] ?? "?")")
+        // Bit N-1 is signal N: 2 (SIGINT) and 3 (SIGQUIT).
+        #expect(UInt64(fields["SigIgn"] ?? "", radix: 16) == 0b110, "ignored: \(fields["SigIgn"] ?? "?")")
+    }
+
+    /// A background child with a SIGTERM handler is stopped through it when the run ends, even
+    /// though the adapter's shell exited normally first: the whole process group gets SIGTERM,
+    /// and nothing the run started is left running.
+    @Test func aBackgroundChildIsStoppedThroughItsSIGTERMHandler() async throws {
+        try directory.write("worker.py", """
+            import os, signal, sys, time
+            def stop(*_):
+                open("worker-stopped", "w").write("SIGTERM")
+                sys.exit(0)
+            signal.signal(signal.SIGTERM, stop)
+            open("worker-pid", "w").write(str(os.getpid()))
+            time.sleep(300)
+            """)
+        let report = try await run("python3 worker.py </dev/null >/dev/null 2>&1 & python3 adapter.py ok")
+        #expect(report.aborted == nil)
+        let pid = try #require(Int32(try waitForFile("worker-pid")))
+        #expect(try waitForFile("worker-stopped") == "SIGTERM", "the worker's own handler ran")
+        var gone = false
+        for _ in 0..<200 where !gone {
+            gone = kill(pid, 0) != 0 && errno == ESRCH
+            if !gone { usleep(10_000) }
+        }
+        #expect(gone, "the background worker \(pid) still runs after the run ended")
+        if !gone { kill(pid, SIGKILL) }
+    }
+
+    /// The text of the file `name` in the adapter's folder, once it exists and is not empty
+    /// (a child process writes it): at most 5 s.
+    private func waitForFile(_ name: String) throws -> String {
+        for _ in 0..<500 {
+            if let text = try? String(contentsOfFile: directory.file(name), encoding: .utf8), !text.isEmpty { return text }
+            usleep(10_000)
+        }
+        throw CocoaError(.fileNoSuchFile)
+    }
 }

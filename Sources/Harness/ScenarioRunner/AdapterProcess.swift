@@ -98,8 +98,9 @@ final class AdapterProcess: Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
         posix_spawnattr_setpgroup(&attributes, 0)
+        ChildSignals.reset(&attributes)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         return posix_spawn(&child, "/bin/sh", &actions, &attributes, &argv, environ)
     }
 
@@ -189,20 +190,78 @@ final class AdapterProcess: Sendable {
         Glibc.close(output)
     }
 
-    /// SIGTERM to its process group, then SIGKILL if the shell has not gone within a second.
+    /// SIGTERM to its process group, then SIGKILL to what is left of it after a second. The
+    /// group, not the shell: once the shell has exited, what it started in the background (a
+    /// worker, the team's backend) still runs in it and is ours to stop.
     func stop() async {
         closePipes()
-        guard exitStatus == nil else { return }
+        guard groupRuns else { return }
         kill(-pid, SIGTERM)
-        if await waitForExit(timeout: .seconds(1)) == nil {
-            kill(-pid, SIGKILL)
-            _ = await waitForExit(timeout: .seconds(1))
+        if await waitForGroupExit(timeout: .seconds(1)) { return }
+        kill(-pid, SIGKILL)
+        _ = await waitForGroupExit(timeout: .seconds(1))
+    }
+
+    /// Some process of its group still runs (the shell is reaped first, so its own zombie does
+    /// not count). A group whose processes have all exited is gone: kill(2) says ESRCH. Orphans
+    /// are reaped by PID 1, and some (a container's or a VM's init) never do: a group of
+    /// zombies only has exited too, which /proc tells.
+    var groupRuns: Bool {
+        _ = exitStatus
+        guard kill(-pid, 0) == 0 || errno == EPERM else { return false }
+        return Self.liveMembers(ofGroup: pid)
+    }
+
+    /// Whether /proc lists a process of group `group` that is not a zombie (true when /proc
+    /// cannot be read: kill(2) said the group is there).
+    static func liveMembers(ofGroup group: pid_t) -> Bool {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return true }
+        for entry in entries where entry.utf8.first.map({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) == true {
+            // /proc/<pid>/stat: "pid (comm) state ppid pgrp …"; comm may hold spaces and ')'.
+            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 2, Int32(fields[2]) == group else { continue }
+            if fields[0] != "Z", fields[0] != "X" { return true }
         }
+        return false
+    }
+
+    private func waitForGroupExit(timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while groupRuns {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
     }
 
     private func close() {
         closePipes()
-        if exitStatus == nil { kill(-pid, SIGKILL) }
+        if groupRuns { kill(-pid, SIGKILL) }
+        _ = exitStatus
+    }
+}
+
+/// A child starts with the signals a plain shell would give it: none blocked, every one at its
+/// default disposition. Without this it inherits, through posix_spawn:
+/// - the mask of the thread that spawns it: a Swift concurrency (Dispatch) worker, which blocks
+///   nearly every signal, SIGTERM and SIGHUP included. The shell unblocks for itself, but what it
+///   starts in the background keeps the mask, and the SIGTERM `stop()` sends never arrives;
+/// - SIGPIPE ignored (we ignore it, and an ignored signal survives exec);
+/// - glibc's two internal real-time signals (32 and 33: thread cancellation, set*id) ignored:
+///   glibc's spawn sets them to SIG_IGN in the child unless they are in the "default" set.
+enum ChildSignals {
+    static func reset(_ attributes: inout posix_spawnattr_t) {
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        // Every signal, the internal ones too: glibc's sigfillset and sigaddset leave out 32
+        // and 33, so the set's bytes are filled directly (setsigdefault copies the set as
+        // given). The child's sigaction refuses SIGKILL and SIGSTOP in it, harmlessly.
+        var all = sigset_t()
+        withUnsafeMutableBytes(of: &all) { $0.initializeMemory(as: UInt8.self, repeating: 0xff) }
+        posix_spawnattr_setsigdefault(&attributes, &all)
     }
 }
 

@@ -100,6 +100,8 @@ public final class AdapterSender: ScenarioSender {
             await process.stop()
             throw await fail("the adapter answered shutdown but had not exited \(Self.seconds(launch.timeout)) later", process: process)
         }
+        // What it started in the background and left running is stopped with it.
+        await process.stop()
     }
 
     /// Sends one request and reads its reply, every failure turned into an error naming it.
