@@ -40,6 +40,27 @@ private let goldenFiles: [String] = ((try? FileManager.default.contentsOfDirecto
         #expect(Verdicts(throughAdapter) == Verdicts(report), "\(file): through the adapter protocol")
     }
 
+    /// A team's own app: the golden scenario with a bundle id and FCM project no spec set lists
+    /// passes all the same, through the reference sender and `pushproof adapter`. The
+    /// scenario's product claims its app, and its pushes are judged by that product's specs.
+    @Test(arguments: goldenFiles)
+    func passesWithTheTeamsOwnApp(_ file: String) async throws {
+        let path = scenarioDirectory + "/" + file
+        var scenario = try Scenario(json: Array(try Data(contentsOf: URL(fileURLWithPath: path))), name: file)
+        scenario.bundleID = "com.acme.\(scenario.product.rawValue)"
+        scenario.fcmProject = "acme-\(scenario.product.rawValue)"
+        let judge = try SpecJudge(directory: specs)
+        let report = try await ScenarioRunner.run(scenario, judge: judge, sender: ReferenceSender())
+        #expect(report.aborted == nil)
+        for event in report.events {
+            #expect(event.passed, "\(file) event \(event.index) \(event.type): \(event.problems.map(\.message))")
+            #expect(event.delivered.allSatisfy { $0.spec != nil }, "\(file) event \(event.index): every push judged by a spec")
+        }
+        let adapter = AdapterSender(AdapterLaunch(command: "'\(pushproofExecutable())' adapter", directory: scenarioDirectory))
+        let throughAdapter = try await ScenarioRunner.run(scenario, judge: judge, sender: adapter)
+        #expect(Verdicts(throughAdapter) == Verdicts(report), "\(file): through the adapter protocol")
+    }
+
     /// Without `expect`, the reference rules are the oracle, and the reference sender agrees
     /// with itself; a gone token is still judged from outside.
     @Test func withoutExpectTheReferenceRulesAreTheOracle() async throws {

@@ -1,4 +1,6 @@
 import Foundation
+import JSON
+import MockGateway
 
 /// Where the spec set that ships with pushproof is, so `check` (and `serve --specs shipped`)
 /// work from any folder. Looked for in this order, the first holding a specset.json winning:
@@ -52,4 +54,49 @@ struct ShippedSpecs {
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
         return "specs: \(absolute) (\(foundBy))"
     }
+}
+
+/// The spec set `run`, `drive --scenario` and `plan --scenario` judge with: `--specs`, else the
+/// shipped set found as `check` finds it, with `--spec-config`'s overrides (a team's bundle
+/// ids). A scenario's own `app` is claimed for its product on top of these.
+struct ScenarioSpecs {
+    /// `--specs` and `--spec-config`, as the three commands take them (`prefix`: "With
+    /// --scenario: " where only a scenario run reads them).
+    static func options(prefix: String = "") -> [OptionSpec] {
+        [
+            .value("specs", "DIR", prefix + "The spec directory (specset.json's config gives each product's bundle ids and FCM "
+                   + "project; a scenario's own \"app\" is claimed for its product too).", default: ShippedSpecs.searchOrder),
+            .value("spec-config", "FILE", prefix + "JSON that replaces values of specset.json's config (bundle ids, FCM project), "
+                   + "as for check and serve."),
+        ]
+    }
+
+    let location: ShippedSpecs
+    let configPath: String?
+
+    init(_ arguments: ParsedArguments) {
+        location = ShippedSpecs.locate(explicit: arguments.value("specs"))
+        configPath = arguments.value("spec-config")
+    }
+
+    /// The judge; the error names the spec set and what to pass when none was found.
+    func load() throws(SpecsUnavailable) -> SpecJudge {
+        let overrides: JSONObject
+        do {
+            overrides = try configPath.map { try loadSpecConfig($0) } ?? [:]
+        } catch {
+            throw SpecsUnavailable(description: "--spec-config \(error)")
+        }
+        do {
+            return try SpecJudge(directory: location.path, configOverrides: overrides)
+        } catch {
+            let hint = location.foundBy == "./Specs" ? " (no shipped specs found: give --specs DIR or set PUSHPROOF_SPECS)" : ""
+            throw SpecsUnavailable(description: "\(location.description): \(error)\(hint)")
+        }
+    }
+}
+
+/// The spec set or its `--spec-config` could not be read.
+struct SpecsUnavailable: Error, CustomStringConvertible {
+    var description: String
 }

@@ -11,6 +11,10 @@ public struct RunReport: Sendable, Equatable {
     public var summary: RunSummary
     public var thresholds: ThresholdResult?
     public var baseline: BaselineComparison?
+    /// What failed the run besides its bounds: the sender stopped, a token-cleanup rule broke,
+    /// no push arrived. Each fails the run as a bound does, so the printed result and the exit
+    /// status are one decision.
+    public var findings: [String] = []
 
     public init(summary: RunSummary, thresholds: ThresholdResult? = nil, baseline: BaselineComparison? = nil) {
         self.summary = summary
@@ -26,12 +30,15 @@ public struct RunReport: Sendable, Equatable {
                   baseline: baseline.map { BaselineComparison(current: summary, baseline: $0, rules: rules) })
     }
 
-    /// Every threshold and baseline bound held.
-    public var passed: Bool { (thresholds?.passed ?? true) && (baseline?.passed ?? true) }
+    /// Every threshold and baseline bound held, and nothing else failed the run.
+    public var passed: Bool { boundsHeld && findings.isEmpty }
 
-    /// One line per failed bound, for the CLI's stderr.
+    /// Every threshold and baseline bound held (a failed one exits `thresholdFailureExitCode`).
+    public var boundsHeld: Bool { (thresholds?.passed ?? true) && (baseline?.passed ?? true) }
+
+    /// One line per failed bound and per finding, for the CLI's stderr.
     public var failureMessages: [String] {
-        (thresholds?.failures.map(\.message) ?? []) + (baseline?.failures.map { "baseline " + $0.message } ?? [])
+        findings + (thresholds?.failures.map(\.message) ?? []) + (baseline?.failures.map { "baseline " + $0.message } ?? [])
     }
 
     // MARK: - Text
@@ -84,6 +91,10 @@ public struct RunReport: Sendable, Equatable {
             lines.append("notes:")
             for note in s.notes { lines.append("  - \(note)") }
         }
+        if !findings.isEmpty {
+            lines.append("findings:")
+            for finding in findings { lines.append("  FAIL \(finding)") }
+        }
         lines.append(passed ? "result: PASSED" : "result: FAILED")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -106,6 +117,7 @@ public struct RunReport: Sendable, Equatable {
     public var json: JSONValue {
         guard case .object(var object) = summary.json else { return summary.json }
         object["passed"] = .bool(passed)
+        object["findings"] = .array(findings.map { .string($0) })
         if let thresholds {
             object["thresholds"] = [
                 "passed": .bool(thresholds.passed),

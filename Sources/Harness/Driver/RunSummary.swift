@@ -30,6 +30,8 @@ public struct RunCounts: Sendable, Equatable {
     public var fanOutsFullyDelivered = 0
     /// Measured fan-outs still waiting for outcomes when the run returned.
     public var fanOutsIncomplete = 0
+    /// Pushes that reached the gateway that no event called for (scenario runs; 0 otherwise).
+    public var unexpected = 0
 
     public init() {}
 }
@@ -262,6 +264,10 @@ extension RunSummary {
         for (key, path) in RunCounts.fields {
             decodedCounts[keyPath: path] = try counts.requiredInt(key, range: .wholeNumbers)
         }
+        // Counted since a later version: a summary written before has none.
+        for (key, path) in RunCounts.laterFields {
+            decodedCounts[keyPath: path] = try counts.int(key, range: .wholeNumbers) ?? 0
+        }
         var outcomes: [OutcomeCount] = []
         for fields in try requiredObjects(root, "outcomes") {
             outcomes.append(OutcomeCount(kind: try fields.requiredString("kind", allowEmpty: true),
@@ -347,8 +353,11 @@ extension RunCounts {
         ("fan_outs_fully_delivered", \.fanOutsFullyDelivered), ("fan_outs_incomplete", \.fanOutsIncomplete),
     ] }
 
+    /// Fields a summary written by an earlier version lacks: read when present.
+    static var laterFields: [(String, WritableKeyPath<RunCounts, Int>)] { [("unexpected", \.unexpected)] }
+
     var json: JSONValue {
-        .object(JSONObject(Self.fields.map { (key: $0.0, value: JSONValue.number(Double(self[keyPath: $0.1]))) }))
+        .object(JSONObject((Self.fields + Self.laterFields).map { (key: $0.0, value: JSONValue.number(Double(self[keyPath: $0.1]))) }))
     }
 }
 

@@ -25,6 +25,10 @@ public enum ThresholdMetric: String, Sendable, CaseIterable {
     case tokensRemoved = "tokens_removed"
     case droppedIterations = "dropped"
     case lateIterations = "late"
+    /// Scenario runs: expected pushes that never reached the gateway (`counts.abandoned`).
+    case missing = "missing"
+    /// Scenario runs: pushes that reached the gateway that no event called for.
+    case unexpected = "unexpected"
 
     /// Other spellings accepted on input.
     static let aliases: [String: ThresholdMetric] = [
@@ -55,6 +59,8 @@ public enum ThresholdMetric: String, Sendable, CaseIterable {
         case .tokensRemoved: return Double(summary.counts.tokensRemoved)
         case .droppedIterations: return Double(summary.counts.droppedIterations)
         case .lateIterations: return Double(summary.counts.lateIterations)
+        case .missing: return Double(summary.counts.abandoned)
+        case .unexpected: return Double(summary.counts.unexpected)
         }
     }
 }
@@ -161,6 +167,17 @@ public struct Thresholds: Sendable, Equatable {
     public var thresholds: [Threshold]
 
     public init(_ thresholds: [Threshold] = []) { self.thresholds = thresholds }
+
+    /// What a scenario run holds unless told otherwise: every expected push arrived, and no
+    /// push came that no event called for (k6's checks as default thresholds). A threshold the
+    /// user gives on either metric replaces its default (`--threshold missing<=5`).
+    public func withScenarioDefaults() -> Thresholds {
+        var all = self
+        for metric in [ThresholdMetric.missing, .unexpected] where !thresholds.contains(where: { $0.metric == metric }) {
+            all.thresholds.append(Threshold(metric: metric, comparison: .equal, limit: 0))
+        }
+        return all
+    }
 
     /// Parses the text or JSON form; JSON when the text starts with `[` or `{`.
     public init(parsing text: String) throws(ThresholdParseError) {

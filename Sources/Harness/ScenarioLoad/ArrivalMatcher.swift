@@ -297,6 +297,7 @@ public struct ArrivalMatcher: Sendable {
         counts.failed = failed
         counts.tokensRemoved = tokensRemoved
         counts.abandoned = missing
+        counts.unexpected = unexpected
         let withPushes = events.filter { $0.expected > 0 }
         counts.fanOuts = withPushes.filter { $0.matched >= $0.expected }.count
         counts.fanOutsFullyDelivered = withPushes.filter { $0.accepted == $0.expected }.count

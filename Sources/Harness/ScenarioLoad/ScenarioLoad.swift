@@ -51,6 +51,19 @@ public struct ScenarioLoadResult: Sendable {
     public var unexpectedPushes: Int
     /// The most events handed over and not finished at once (at most `eventsInFlight`).
     public var peakEventsInFlight: Int
+
+    /// What fails the run besides its thresholds (missing and unexpected pushes are bounded by
+    /// `Thresholds.withScenarioDefaults`): the sender stopped, a token-cleanup rule broke, or
+    /// pushes were expected and none arrived.
+    public var findings: [String] {
+        var findings: [String] = []
+        if let aborted { findings.append("the sender failed: \(aborted)") }
+        for finding in cleanup where !finding.passed {
+            findings.append("token cleanup '\(finding.rule)' (\(finding.problems.count)): " + finding.problems.prefix(3).joined(separator: "; "))
+        }
+        if summary.counts.sent > 0, summary.counts.completed == 0 { findings.append("no push reached the gateway") }
+        return findings
+    }
 }
 
 /// A push as the gateway answered it, copied off its event loop: the token is read (an FCM
@@ -152,7 +165,7 @@ public enum ScenarioLoad {
     public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: ScenarioLoadOptions = ScenarioLoadOptions(),
                            progress: ProgressCounters? = nil) async throws(GatewayStartError) -> ScenarioLoadResult {
         try await run(scenario, judge: judge, sender: sender, options: options, progress: progress) { opening, feed throws(GatewayStartError) in
-            try ScenarioRunner.openEmbeddedGateway(judge: judge, opening: opening, observers: [ArrivalObserver(feed)])
+            try ScenarioRunner.openEmbeddedGateway(opening: opening, observers: [ArrivalObserver(feed)])
         }
     }
 
@@ -168,7 +181,7 @@ public enum ScenarioLoad {
         let feed = ArrivalFeed(continuation)
         let devices = ScenarioDeviceIndex(scenario)
         let tokenOfComparable = devices.tokenOfComparable
-        let opening = GatewayOpening(scenario, app: app, devices: devices)
+        let opening = GatewayOpening(scenario, app: app, devices: devices, judge: judge)
         var walk = ScenarioWalk(scenario, devices: devices, opening: opening)
         let gateway = try await open(opening, feed)
         var matcher = ArrivalMatcher(graceNanoseconds: HDRHistogram.nanoseconds(options.cleanupGrace), deviceName: devices.name(ofToken:))

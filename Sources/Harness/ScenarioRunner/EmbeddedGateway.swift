@@ -140,7 +140,7 @@ final class EmbeddedGateway: ScenarioGateway {
     /// configuration shape).
     /// `observers` see every exchange too (a load run's arrival matcher); with them,
     /// `retainingExchanges: false` keeps only the log's counters.
-    convenience init(judge: SpecJudge, opening: GatewayOpening, recordFile: RecordFile?, observers: [any GatewayObserver] = [],
+    convenience init(opening: GatewayOpening, recordFile: RecordFile?, observers: [any GatewayObserver] = [],
                      retainingExchanges: Bool = true) throws(GatewayStartError) {
         var tokens = TokenConfiguration()
         for (token, state) in opening.tokens {
@@ -152,7 +152,7 @@ final class EmbeddedGateway: ScenarioGateway {
             case .otherSender: tokens.otherSender.append(token)
             }
         }
-        try self.init(judge: judge, bundleIDs: [opening.bundleID], fcmProject: opening.fcmProject, tokens: tokens,
+        try self.init(judge: opening.judge, bundleIDs: [opening.bundleID], fcmProject: opening.fcmProject, tokens: tokens,
                       faults: opening.faults, recordFile: recordFile, observers: observers, retainingExchanges: retainingExchanges)
     }
 

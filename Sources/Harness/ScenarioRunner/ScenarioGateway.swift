@@ -4,6 +4,7 @@
 // the gateway received for it once it is answered.
 import Foundation
 import JSON
+import MockGateway
 import RecordLine
 import Scenario
 
@@ -17,6 +18,9 @@ public struct GatewayOpening: Sendable {
     public var faults: JSONValue?
     /// Unix ms of `at_ms: 0`: the `since_ms` of a token gone without one.
     public var startMs: Int64
+    /// The specs with the scenario's product claiming its app (`SpecJudge.claiming`): what an
+    /// embedded gateway judges with. A `pushproof serve` judges with its own.
+    public var judge: SpecJudge
 }
 
 /// Where an event's exchanges start: the gateway's count of exchanges (the embedded one) or

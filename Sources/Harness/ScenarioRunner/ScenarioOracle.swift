@@ -47,9 +47,11 @@ public struct ScenarioDeviceIndex: Sendable {
 }
 
 extension GatewayOpening {
-    /// The scenario's starting token states and faults, for `app`.
-    public init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex) {
-        self.init(bundleID: app.bundleID, fcmProject: app.fcmProject, tokens: [], faults: scenario.faults, startMs: scenario.startMs)
+    /// The scenario's starting token states and faults, for `app`, judged by `judge` with the
+    /// scenario's product claiming `app`.
+    public init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex, judge: SpecJudge) {
+        self.init(bundleID: app.bundleID, fcmProject: app.fcmProject, tokens: [], faults: scenario.faults, startMs: scenario.startMs,
+                  judge: judge.claiming(product: scenario.product.rawValue, bundleID: app.bundleID, fcmProject: app.fcmProject))
         for (deviceID, state) in scenario.tokenStates {
             guard let token = devices.tokenOfDevice[deviceID] else { continue }
             tokens.append((token, state))
@@ -61,9 +63,9 @@ extension ScenarioRunner {
     /// The embedded gateway with `observers` seeing every exchange on its event loop. It keeps
     /// only counters itself (no exchange list), so a long load run's memory stays flat;
     /// `exchanges(after:)` answers nothing.
-    public static func openEmbeddedGateway(judge: SpecJudge, opening: GatewayOpening,
+    public static func openEmbeddedGateway(opening: GatewayOpening,
                                            observers: [any GatewayObserver]) throws(GatewayStartError) -> any ScenarioGateway {
-        try EmbeddedGateway(judge: judge, opening: opening, recordFile: nil, observers: observers, retainingExchanges: false)
+        try EmbeddedGateway(opening: opening, recordFile: nil, observers: observers, retainingExchanges: false)
     }
 }
 
@@ -73,7 +75,7 @@ extension ScenarioRunner {
     public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: RunOptions = RunOptions(),
                            record: RecordFile?, observers: [any GatewayObserver]) async throws(GatewayStartError) -> ScenarioReport {
         try await run(scenario, judge: judge, sender: sender, options: options) { opening throws(GatewayStartError) in
-            try EmbeddedGateway(judge: judge, opening: opening, recordFile: record, observers: observers)
+            try EmbeddedGateway(opening: opening, recordFile: record, observers: observers)
         }
     }
 }

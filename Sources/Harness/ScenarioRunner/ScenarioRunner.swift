@@ -71,7 +71,7 @@ public enum ScenarioRunner {
     public static func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: RunOptions = RunOptions(),
                            record: RecordFile? = nil) async throws(GatewayStartError) -> ScenarioReport {
         try await run(scenario, judge: judge, sender: sender, options: options) { opening throws(GatewayStartError) in
-            try EmbeddedGateway(judge: judge, opening: opening, recordFile: record)
+            try EmbeddedGateway(opening: opening, recordFile: record)
         }
     }
 
@@ -91,7 +91,7 @@ public enum ScenarioRunner {
         let deviceName = devices.name(ofToken:)
 
         // Token states at the start; the walk keeps its own copy to name answers.
-        let opening = GatewayOpening(scenario, app: app, devices: devices)
+        let opening = GatewayOpening(scenario, app: app, devices: devices, judge: judge)
         var walk = ScenarioWalk(scenario, devices: devices, opening: opening)
         let gateway = try await open(opening)
         defer { gateway.stop() }

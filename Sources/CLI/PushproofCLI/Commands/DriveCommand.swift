@@ -247,13 +247,10 @@ struct DriveCommand: Subcommand {
             "retries": .number(Double(statistics.retriesScheduled)), "members": .number(Double(members)),
             "delivery_threads": .number(Double(options.senders)),
         ]
-        return reporting.finish(summary, inputs: inputs, extraJSON: json, command: "drive") {
-            if summary.counts.completed == 0 {
-                printError("pushproof drive: no push completed in the measured part of the run")
-                return ExitCode.failure
-            }
-            return sourceError.text.withLock({ $0 }) != nil ? ExitCode.failure : ExitCode.success
-        }
+        var findings: [String] = []
+        if summary.counts.completed == 0 { findings.append("no push completed in the measured part of the run") }
+        if let failure = sourceError.text.withLock({ $0 }) { findings.append(failure) }
+        return reporting.finish(summary, inputs: inputs, findings: findings, extraJSON: json, command: "drive")
     }
 
     /// The plan's iterations (open: rate x duration) and, open, its length.

@@ -15,13 +15,12 @@ struct ScenarioDrive: Subcommand {
     /// The options only a scenario run takes.
     static let specs: [OptionSpec] = [
         .value("scenario", "FILE", "Play this scenario's events instead of a built-in workload (Specs/scenarios/README.md)."),
-        .value("specs", "DIR", "With --scenario: the spec directory the embedded gateway judges against.", default: "Specs"),
         .value("settle-ms", "MS", "With --scenario: the run ends once every expected push arrived and none came for this long.",
                default: "50"),
         .value("drain-timeout-ms", "MS", "With --scenario: the longest the end waits for pushes still expected.", default: "10000"),
         eventsInFlightSpec(default: "64 with --rate (open model: events come on schedule, as users send them), "
                            + "1 without (closed: each event's pushes answered before the next)"),
-    ] + ScenarioSenderChoice.specs
+    ] + ScenarioSpecs.options(prefix: "With --scenario: ") + ScenarioSenderChoice.specs
 
     /// `--events-in-flight`, for drive and plan.
     static func eventsInFlightSpec(default text: String) -> OptionSpec {
@@ -43,7 +42,7 @@ struct ScenarioDrive: Subcommand {
     }
 
     let path: String
-    let specsDirectory: String
+    let specs: ScenarioSpecs
     let options: ScenarioLoadOptions
     let senderChoice: ScenarioSenderChoice
     let gateway: ScenarioLoadGateway
@@ -64,7 +63,7 @@ struct ScenarioDrive: Subcommand {
         if let stray = Self.builtInOnly.first(where: { arguments.value($0) != nil || arguments.has($0) }) {
             throw UsageError(message: "--\(stray) is for the built-in workloads; a scenario brings its own people, devices and gateway")
         }
-        specsDirectory = arguments.value("specs") ?? "Specs"
+        specs = ScenarioSpecs(arguments)
         var options = ScenarioLoadOptions()
         options.rate = try DriveCommand.double(arguments, "rate", range: 0.001...10_000_000)
         options.lateAfter = .milliseconds(try arguments.int("late-after", default: 10, range: 0...3_600_000))
@@ -78,10 +77,13 @@ struct ScenarioDrive: Subcommand {
         reporting = try LoadReportOptions(arguments)
     }
 
-    /// The scenario and the specs its gateway judges against; nil once it said why not.
-    static func load(_ path: String, specs: String, command: String) -> (Scenario, SpecJudge)? {
+    /// The scenario and the specs its gateway judges against (named on the first line); nil
+    /// once it said why not.
+    static func load(_ path: String, specs: ScenarioSpecs, command: String) -> (Scenario, SpecJudge)? {
         do {
-            return (try RunCommand.load(path), try SpecJudge(directory: specs))
+            let loaded = (try RunCommand.load(path), try specs.load())
+            printNow(specs.location.description)
+            return loaded
         } catch {
             printError("pushproof \(command): \(error)")
             return nil
@@ -94,7 +96,7 @@ struct ScenarioDrive: Subcommand {
         case .success(let read): inputs = read
         case .failure(let status): return status.code
         }
-        guard let (scenario, judge) = Self.load(path, specs: specsDirectory, command: "drive") else { return ExitCode.ioError }
+        guard let (scenario, judge) = Self.load(path, specs: specs, command: "drive") else { return ExitCode.ioError }
         let sender = senderChoice.make(scenarioFile: path)
         if !reporting.quiet {
             let pace = (options.rate.map { "open \(Format.significant($0)) events/s" } ?? "closed, events back to back")
@@ -117,9 +119,6 @@ struct ScenarioDrive: Subcommand {
         var summary = result.summary
         // After the run: an adapter names itself in its `hello`.
         summary.sender = senderChoice.identity(of: sender, gatewaySharesMachine: gateway.sharesMachine)
-        for finding in result.cleanup where !finding.passed {
-            summary.notes.append("token cleanup FAILED '\(finding.rule)' (\(finding.problems.count)): " + finding.problems.prefix(3).joined(separator: "; "))
-        }
         summary.notes.append("token cleanup: \(summary.counts.tokensRemoved) pushes answered gone or bad; "
                              + "\(result.cleanup.filter(\.passed).count) of \(result.cleanup.count) rules held")
         let extra: JSONObject = [
@@ -133,20 +132,8 @@ struct ScenarioDrive: Subcommand {
             "unexpected_pushes": .number(Double(result.unexpectedPushes)),
             "aborted": result.aborted.map(JSONValue.string) ?? .null,
         ]
-        return reporting.finish(summary, inputs: inputs, extraJSON: extra, command: "drive") {
-            if let aborted = result.aborted {
-                printError("pushproof drive: the sender failed: \(aborted)")
-                return ExitCode.failure
-            }
-            if !result.cleanup.allSatisfy(\.passed) {
-                printError("pushproof drive: a token-cleanup rule failed")
-                return ExitCode.failure
-            }
-            if summary.counts.completed == 0 {
-                printError("pushproof drive: no push reached the gateway")
-                return ExitCode.failure
-            }
-            return ExitCode.success
-        }
+        var scenarioInputs = inputs
+        scenarioInputs.thresholds = inputs.thresholds.withScenarioDefaults()
+        return reporting.finish(summary, inputs: scenarioInputs, findings: result.findings, extraJSON: extra, command: "drive")
     }
 }

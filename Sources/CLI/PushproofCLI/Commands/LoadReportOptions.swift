@@ -84,9 +84,11 @@ struct LoadReportOptions {
 
     /// Judges `summary`, prints it (unless quiet) and its failures, writes the files asked for
     /// (the JSON with `extraJSON`'s keys added), and returns the exit status: 2 a file could
-    /// not be written, 3 a bound failed, else `otherwise`.
-    func finish(_ summary: RunSummary, inputs: Inputs, extraJSON: JSONObject, command: String, otherwise: () -> Int32) -> Int32 {
-        let report = RunReport(summary: summary, thresholds: inputs.thresholds, baseline: inputs.baseline, rules: baselineRules)
+    /// not be written, 3 a bound failed, 1 a finding failed the run (`findings`), else 0. The
+    /// report's printed result is the same decision.
+    func finish(_ summary: RunSummary, inputs: Inputs, findings: [String] = [], extraJSON: JSONObject, command: String) -> Int32 {
+        var report = RunReport(summary: summary, thresholds: inputs.thresholds, baseline: inputs.baseline, rules: baselineRules)
+        report.findings = findings
         if !quiet { printNow(report.text) }
         for message in report.failureMessages { printError("pushproof \(command): \(message)") }
         var json = report.json.objectValue ?? JSONObject()
@@ -99,8 +101,8 @@ struct LoadReportOptions {
             files.write(saveBaselinePath) { try summary.writeBaseline(to: saveBaselinePath) }
         }
         if files.failed { return ExitCode.ioError }
-        if !report.passed { return RunReport.thresholdFailureExitCode }
-        return otherwise()
+        if !report.boundsHeld { return RunReport.thresholdFailureExitCode }
+        return report.passed ? ExitCode.success : ExitCode.failure
     }
 }
 

@@ -25,14 +25,13 @@ struct PlanCommand: Subcommand {
             .value("junit", "FILE", "Write JUnit XML: a testcase per set-up and one for the plan, failing when no set-up meets the target."),
             .value("scenario", "FILE", "Ring as this scenario's events do (e.g. a generated group), through --sender as it is "
                    + "configured, against the embedded gateway: --calls plays, each on a fresh sender and gateway."),
-            .value("specs", "DIR", "With --scenario: the spec directory (specset.json's config gives the bundle id and FCM "
-                   + "project; the embedded gateway judges against it).", default: "Specs"),
             ScenarioDrive.eventsInFlightSpec(default: "1: each event's pushes answered before the next, so a play's figure is "
                                              + "each event's own time to ring all"),
             .value("admin", "URL", "With --scenario and --gateway: that pushproof serve's control API (token states, faults, "
                    + "and its request journal, where arrivals are read)."),
             .flag("quiet", "Print only the plan, no progress line."),
-        ] + ScenarioSenderChoice.specs + SenderOptions.specs.filter { !["connections", "senders", "max-in-flight"].contains($0.name) },
+        ] + ScenarioSpecs.options(prefix: "With --scenario: ") + ScenarioSenderChoice.specs
+          + SenderOptions.specs.filter { !["connections", "senders", "max-in-flight"].contains($0.name) },
         discussion: """
         Each set-up gets its own sender (fresh connections); its figure is the slowest of its
         measured calls. A set-up meets the target when every push of every call was delivered
@@ -103,7 +102,7 @@ struct PlanCommand: Subcommand {
     let junitPath: String?
     let quiet: Bool
     /// `--scenario`: the file, its spec directory, the events in flight and where it plays.
-    let scenarioPlay: (path: String, specs: String, eventsInFlight: Int, gateway: ScenarioLoadGateway)?
+    let scenarioPlay: (path: String, specs: ScenarioSpecs, eventsInFlight: Int, gateway: ScenarioLoadGateway)?
     let senderChoice: ScenarioSenderChoice
 
     init(_ arguments: ParsedArguments) throws {
@@ -116,11 +115,11 @@ struct PlanCommand: Subcommand {
             if let stray = builtInOnly.first(where: { arguments.value($0) != nil || arguments.has($0) }) {
                 throw UsageError(message: "--\(stray) is for the built-in group; a scenario brings its own people and devices")
             }
-            scenarioPlay = (path, arguments.value("specs") ?? "Specs", try arguments.int("events-in-flight", default: 1, range: 1...100_000),
+            scenarioPlay = (path, ScenarioSpecs(arguments), try arguments.int("events-in-flight", default: 1, range: 1...100_000),
                             try ScenarioLoadGateway(arguments))
         } else {
             scenarioPlay = nil
-            for name in ["specs", "events-in-flight", "admin"] + ScenarioSenderChoice.specs.map(\.name) where arguments.value(name) != nil {
+            for name in ["specs", "spec-config", "events-in-flight", "admin"] + ScenarioSenderChoice.specs.map(\.name) where arguments.value(name) != nil {
                 throw UsageError(message: "--\(name) goes with --scenario")
             }
         }
@@ -157,7 +156,7 @@ struct PlanCommand: Subcommand {
 
     func run() async -> Int32 {
         if let scenarioPlay {
-            return await runScenario(path: scenarioPlay.path, specsDirectory: scenarioPlay.specs, eventsInFlight: scenarioPlay.eventsInFlight,
+            return await runScenario(path: scenarioPlay.path, specs: scenarioPlay.specs, eventsInFlight: scenarioPlay.eventsInFlight,
                                      gateway: scenarioPlay.gateway)
         }
         let credentials: DeliveryCredentials

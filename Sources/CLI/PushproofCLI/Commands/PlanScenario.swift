@@ -9,8 +9,8 @@ extension PlanCommand {
     /// (as it is configured: a team's sender has its own pool) and gateway (the embedded one
     /// fresh, or a `pushproof serve` reset), events back to back (`--events-in-flight` at a time). A play's figure is its slowest event's time to ring all; it meets the
     /// target when every expected push was accepted within it.
-    func runScenario(path: String, specsDirectory: String, eventsInFlight: Int, gateway: ScenarioLoadGateway) async -> Int32 {
-        guard let (scenario, judge) = ScenarioDrive.load(path, specs: specsDirectory, command: "plan") else { return ExitCode.ioError }
+    func runScenario(path: String, specs: ScenarioSpecs, eventsInFlight: Int, gateway: ScenarioLoadGateway) async -> Int32 {
+        guard let (scenario, judge) = ScenarioDrive.load(path, specs: specs, command: "plan") else { return ExitCode.ioError }
         let target = UInt64(withinMilliseconds) * 1_000_000
         printNow("pushproof plan --scenario \(scenario.name): \(scenario.events.count) events, \(scenario.people.count) people, "
                  + "through \(senderChoice.description) against \(gateway.description), at most \(eventsInFlight) event(s) in flight; "
@@ -21,6 +21,7 @@ extension PlanCommand {
         options.eventsInFlight = eventsInFlight
         let counters = ProgressCounters(total: calls * scenario.events.count, plannedSeconds: nil)
         let progress = TerminalProgress.start(counters, unit: "events", quiet: quiet)
+        var findings: [String] = []
         for play in 1...calls {
             let result: ScenarioLoadResult
             let sender = senderChoice.make(scenarioFile: path)
@@ -39,6 +40,10 @@ extension PlanCommand {
                 return ExitCode.failure
             }
             let counts = result.summary.counts
+            // A plan of a sender that pushes the wrong devices sizes nothing: findings fail it.
+            findings += result.findings.map { "play \(play): \($0)" }
+            if counts.abandoned > 0 { findings.append("play \(play): \(counts.abandoned) expected pushes never reached the gateway") }
+            if counts.unexpected > 0 { findings.append("play \(play): \(counts.unexpected) pushes reached the gateway that no event called for") }
             measurement.pushesPerCall = counts.sent
             // Pushes answered gone are the sender's cleanup, not undelivered rings.
             measurement.undelivered += counts.sent - counts.delivered - counts.tokensRemoved
@@ -56,6 +61,11 @@ extension PlanCommand {
         if files.failed { return ExitCode.ioError }
         if measurement.pushesPerCall == 0 || measurement.undelivered == measurement.pushesPerCall * calls {
             printError("pushproof plan: no push was delivered")
+            return ExitCode.failure
+        }
+        if !findings.isEmpty {
+            printNow("result: FAILED")
+            for finding in findings { printError("pushproof plan: \(finding)") }
             return ExitCode.failure
         }
         return verdict.recommended == nil ? RunReport.thresholdFailureExitCode : ExitCode.success

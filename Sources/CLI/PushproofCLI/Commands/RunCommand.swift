@@ -13,8 +13,6 @@ struct RunCommand: Subcommand {
         abstract: "Play scenarios through a sender against an embedded gateway; a verdict per event and per cleanup rule.",
         positionals: ["SCENARIO…"],
         options: [
-            .value("specs", "DIR", "The spec directory (specset.json's config gives each product's bundle id and FCM project).",
-                   default: "Specs"),
             .value("settle-ms", "MS", "An event is answered once its expected pushes are accepted and no request came for this long.",
                    default: "50"),
             .value("event-timeout-ms", "MS", "The longest an event may take to reach its expected count.", default: "10000"),
@@ -33,7 +31,7 @@ struct RunCommand: Subcommand {
             .value("team-id", "ID", "APNs team id (iss)."),
             .value("service-account", "FILE", "Google service account JSON (FCM OAuth)."),
             .flag("quiet", "Print only failures and the summary (and no progress line)."),
-        ] + ScenarioSenderChoice.specs,
+        ] + ScenarioSpecs.options() + ScenarioSenderChoice.specs,
         discussion: """
         SCENARIO is a scenario file (Specs/scenarios/README.md) or a folder of them (*.json, in name order).
         With --sender-cmd, each scenario starts CMD afresh: hello, setup, an event request per
@@ -59,7 +57,7 @@ struct RunCommand: Subcommand {
     let paths: [String]
     /// The reference sender, or `--sender-cmd`'s adapter started per scenario.
     let senderChoice: ScenarioSenderChoice
-    let specsDirectory: String
+    let specs: ScenarioSpecs
     let options: RunOptions
     let jsonPath: String?
     let junitPath: String?
@@ -73,7 +71,7 @@ struct RunCommand: Subcommand {
     init(_ arguments: ParsedArguments) throws {
         paths = arguments.positionals
         senderChoice = try ScenarioSenderChoice(arguments)
-        specsDirectory = arguments.value("specs") ?? "Specs"
+        specs = ScenarioSpecs(arguments)
         var options = RunOptions()
         options.settleMilliseconds = try arguments.int("settle-ms", default: 50, range: 0...60_000)
         options.eventTimeoutMilliseconds = try arguments.int("event-timeout-ms", default: 10_000, range: 10...600_000)
@@ -165,11 +163,12 @@ struct RunCommand: Subcommand {
             return ExitCode.ioError
         }
         do {
-            judge = try SpecJudge(directory: specsDirectory)
+            judge = try specs.load()
         } catch {
-            printError("pushproof run: --specs \(specsDirectory): \(error)")
+            printError("pushproof run: \(error)")
             return ExitCode.ioError
         }
+        print(specs.location.description)
         var record: RecordFile?
         if let recordPath {
             do {

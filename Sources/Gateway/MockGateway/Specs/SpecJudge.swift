@@ -37,6 +37,13 @@ public struct SpecJudge: Sendable {
         return (verdict.json(), nil)
     }
 
+    /// This judge with `product` claiming the app `bundleID` and `fcmProject` too (a
+    /// scenario's own app): `SpecSet.claiming`.
+    public func claiming(product: String, bundleID: String?, fcmProject: String?) -> SpecJudge {
+        let claimed = specs.claiming(product: product, bundleID: bundleID, fcmProject: fcmProject)
+        return claimed.config == specs.config ? self : SpecJudge(specs: claimed, rejectViolations: rejectViolations)
+    }
+
     /// Loads `directory`; `configOverrides` replaces values of specset.json's `config`
     /// (e.g. the bundle ids of the app under test).
     public init(directory: String, configOverrides: JSONObject = [:], rejectViolations: Bool = false) throws(SpecLoadError) {

@@ -56,7 +56,7 @@ struct ProductIdentities: Sendable {
     }
 
     /// A string, or an array of strings; anything else lists nothing.
-    private static func strings(_ value: JSONValue?) -> [String] {
+    static func strings(_ value: JSONValue?) -> [String] {
         if let text = value?.stringValue { return [text] }
         return value?.arrayValue?.compactMap(\.stringValue) ?? []
     }

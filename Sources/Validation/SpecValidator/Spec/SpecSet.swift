@@ -24,6 +24,9 @@ public struct SpecSet: Sendable {
     /// Indices into `specs`, per product (indexed as `products`), by route: a handful of
     /// routes, where comparing small strings beats hashing one per request.
     let specsByProduct: [[(route: String, specs: [Int])]]
+    /// The files it was compiled from and the overrides it was compiled with, so it can be
+    /// compiled again for another app (`claiming`); nil for a set built in memory.
+    fileprivate(set) var sources: (specset: [UInt8], files: [(path: String, bytes: [UInt8])], configOverrides: JSONObject)?
 
     init(specs: [PushSpec], products: [String], config: JSONValue, outOfScopeRoutes: [String], outOfScopePaths: [String]) {
         self.specs = specs.sorted { $0.id < $1.id }
@@ -208,8 +211,33 @@ extension SpecSet {
             }
             issues.append(contentsOf: fileIssues.map { (path, $0) })
         }
-        let set = SpecSet(specs: specs, products: products, config: configValue, outOfScopeRoutes: routes, outOfScopePaths: paths)
+        var set = SpecSet(specs: specs, products: products, config: configValue, outOfScopeRoutes: routes, outOfScopePaths: paths)
+        set.sources = (specset, files, configOverrides)
         return (set, issues)
+    }
+
+    /// This set with `product` also claiming the app `bundleID` (APNs topics) and `fcmProject`
+    /// (FCM paths): a team's own app, which specset.json cannot list. The product's spec rules
+    /// that read its bundle ids (`/config/<product>/bundle_ids`) take the new one too. The set
+    /// itself when the product claims both already, or when it was not compiled from files.
+    public func claiming(product: String, bundleID: String?, fcmProject: String?) -> SpecSet {
+        guard products.contains(product), let sources else { return self }
+        let entry = config[product]
+        var bundleIDs = ProductIdentities.strings(entry?["bundle_ids"])
+        var projects = ProductIdentities.strings(entry?["fcm_project"])
+        let missingBundle = bundleID.map { !bundleIDs.contains($0) } ?? false
+        let missingProject = fcmProject.map { !projects.contains($0) } ?? false
+        guard missingBundle || missingProject else { return self }
+        if missingBundle, let bundleID { bundleIDs.append(bundleID) }
+        if missingProject, let fcmProject { projects.append(fcmProject) }
+        var overrides = sources.configOverrides
+        var productOverride = overrides[product]?.objectValue ?? JSONObject()
+        productOverride["bundle_ids"] = .array(bundleIDs.map { .string($0) })
+        if !projects.isEmpty { productOverride["fcm_project"] = .array(projects.map { .string($0) }) }
+        overrides[product] = .object(productOverride)
+        let (set, issues) = Self.compile(specset: sources.specset, files: sources.files, configOverrides: overrides, strictSchema: false)
+        guard issues.isEmpty, let set else { return self }
+        return set
     }
 
     private static func merge(_ base: JSONValue?, _ override: JSONValue) -> JSONValue {
