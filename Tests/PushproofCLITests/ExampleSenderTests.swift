@@ -42,6 +42,17 @@ private func problemKinds(_ report: JSONValue) -> Set<String> { Set(problems(rep
 
 private func problemMessages(_ report: JSONValue) -> [String] { problems(report).compactMap { $0["message"]?.stringValue } }
 
+/// The scenario file at `path` without its `expect` (the reference rules become the oracle),
+/// and with `app: true` a made-up app of the team's own (`com.acme.<product>`).
+private func withoutExpect(_ path: String, app: Bool) throws -> String {
+    guard case .object(var root) = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: path)))) else { return "" }
+    root["expect"] = nil
+    if app, let product = root["product"]?.stringValue {
+        root["app"] = ["bundle_id": .string("com.acme.\(product)"), "fcm_project": .string("acme-\(product)")]
+    }
+    return JSONValue.object(root).serialized()
+}
+
 private func scenario(_ name: String) -> String {
     name.hasPrefix("examples/") ? repository + "/" + name : specsDirectory + "/scenarios/" + name + ".json"
 }
@@ -74,6 +85,27 @@ private func scenario(_ name: String) -> String {
                 "the report names the adapter's sender: \(scenarios.first?["sender"] ?? .null)")
     }
 
+    /// Without `expect` the reference rules are the oracle, and what every push says is
+    /// compared with theirs: the correct example says the same on every golden scenario (no
+    /// false positive), and with each scenario's own app too.
+    @Test func passesEveryGoldenScenarioWithTheReferenceRulesAsOracleAndItsOwnApp() throws {
+        let directory = try TemporaryDirectory("no-expect")
+        let golden = try FileManager.default.contentsOfDirectory(atPath: specsDirectory + "/scenarios").filter { $0.hasSuffix(".json") }.sorted()
+        let files = try golden.map { name in
+            try directory.write(name, try withoutExpect(specsDirectory + "/scenarios/" + name, app: true))
+        }
+        let result = try runExample(files)
+        let scenarios = result.report["scenarios"]?.arrayValue ?? []
+        #expect(scenarios.count == golden.count, "\(result.output.suffix(2000))")
+        #expect(scenarios.allSatisfy { $0["oracle"]?.stringValue == "reference rules" })
+        for entry in scenarios where entry["passed"]?.boolValue != true {
+            let messages = (entry["events"]?.arrayValue ?? []).flatMap { $0["problems"]?.arrayValue ?? [] }
+                .compactMap { $0["message"]?.stringValue }
+            Issue.record("\(entry["name"]?.stringValue ?? "?"): \(messages)")
+        }
+        #expect(result.status == 0, "\(result.output.suffix(3000))")
+    }
+
     struct SeededBug: CustomTestStringConvertible, Sendable {
         var name: String
         var scenario: String
@@ -81,6 +113,8 @@ private func scenario(_ name: String) -> String {
         var findings: Set<String>
         /// Words one of the problems must say: the device or field the bug is about.
         var says: String
+        /// Played without the scenario's `expect`: the reference rules are the oracle.
+        var withoutExpect = false
         var testDescription: String { name }
     }
 
@@ -104,11 +138,26 @@ private func scenario(_ name: String) -> String {
                   says: "duplicate: yama.message.apns"),
         SeededBug(name: "no-apns-expiration", scenario: "poolse-01-ring-group", findings: ["spec_violation"],
                   says: "at /headers/apns-expiration: apns-expiration is required"),
+        // Content bugs: every push fits its spec and says the wrong thing. Only the reference
+        // rules as oracle catch them.
+        SeededBug(name: "app-name-title", scenario: "concierge-01-team-names-on", findings: ["content"],
+                  says: "content: concierge.reply.apns to ana/ana-iphone (request #", withoutExpect: true),
+        SeededBug(name: "unread-counts-new-twice", scenario: "poolse-16-message-group", findings: ["content"],
+                  says: "/body/aps/badge is 2, expected 1", withoutExpect: true),
+        SeededBug(name: "customer-as-conversation-id", scenario: "concierge-01-team-names-on", findings: ["content"],
+                  says: "/body/aps/thread-id is \"cnv_ana\", expected \"cnv_1\"", withoutExpect: true),
+        SeededBug(name: "collapse-replies", scenario: "concierge-01-team-names-on", findings: ["content"],
+                  says: "/headers/apns-collapse-id is \"cnv_1\", expected nothing", withoutExpect: true),
+        SeededBug(name: "ring-ended-always-finished", scenario: "poolse-04-cancelled", findings: ["content"],
+                  says: "/body/message/data/reason is \"finished\", expected \"cancelled\"", withoutExpect: true),
     ]
 
     @Test(arguments: bugs)
     func eachSeededBugIsCaughtWithItsFinding(_ bug: SeededBug) throws {
-        let result = try runExample([scenario(bug.scenario)], bug: bug.name)
+        let directory = try TemporaryDirectory("seeded-bug")
+        let file = bug.withoutExpect ? try directory.write("\(bug.scenario).json", try withoutExpect(scenario(bug.scenario), app: false))
+            : scenario(bug.scenario)
+        let result = try runExample([file], bug: bug.name)
         #expect(result.status == 1, "\(bug.name): run must fail\n\(result.output.suffix(3000))")
         #expect(result.report["scenarios"]?[0]?["aborted"] == .null, "\(result.output.suffix(2000))")
         #expect(problemKinds(result.report) == bug.findings, "\(bug.name)\n\(result.output.suffix(3000))")

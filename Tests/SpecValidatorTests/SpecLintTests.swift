@@ -51,6 +51,7 @@ func pingSpec(id: String = "test.ping.apns", kind: String = "ping") -> JSONObjec
                  "properties": ["kind": ["const": .string(kind)]]],
         "derived": [["id": "echo", "target": "/body/aps/thread-id", "equals": ["concat": ["t-", ["ref": "/body/kind"]]],
                      "source": ["sentence": "Pong is the answer."]]],
+        "content": ["free": []],
         "examples": [["headers": ["apns-push-type": "alert", "apns-topic": "com.example.test"],
                       "body": ["aps": ["thread-id": .string("t-" + kind)], "kind": .string(kind)]]],
     ]

@@ -12,7 +12,8 @@ final class ReferenceWorld {
     let store: InMemoryDeviceStore
     let bundleID: String
     let fcmProject: String
-    private var nowMs: Int64
+    /// The scenario time of the event decided last (the rules' clock).
+    private(set) var nowMs: Int64
     private var calls: [String: Call] = [:]
     /// poolse: each conversation's messages in order, and each reader's position in it.
     private var messages: [String: [(id: String, sender: String)]] = [:]

@@ -151,7 +151,8 @@ public enum ScenarioRunner {
                     let token = AddressedDevice.comparable(push.device.token)
                     if let state = walk.states[token], state != .valid { return nil }
                     let name = names[token] ?? push.device.token
-                    return ExpectedPush(device: name, token: push.device.token, spec: push.kind + "." + push.transport.rawValue)
+                    return ExpectedPush(device: name, token: push.device.token, spec: push.kind + "." + push.transport.rawValue,
+                                        reference: ContentReference(headers: push.headers, body: push.body, decidedAtMs: oracle.nowMs))
                 }
             }
             let start: GatewayMark
@@ -184,7 +185,8 @@ public enum ScenarioRunner {
                 break events
             }
             var verdict = EventJudge.judge(index: index, type: event.type, oracle: oracleName, source: source, expected: expected,
-                                           exchanges: exchanges, cleanup: cleanup, deviceName: deviceName)
+                                           exchanges: exchanges, cleanup: cleanup, deviceName: deviceName,
+                                           specs: opening.judge.specs, wallClockMs: Int64(Date().timeIntervalSince1970 * 1000))
             cleanup.absorb(exchanges, event: index, badTokens: walk.badTokens)
             // The oracle forgets dead devices as a sender should; the store comparison too.
             for (token, death) in cleanup.dead where !removedFromOracle.contains(token) {

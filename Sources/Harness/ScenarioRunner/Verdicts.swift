@@ -2,6 +2,7 @@
 // against what it had to, and the token-cleanup rules judged from outside the sender.
 import JSON
 import Scenario
+import SpecValidator
 import PushModel
 
 /// A delivery one event must cause, with the device resolved to its token.
@@ -12,13 +13,18 @@ public struct ExpectedPush: Sendable {
     public var spec: String
     public var fields: [(pointer: JSONPointer, value: JSONValue)]
     public var source: String?
+    /// The reference rules' push for this device, when they are the oracle: what the sender's
+    /// push must say (`PushSpec.compareContent`).
+    public var reference: ContentReference?
 
-    public init(device: String, token: String, spec: String, fields: [(pointer: JSONPointer, value: JSONValue)] = [], source: String? = nil) {
+    public init(device: String, token: String, spec: String, fields: [(pointer: JSONPointer, value: JSONValue)] = [], source: String? = nil,
+                reference: ContentReference? = nil) {
         self.device = device
         self.token = token
         self.spec = spec
         self.fields = fields
         self.source = source
+        self.reference = reference
     }
 }
 
@@ -62,6 +68,8 @@ public struct Problem: Sendable, Equatable {
         case unmatched, field, deadTokenPush = "dead_token_push", droppedOnTransient = "dropped_on_transient"
         case droppedOnPayloadError = "dropped_on_payload_error", notPushedAfterRegistering = "not_pushed_after_registering"
         case storeMismatch = "store_mismatch", sender
+        /// A push that says something other than the reference rules' push for its device.
+        case content
     }
 
     public var kind: Kind
@@ -152,7 +160,8 @@ public enum EventJudge {
     /// report shows.
     public static func judge(
         index: Int, type: String, oracle: String, source: String?, expected: [ExpectedPush],
-        exchanges: [ObservedExchange], cleanup: CleanupState, deviceName: (String) -> String
+        exchanges: [ObservedExchange], cleanup: CleanupState, deviceName: (String) -> String,
+        specs: SpecSet? = nil, wallClockMs: Int64 = 0
     ) -> EventVerdict {
         let pushes = exchanges.filter(\.isPush)
         var problems: [Problem] = []
@@ -220,6 +229,20 @@ public enum EventJudge {
                 if found != value {
                     problems.append(Problem(.field, "\(entry.spec) to \(entry.device) at \(pointer): expected \(value.serialized()), found "
                                             + (found?.serialized() ?? "nothing"), source: entry.source ?? source))
+                }
+            }
+        }
+        // What each push says, against the reference rules' push for its device and spec.
+        if let specs {
+            for entry in expected {
+                guard let reference = entry.reference, let spec = specs.spec(id: entry.spec),
+                      let push = pushes.first(where: {
+                          $0.accepted && $0.specID == entry.spec
+                              && $0.token.map(AddressedDevice.comparable) == AddressedDevice.comparable(entry.token)
+                      }) else { continue }
+                for difference in spec.compareContent(headers: push.headers, body: push.body, with: reference, wallClockMs: wallClockMs) {
+                    problems.append(Problem(.content, "content: \(entry.spec) to \(entry.device) (request #\(push.sequence)): \(difference)",
+                                            source: difference.source?.sentence))
                 }
             }
         }

@@ -20,6 +20,12 @@ KNOWN = {
     "delete-on-503": "a token is deleted after a 503, so it is never pushed again",
     "retry-whole-batch": "a retry resends the whole batch, so pushes already accepted arrive twice",
     "no-apns-expiration": "poolse: the ring goes without apns-expiration",
+    # Content bugs: each push still fits its spec's schema and rules, and says the wrong thing.
+    "app-name-title": "Concierge: a team reply is titled with the app's name although Show team names is on",
+    "unread-counts-new-twice": "poolse: the new message is counted twice in the badge and unread_total",
+    "customer-as-conversation-id": "Concierge: the reply's thread-id and conversationId name the customer (cnv_<customer>)",
+    "collapse-replies": "Concierge: replies carry apns-collapse-id <conversation id>, so each replaces the last",
+    "ring-ended-always-finished": "poolse: ring_ended always says reason finished, whatever ended the ring",
 }
 
 ENVIRONMENT_VARIABLE = "PUSHPROOF_EXAMPLE_BUG"

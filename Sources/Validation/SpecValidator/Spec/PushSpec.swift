@@ -21,10 +21,12 @@ public final class PushSpec: Sendable {
     /// The body schema as written, to find `x-source` and keyword values for violations.
     let schemaDocument: JSONValue
     let schemaSource: SpecSource?
+    /// The fields the sender chooses (`content.free`): not compared with the reference rules'.
+    public let freeContent: [FreeContent]
 
     init(id: String, product: String, transport: String, file: String, examples: [SpecExample], match: SpecMatch,
          headerRules: [HeaderRule], derivedRules: [DerivedRule], schema: JSONSchema?, schemaDocument: JSONValue,
-         schemaSource: SpecSource?) {
+         schemaSource: SpecSource?, freeContent: [FreeContent] = []) {
         self.id = id
         self.product = product
         self.transport = transport
@@ -36,6 +38,7 @@ public final class PushSpec: Sendable {
         self.schema = schema
         self.schemaDocument = schemaDocument
         self.schemaSource = schemaSource
+        self.freeContent = freeContent
     }
 
     /// How many match conditions it has: when several specs recognise a request, the most

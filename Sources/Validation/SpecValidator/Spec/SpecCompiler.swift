@@ -30,7 +30,7 @@ let schemaExtensionKeywords: Set<String> = ["x-source"]
 
 enum SpecCompiler {
     static let topLevelKeys: Set<String> = ["id", "product", "transport", "seed", "description", "readings",
-                                            "match", "headers", "body", "derived", "examples"]
+                                            "match", "headers", "body", "derived", "content", "examples"]
 
     /// Compiles a spec; problems go to `issues` (pointers into the file). Returns nil only when
     /// the file is too broken to judge anything (no id, no transport, no match).
@@ -130,9 +130,21 @@ enum SpecCompiler {
             }
         }
 
-        return PushSpec(id: id, product: product, transport: transport, file: file, examples: examples, match: match,
-                        headerRules: headerRules, derivedRules: derivedRules, schema: schema,
-                        schemaDocument: schemaDocument, schemaSource: schemaSource)
+        let spec = PushSpec(id: id, product: product, transport: transport, file: file, examples: examples, match: match,
+                            headerRules: headerRules, derivedRules: derivedRules, schema: schema,
+                            schemaDocument: schemaDocument, schemaSource: schemaSource,
+                            freeContent: compileFreeContent(root["content"], seed: seed, issues: &issues))
+        // The linter asks every file to say what the sender chooses, even "nothing" (`[]`): a
+        // field the rules do not decide is then a choice someone wrote down, not an oversight.
+        if strictSchema, root["content"] == nil {
+            issues.append(SpecIssue("\"content\" is required: {\"free\": [...]} lists the fields the sender chooses (or [] for none)",
+                                    at: JSONPointer(tokens: ["content"])))
+        }
+        for (i, free) in spec.freeContent.enumerated() where free.pointer.tokens.first == "body" && !spec.schemaDeclares(free.pointer) {
+            issues.append(SpecIssue("\(free.pointer) is not a field the body schema declares: a free field must be one the push has",
+                                    at: JSONPointer(tokens: ["content", "free", String(i), "pointer"])))
+        }
+        return spec
     }
 
     /// The `source` (or, on a schema, `x-source`) of the rule at `pointer`.
@@ -146,6 +158,47 @@ enum SpecCompiler {
             issues.append(error.prefixed(pointer.appending(key)))
             return nil
         }
+    }
+
+    /// `content`: `{"free": [{"pointer": "/body/sent_at", "why": "…", "source": {…}?}]}`, the
+    /// fields the sender chooses (SpecContent.swift). A pointer is into the request, under
+    /// `/headers/` or `/body/`; each says why it is free.
+    static func compileFreeContent(_ json: JSONValue?, seed: String?, issues: inout [SpecIssue]) -> [FreeContent] {
+        guard let json else { return [] }
+        let at = JSONPointer(tokens: ["content"])
+        guard let object = json.objectValue else {
+            issues.append(SpecIssue("\"content\" is {\"free\": [{\"pointer\", \"why\", \"source\"}]}", at: at))
+            return []
+        }
+        for key in object.keys where key != "free" { issues.append(SpecIssue("unknown key \"\(key)\" in content", at: at.appending(key))) }
+        guard let list = object["free"]?.arrayValue else {
+            issues.append(SpecIssue("\"content.free\" is an array of {\"pointer\", \"why\", \"source\"}", at: at.appending("free")))
+            return []
+        }
+        var free: [FreeContent] = []
+        for (i, item) in list.enumerated() {
+            let here = at.appending("free").appending(i)
+            guard let entry = item.objectValue else {
+                issues.append(SpecIssue("a free field is {\"pointer\", \"why\", \"source\"}", at: here))
+                continue
+            }
+            for key in entry.keys where !["pointer", "why", "source"].contains(key) {
+                issues.append(SpecIssue("unknown key \"\(key)\" in a free field", at: here.appending(key)))
+            }
+            guard let text = entry["pointer"]?.stringValue, let pointer = JSONPointer(text),
+                  ["headers", "body"].contains(pointer.tokens.first ?? ""), pointer.tokens.count >= 2 else {
+                issues.append(SpecIssue("\"pointer\" is a JSON pointer under /headers/ or /body/", at: here.appending("pointer")))
+                continue
+            }
+            guard let why = entry["why"]?.stringValue, !why.isEmpty else {
+                issues.append(SpecIssue("a free field says \"why\" the sender may choose it", at: here.appending("why")))
+                continue
+            }
+            var source: SpecSource?
+            if let text = entry["source"] { source = Self.source(text, at: here, seed: seed, issues: &issues) }
+            free.append(FreeContent(pointer: pointer, why: why, source: source))
+        }
+        return free
     }
 
     /// Every `x-source` inside the schema must parse (the root one is checked by the caller).

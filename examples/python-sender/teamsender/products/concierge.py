@@ -54,16 +54,20 @@ class Concierge:
         return []
 
     def reply_sent(self, event, index):
+        bugs = self.app.bugs
         conversation = event["conversation"]
         unread = event.get("unread", self.unread.get(conversation, 0) + 1)
         self.unread[conversation] = unread
         message_id = event.get("message", f"msg_{index}")
-        title, body = alert_text(self.app_name, self.show_team_names, event["author"], event.get("text", ""))
-        headers = apns_headers("alert", self.app.bundle_id, 10)
+        show_team_names = self.show_team_names and not bugs.on("app-name-title")
+        title, body = alert_text(self.app_name, show_team_names, event["author"], event.get("text", ""))
+        headers = apns_headers("alert", self.app.bundle_id, 10,
+                               collapse_id=conversation if bugs.on("collapse-replies") else None)
+        threaded = "cnv_" + self.customers[conversation] if bugs.on("customer-as-conversation-id") else conversation
         pushes = []
         for device in self.app.store.devices_of(self.customers[conversation]):
             if device.is_ios_alert:
-                pushes.append(Push(device, apns_payload(title, body, conversation, message_id, unread), headers))
+                pushes.append(Push(device, apns_payload(title, body, threaded, message_id, unread), headers))
             elif device.is_android:
-                pushes.append(Push(device, fcm_message(device.token, title, body, conversation, message_id, unread)))
+                pushes.append(Push(device, fcm_message(device.token, title, body, threaded, message_id, unread)))
         return pushes

@@ -207,7 +207,8 @@ class Poolse:
     def call_ended(self, event, index):
         call = self.calls.pop(event["call"])
         reason = event.get("reason", "finished")
-        pushes = self.ring_ended(call, call.still_ringing, RING_ENDED_REASON[reason])
+        ring_reason = "finished" if self.app.bugs.on("ring-ended-always-finished") else RING_ENDED_REASON[reason]
+        pushes = self.ring_ended(call, call.still_ringing, ring_reason)
         # "Call finished": "Sent when a call or room ends, to the Android devices of everyone
         # involved: the caller, everyone rung, and everyone who joined." FCM ttl 60s.
         finished = self.call_event("finished", call, reason)
@@ -318,7 +319,7 @@ class Poolse:
             devices = self.devices(person)
             if not devices:
                 continue
-            unread = self.unread_total(person)
+            unread = self.unread_total(person) + (1 if self.app.bugs.on("unread-counts-new-twice") else 0)
             fields = {"cv": PAYLOAD_VERSION, "type": "message", "event": "new", "message_id": message_id,
                       "conversation_id": conversation["id"], "conversation_name": conversation.get("name") or "",
                       "group": group, "sender_user_id": sender, "sender_external_id": self.external_id(sender),
