@@ -83,6 +83,37 @@ import Testing
         #expect((gone["count"]?.intValue ?? 0) > 0)
     }
 
+    /// A scenario of the team's own app against `serve`: refused up front, naming the bundle id
+    /// and the --spec-config to pass, while serve's specs do not claim it; passing once they do.
+    @Test func aScenarioOfTheTeamsOwnAppNeedsServeToClaimIt() throws {
+        let directory = try TemporaryDirectory("run-external-app")
+        guard case .object(var root) = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath:
+            specsDirectory + "/scenarios/yama-01-room-message.json")))) else { return }
+        root["app"] = ["bundle_id": "com.acme.chat", "fcm_project": "acme-chat"]
+        let scenario = try directory.write("acme.json", JSONValue.object(root).serialized())
+        let credentials = try writeCredentials(in: directory, bundleIDs: ["com.acme.chat"])
+        func play(_ serveArguments: [String]) throws -> (status: Int32, output: String) {
+            let serve = try ServeProcess(["--config", credentials + "/gateway.json", "--specs", specsDirectory] + serveArguments,
+                                         directory: directory.path)
+            defer { _ = serve.stop() }
+            let result = try pushproof(["run", scenario, "--specs", specsDirectory, "--gateway", serve.baseURL, "--admin", serve.adminURL,
+                                        "--ca", try #require(serve.certificatePath)] + credentialArguments(credentials, gateway: serve.baseURL),
+                                       directory: directory.path)
+            return (result.status, result.output + result.error)
+        }
+        let unclaimed = try play([])
+        #expect(unclaimed.status == 2, "\(unclaimed.output)")
+        #expect(unclaimed.output.contains("do not claim the scenario's bundle id com.acme.chat for yama"), "\(unclaimed.output)")
+        #expect(unclaimed.output.contains(#"--spec-config FILE, FILE holding {"yama":{"bundle_ids":["com.example.yama.tenant","com.acme.chat"]}}"#),
+                "\(unclaimed.output)")
+        #expect(!unclaimed.output.contains("no spec"), "no flood of unjudged pushes: \(unclaimed.output)")
+
+        let config = try directory.write("spec-config.json", #"{"yama":{"bundle_ids":["com.acme.chat"]}}"#)
+        let claimed = try play(["--spec-config", config])
+        #expect(claimed.status == 0, "\(claimed.output)")
+        #expect(claimed.output.contains("PASS"), "\(claimed.output)")
+    }
+
     /// `--gateway http://`: a pushproof serve --h2c, played through `pushproof adapter`, whose
     /// reference sender then speaks cleartext HTTP/2 with prior knowledge.
     @Test func aGoldenScenarioPassesThroughTheAdapterOverH2C() throws {

@@ -10,6 +10,10 @@ import Scenario
 
 /// What a gateway is opened with for one scenario.
 public struct GatewayOpening: Sendable {
+    /// The scenario's product (`poolse`, `yama`, `concierge`), which claims its app.
+    public var product: String
+    /// Whether the scenario has Android devices (FCM pushes, and so its FCM project, matter).
+    public var hasAndroidDevices: Bool
     public var bundleID: String
     public var fcmProject: String
     /// The scenario's starting token states (`gateway.tokens`), by token.

@@ -3,6 +3,7 @@
 // starting token states and an arrival observer, and the reference rules as the oracle that
 // says which pushes each event must cause.
 import Foundation
+import JSON
 import MockGateway
 import PushModel
 import Scenario
@@ -50,12 +51,36 @@ extension GatewayOpening {
     /// The scenario's starting token states and faults, for `app`, judged by `judge` with the
     /// scenario's product claiming `app`.
     public init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex, judge: SpecJudge) {
-        self.init(bundleID: app.bundleID, fcmProject: app.fcmProject, tokens: [], faults: scenario.faults, startMs: scenario.startMs,
+        self.init(product: scenario.product.rawValue, hasAndroidDevices: scenario.devices.contains { $0.1.platform == .android },
+                  bundleID: app.bundleID, fcmProject: app.fcmProject, tokens: [], faults: scenario.faults, startMs: scenario.startMs,
                   judge: judge.claiming(product: scenario.product.rawValue, bundleID: app.bundleID, fcmProject: app.fcmProject))
         for (deviceID, state) in scenario.tokenStates {
             guard let token = devices.tokenOfDevice[deviceID] else { continue }
             tokens.append((token, state))
         }
+    }
+}
+
+extension GatewayOpening {
+    /// Why a gateway whose judge claims the apps in `specConfig` (specset.json's config, as
+    /// a `pushproof serve` reports it in `GET /status`) cannot judge this scenario's pushes,
+    /// with what to pass; nil when its product claims the scenario's app.
+    public func unclaimedApp(specConfig: JSONValue) -> String? {
+        func strings(_ value: JSONValue?) -> [String] { value?.stringValue.map { [$0] } ?? value?.arrayValue?.compactMap(\.stringValue) ?? [] }
+        let entry = specConfig[product]
+        var bundleIDs = strings(entry?["bundle_ids"]), projects = strings(entry?["fcm_project"])
+        let missingBundle = !bundleIDs.contains(bundleID)
+        let missingProject = hasAndroidDevices && !projects.contains(fcmProject)
+        guard missingBundle || missingProject else { return nil }
+        if missingBundle { bundleIDs.append(bundleID) }
+        if missingProject { projects.append(fcmProject) }
+        var override: JSONObject = ["bundle_ids": .array(bundleIDs.map { .string($0) })]
+        if !projects.isEmpty { override["fcm_project"] = .array(projects.map { .string($0) }) }
+        let what = [missingBundle ? "bundle id \(bundleID)" : nil, missingProject ? "FCM project \(fcmProject)" : nil]
+            .compactMap { $0 }.joined(separator: " and ")
+        return "the gateway's specs do not claim the scenario's \(what) for \(product): every push would be judged "
+            + "\"not covered by any spec\". Start pushproof serve with --spec-config FILE, FILE holding "
+            + JSONValue.object([product: .object(override)]).serialized()
     }
 }
 

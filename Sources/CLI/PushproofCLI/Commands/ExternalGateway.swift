@@ -23,6 +23,10 @@ final class ExternalGateway: ScenarioGateway {
     init(admin: AdminClient, access: GatewayAccess, opening: GatewayOpening) throws(GatewayStartError) {
         self.admin = admin
         self.access = access
+        // A serve that reports its spec config must claim the scenario's app, or nothing is judged.
+        if let config = try call("GET", "/status", body: nil)["spec_config"], let unclaimed = opening.unclaimedApp(specConfig: config) {
+            throw GatewayStartError(unclaimed)
+        }
         try call("POST", "/reset", body: nil)
         for (token, state) in opening.tokens {
             try setTokenNow(token, state, nowMs: opening.startMs)

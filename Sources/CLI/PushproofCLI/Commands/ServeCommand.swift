@@ -187,6 +187,9 @@ struct ServeCommand: Subcommand {
             "config": configPath.map { .string($0) } ?? .null, "specs": specs.map { .string($0.path) } ?? .null,
         ]
         if rejectViolations { description["reject_violations"] = true }
+        // Which apps each product claims (specset.json's config after --spec-config): `run
+        // --gateway` checks that the scenario's app is among them before it plays.
+        if let judge { description["spec_config"] = judge.specs.config }
         var listeners = [ListenerConfiguration(host: listen.host, port: listen.port, tls: tls, handler: gateway)]
         if let admin {
             let facts = description
