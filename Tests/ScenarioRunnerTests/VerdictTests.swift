@@ -36,6 +36,29 @@ private func name(_ token: String) -> String { names[token] ?? token }
         #expect(verdict.problems.first { $0.kind == .missing }?.source == "Sent to every registered device")
     }
 
+    /// A missing push says what the gateway answered the pushes that did go to the device; a
+    /// sender refused on every push (a DER-encoded signature) is not blamed for dropping the
+    /// token: it kept pushing it.
+    @Test func aMissingPushSaysWhatTheGatewayAnswered() {
+        var refused = push(1, token: "tok-a", status: 403, reason: "InvalidProviderToken")
+        refused.detail = "the signature is 71 bytes, not 64: DER-encoded?"
+        var cleanup = CleanupState()
+        cleanup.absorb([refused], event: 0, badTokens: [])
+        var again = refused
+        again.sequence = 2
+        let verdict = EventJudge.judge(index: 1, type: "call.placed", oracle: "expect", source: nil,
+                                       expected: [ExpectedPush(device: "a-android", token: "tok-a", spec: "poolse.ring.fcm")],
+                                       exchanges: [again], cleanup: cleanup, deviceName: name)
+        #expect(verdict.problems.map(\.kind) == [.missing], "\(verdict.problems)")
+        #expect(verdict.problems.first?.message == "missing: poolse.ring.fcm to alice/a-android (accepted 0 of 1); the gateway answered #2: "
+                + "403 InvalidProviderToken (the signature is 71 bytes, not 64: DER-encoded?)")
+        // Nothing went to it at all: then it was dropped.
+        let dropped = EventJudge.judge(index: 1, type: "call.placed", oracle: "expect", source: nil,
+                                       expected: [ExpectedPush(device: "a-android", token: "tok-a", spec: "poolse.ring.fcm")],
+                                       exchanges: [], cleanup: cleanup, deviceName: name)
+        #expect(dropped.problems.map(\.kind) == [.droppedOnPayloadError, .missing])
+    }
+
     @Test func pinnedFieldsAreChecked() throws {
         let expected = ExpectedPush(device: "a-android", token: "tok-a", spec: "poolse.ring.fcm",
                                     fields: [(try #require(JSONPointer("/message/data/reason")), "answered_elsewhere")])

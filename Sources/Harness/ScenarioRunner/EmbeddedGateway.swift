@@ -24,6 +24,9 @@ public struct ObservedExchange: Sendable {
     /// 0: the stream was reset or the connection dropped.
     public var status: Int
     public var reason: String?
+    /// The gateway's own explanation of a refusal (`detail` in the record line): "the
+    /// signature is 71 bytes, not 64: DER-encoded?".
+    public var detail: String?
     public var fault: String?
     /// The spec verdict as recorded (`spec`, `ok`, `violations`).
     public var verdict: JSONValue?
@@ -32,14 +35,14 @@ public struct ObservedExchange: Sendable {
     public internal(set) var token: String?
 
     public init(sequence: Int, route: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8],
-                status: Int, reason: String? = nil, fault: String? = nil, verdict: JSONValue? = nil) {
+                status: Int, reason: String? = nil, detail: String? = nil, fault: String? = nil, verdict: JSONValue? = nil) {
         self.init(sequence: sequence, route: route, path: path, headers: headers, body: body, status: status, reason: reason,
-                  fault: fault, verdict: verdict, readingToken: true)
+                  detail: detail, fault: fault, verdict: verdict, readingToken: true)
     }
 
     /// `readingToken: false` leaves `token` nil, for `ExchangeLog` to fill in off the event loop.
     init(sequence: Int, route: String, path: String, headers: [(name: String, value: String)], body: [UInt8],
-         status: Int, reason: String?, fault: String?, verdict: JSONValue?, readingToken: Bool) {
+         status: Int, reason: String?, detail: String?, fault: String?, verdict: JSONValue?, readingToken: Bool) {
         self.sequence = sequence
         self.route = route
         self.path = path
@@ -47,6 +50,7 @@ public struct ObservedExchange: Sendable {
         self.body = body
         self.status = status
         self.reason = reason
+        self.detail = detail
         self.fault = fault
         self.verdict = verdict
         if readingToken { readToken() }
@@ -55,6 +59,12 @@ public struct ObservedExchange: Sendable {
     mutating func readToken() { token = AddressedDevice.token(route: route, path: path, body: body) }
 
     public var isPush: Bool { route == "apns" || route == "fcm" }
+    /// How the gateway answered, for a finding: `403 InvalidProviderToken (the signature is 71
+    /// bytes, not 64: DER-encoded?)`, `no answer (reset)`.
+    public var answer: String {
+        guard status != 0 else { return "no answer (the stream was reset or the connection dropped)" }
+        return "\(status)" + (reason.map { " \($0)" } ?? "") + (detail.map { " (\($0))" } ?? "")
+    }
     public var accepted: Bool { (200..<300).contains(status) }
     public var specID: String? { verdict?["spec"]?.stringValue }
 }
@@ -86,8 +96,8 @@ final class ExchangeLog: GatewayObserver {
             let observed = ObservedExchange(
                 sequence: state.total + 1, route: exchange.route.rawValue, path: exchange.request.path,
                 headers: exchange.request.headers.map { ($0.name, $0.value) }, body: exchange.request.body,
-                status: exchange.response.status, reason: exchange.reason, fault: exchange.fault, verdict: exchange.verdict,
-                readingToken: false)
+                status: exchange.response.status, reason: exchange.reason, detail: exchange.detail, fault: exchange.fault,
+                verdict: exchange.verdict, readingToken: false)
             if observed.isPush, observed.accepted { state.acceptedPushes += 1 }
             if retaining {
                 state.exchanges.append(observed)

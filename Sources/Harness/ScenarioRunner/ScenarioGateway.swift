@@ -61,6 +61,6 @@ extension ObservedExchange {
     public init?(recordLine value: JSONValue) {
         guard let line = try? RecordLine(decoding: value), let sequence = line.sequence, let status = line.status else { return nil }
         self.init(sequence: sequence, route: line.route, path: line.path, headers: line.headers, body: line.body, status: status,
-                  reason: line.reason, fault: line.fault, verdict: line.verdict)
+                  reason: line.reason, detail: line.detail, fault: line.fault, verdict: line.verdict)
     }
 }

@@ -171,18 +171,32 @@ public enum EventJudge {
         func sourceOf(_ token: String, _ spec: String?) -> String? {
             expected.first { AddressedDevice.comparable($0.token) == AddressedDevice.comparable(token) && $0.spec == spec }?.source ?? source
         }
+        // What the gateway answered each device's refused pushes, so a missing push says why.
+        var refusals: [String: [ObservedExchange]] = [:]
+        for push in pushes where !push.accepted {
+            guard let token = push.token.map(AddressedDevice.comparable) else { continue }
+            refusals[token, default: []].append(push)
+        }
         for (entry, got) in comparison.missing {
             let token = AddressedDevice.comparable(entry.token)
             let name = deviceName(entry.token)
             let spec = entry.spec ?? "a push"
+            let refused = refusals[token] ?? []
             if cleanup.reRegistered.contains(token) {
                 problems.append(Problem(.notPushedAfterRegistering, "\(name) registered again after cleanup but got no \(spec)"))
-            } else if let refusal = cleanup.refused[token], got == 0 {
+            } else if let refusal = cleanup.refused[token], got == 0, refused.isEmpty {
+                // Dropped: nothing went to the token at all. A sender still pushing it and refused
+                // again (a bad signature on every push) kept it; its answer says why below.
                 problems.append(Problem(refusal == .transient ? .droppedOnTransient : .droppedOnPayloadError,
                                         "\(name) got no \(spec): token dropped on a \(refusal == .transient ? "transient" : "payload") error"))
             }
-            problems.append(Problem(.missing, "missing: \(spec) to \(name) (accepted \(got) of \(entry.count))",
-                                    source: sourceOf(entry.token, entry.spec)))
+            var message = "missing: \(spec) to \(name) (accepted \(got) of \(entry.count))"
+            if !refused.isEmpty {
+                let answers = refused.reduce(into: [String]()) { list, push in if !list.contains(push.answer) { list.append(push.answer) } }
+                message += "; the gateway answered " + refused.map { "#\($0.sequence)" }.joined(separator: ", ") + ": "
+                    + answers.joined(separator: "; ")
+            }
+            problems.append(Problem(.missing, message, source: sourceOf(entry.token, entry.spec)))
         }
         for (entry, got, extra) in comparison.repeated {
             problems.append(Problem(.duplicate, "duplicate: \(entry.spec ?? "a push") to \(deviceName(entry.token)) accepted \(got) times "

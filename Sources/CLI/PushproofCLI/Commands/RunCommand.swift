@@ -244,9 +244,11 @@ enum RunReportText {
                 for push in event.expected { out += "    expected \(push.spec) to \(push.device)\n" }
                 for push in event.delivered { out += "    delivered \(push.spec ?? "(no spec)") to \(push.device) (#\(push.sequence))\n" }
             }
-            for problem in event.problems {
+            // A sentence behind several problems in a row is quoted once, after the last of them.
+            for (index, problem) in event.problems.enumerated() {
                 out += "    \(problem.message)\n"
-                if let source = problem.source { out += "      \"\(source)\"\n" }
+                let repeats = index + 1 < event.problems.count && event.problems[index + 1].source == problem.source
+                if let source = problem.source, !repeats { out += "      \"\(source)\"\n" }
             }
         }
         if let aborted = report.aborted { out += "  stopped: \(aborted)\n" }

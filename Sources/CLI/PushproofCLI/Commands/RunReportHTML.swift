@@ -22,8 +22,12 @@ enum RunReportHTML {
 
         out += "<h3>Events</h3>\n<table>\n<tr><th>event</th><th>expected</th><th>delivered</th><th>verdict</th><th>problems</th></tr>\n"
         for event in report.events {
-            let problems = event.problems.map { problem in
-                XML.escape(problem.message) + (problem.source.map { "<br/><i>\u{201C}\(XML.escape($0))\u{201D}</i>" } ?? "")
+            // A sentence behind several problems in a row (seven pushes missing for one cause)
+            // is quoted once, after the last of them.
+            let problems = event.problems.indices.map { index in
+                let problem = event.problems[index]
+                let repeats = index + 1 < event.problems.count && event.problems[index + 1].source == problem.source
+                return XML.escape(problem.message) + (repeats ? "" : problem.source.map { "<br/><i>\u{201C}\(XML.escape($0))\u{201D}</i>" } ?? "")
             }
             out += "<tr><td>\(event.index) \(XML.escape(event.type))</td><td>\(event.expected.count)</td><td>\(event.delivered.count)</td>"
             out += HTMLReport.verdictCell(event.passed, event.passed ? "every expected delivery, nothing else" : "\(event.problems.count) problem(s)")
