@@ -75,8 +75,24 @@ import Testing
         #expect(recorded.count == 3)
         guard recorded.count == 3 else { return }
         let warnings = recorded.map { $0["verdict"]?["gateway_warnings"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
-        #expect(warnings[0].contains { $0.contains("not an integer") }, "\(warnings[0])")
+        let notes = recorded.map { $0["verdict"]?["gateway_notes"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+        // A float iat is what RFC 7519 allows: informational. A digit string breaks it: a warning.
+        #expect(notes[0].contains { $0.contains("not an integer") }, "\(notes[0])")
+        #expect(warnings[0].isEmpty, "\(warnings[0])")
         #expect(warnings[1].contains { $0.contains("RFC 7519 §2") }, "\(warnings[1])")
+
+        // check: the note is listed and counted, and passes; the warning fails its push.
+        let checked = try pushproof(["check", record, "--specs", specsDirectory, "--json", record + ".check.json"])
+        #expect(checked.output.contains("gateway notes (informational"), "\(checked.output)")
+        let report = try JSONParser.parse(String(contentsOfFile: record + ".check.json", encoding: .utf8))
+        #expect(report["gateway_notes"]?[0]?["requests"] == 1, "\(report["gateway_notes"] ?? .null)")
+        // Among the failures, the gateway's own findings: the digit-string iat's push alone.
+        let failures = ((report["specs"]?.arrayValue ?? []) + [report["unmatched"], report["not_covered"]?["failures"]].compactMap { $0 })
+            .flatMap { $0["failures"]?.arrayValue ?? [] }
+        let noted = failures.filter { failure in
+            (failure["violations"]?.arrayValue ?? []).contains { $0["rule"] == "gateway-warning" }
+        }
+        #expect(noted.map { $0["seq"] } == [2], "\(checked.output)")
         #expect(recorded[2]["response"]?["detail"] == .string("the signature does not verify with key \(StrictSetup.keyID)"))
     }
 }

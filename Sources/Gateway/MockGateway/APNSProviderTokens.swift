@@ -88,7 +88,7 @@ struct VerifiedProviderToken: Sendable {
     var issuedAtSeconds: Int64
     /// A note for `gateway_warnings` when `iat` is accepted but is not an integer (a float,
     /// or a string of digits): repeated on every request that carries the token.
-    var issuedAtWarning: String?
+    var issuedAtWarning: GatewayNote?
 }
 
 /// Judges APNs provider tokens (apns.md, "Token-based authentication"): ES256 JWS with

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import RecordLine
 import Glibc
 #endif
 import Crypto
@@ -13,7 +14,7 @@ struct ServiceOutcome {
     var reason: String?
     /// Things a real gateway would accept but a conformance run should see
     /// (e.g. a background push with an alert in `aps`). Reported in the exchange's verdict.
-    var warnings: [String] = []
+    var warnings: [GatewayNote] = []
     /// The request carried valid credentials (raises the stream limit).
     var authenticated = false
     /// The gateway's own explanation of the answer (why a credential was refused), for the
@@ -179,8 +180,8 @@ final class APNSService: Sendable {
         let headers = Headers(request.headers, texts: &connection.apnsHeaderTexts)
         let givenIDIsValid = headers.id.map(isCanonicalUUID) ?? true
         let apnsID = givenIDIsValid ? headers.id ?? identifiers.uuid() : identifiers.uuid()
-        var warnings: [String] = []
-        if request.version == .http1_1 { warnings.append("APNs speaks HTTP/2 only; this request came over HTTP/1.1") }
+        var warnings: [GatewayNote] = []
+        if request.version == .http1_1 { warnings.append(.warning("APNs speaks HTTP/2 only; this request came over HTTP/1.1")) }
         var payloadTape: JSONTape?
 
         func reject(_ reason: APNSReason, timestamp: UInt64? = nil, authenticated: Bool = false,
@@ -225,7 +226,7 @@ final class APNSService: Sendable {
             guard let priority = given.flatMap(APNSPriority.init(rawValue:)) else { return reject(.badPriority) }
             if pushType == .background, priority != .powerConsiderate { return reject(.badPriority) }
         } else if pushType == .background {
-            warnings.append("background push without apns-priority: Apple requires 5 (the default is 10)")
+            warnings.append(.warning("background push without apns-priority: Apple requires 5 (the default is 10)"))
         }
 
         if headers.expirationIsMalformed { return reject(.badExpirationDate) }
@@ -289,7 +290,7 @@ final class APNSService: Sendable {
             payloadTape = JSONParser.tape(body, options: .init(maxDepth: Self.payloadMaxDepth))
         }
         if let problem = payloadProblem(body, pushType: pushType, warnings: &warnings, tape: payloadTape) {
-            warnings.append(problem)
+            warnings.append(.warning(problem))
             return reject(.payloadEmpty, authenticated: authenticated)
         }
 
@@ -442,7 +443,7 @@ final class APNSService: Sendable {
     /// carry one; an alert without `aps` simply shows nothing), so they are not rejections.
     /// `tape`: `JSONParser.tape(body, options: .init(maxDepth: payloadMaxDepth))`, when the
     /// caller has it; nil scans `body` here for `aps` alone.
-    func payloadProblem(_ body: [UInt8], pushType: APNSPushType, warnings: inout [String], tape: JSONTape? = nil) -> String? {
+    func payloadProblem(_ body: [UInt8], pushType: APNSPushType, warnings: inout [GatewayNote], tape: JSONTape? = nil) -> String? {
         let found: JSONValue?
         if let tape {
             // The tape holds a valid document within the depth limit, with no repeated key.
@@ -465,20 +466,20 @@ final class APNSService: Sendable {
         }
         let displaysFromAps = pushType == .alert || pushType == .background || pushType == .liveactivity
         guard let aps = found else {
-            if displaysFromAps { warnings.append("\(pushType.rawValue) push without an \"aps\" dictionary: the device shows nothing") }
+            if displaysFromAps { warnings.append(.warning("\(pushType.rawValue) push without an \"aps\" dictionary: the device shows nothing")) }
             return nil
         }
         guard case .object(let apsObject) = aps else {
-            warnings.append("\"aps\" is a \(aps.typeName), not a dictionary")
+            warnings.append(.warning("\"aps\" is a \(aps.typeName), not a dictionary"))
             return nil
         }
         if pushType == .background {
             let extra = apsObject.keys.filter { $0 != "content-available" }
             if !extra.isEmpty {
-                warnings.append("background push: aps holds \(extra.joined(separator: ", ")) besides content-available (Apple may not deliver it)")
+                warnings.append(.warning("background push: aps holds \(extra.joined(separator: ", ")) besides content-available (Apple may not deliver it)"))
             }
             if apsObject["content-available"]?.intValue != 1 {
-                warnings.append("background push without \"content-available\": 1")
+                warnings.append(.warning("background push without \"content-available\": 1"))
             }
         }
         return nil

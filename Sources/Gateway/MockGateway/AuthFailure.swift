@@ -1,3 +1,4 @@
+import RecordLine
 import JSON
 
 /// What was wrong with a refused credential, as a small fixed set: the `detail` label of
@@ -94,13 +95,14 @@ enum NumericDate: Equatable {
 
     /// A note for `gateway_warnings` when the value is accepted but not an integer NumericDate;
     /// nil for an integer. `claim` is the claim's name (`iat`, `exp`), `acceptedBy` who accepts it.
-    func warning(claim: String, acceptedBy: String) -> String? {
+    /// A fraction is what RFC 7519 allows: informational. A string of digits breaks it: a warning.
+    func warning(claim: String, acceptedBy: String) -> GatewayNote? {
         switch self {
         case .integer: nil
         case .fraction(_, let number):
-            "\(claim) is \(number), not an integer: RFC 7519 allows a non-integer NumericDate and \(acceptedBy) accepts it, but some JWT libraries refuse it"
+            .informational("\(claim) is \(number), not an integer: RFC 7519 allows a non-integer NumericDate and \(acceptedBy) accepts it, but some JWT libraries refuse it")
         case .digitString(_, let text):
-            "\(claim) is the string \"\(text)\", not a JSON number: this breaks RFC 7519 §2 (a NumericDate is a JSON numeric value); \(acceptedBy) accepts it anyway"
+            .warning("\(claim) is the string \"\(text)\", not a JSON number: this breaks RFC 7519 §2 (a NumericDate is a JSON numeric value); \(acceptedBy) accepts it anyway")
         }
     }
 }

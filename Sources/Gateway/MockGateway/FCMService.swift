@@ -1,3 +1,4 @@
+import RecordLine
 import HTTPCore
 import JSON
 import PushModel
@@ -52,7 +53,7 @@ final class FCMService: Sendable {
     static let invalidCredentialMessage = "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."
 
     func handle(_ request: HTTPRequest, connection: GatewayConnectionState) -> ServiceOutcome {
-        var warnings: [String] = []
+        var warnings: [GatewayNote] = []
         func fail(_ error: GoogleError, authenticated: Bool = false, because failure: AuthFailure? = nil) -> ServiceOutcome {
             ServiceOutcome(response: error.response, reason: error.reason, warnings: warnings, authenticated: authenticated,
                            detail: failure?.detail, authFailure: failure?.kind)
@@ -77,7 +78,7 @@ final class FCMService: Sendable {
                         authenticated: true)
         }
         if let type = request.header("content-type"), !hasPrefixIgnoringASCIICase(Substring(type).utf8, "application/json") {
-            warnings.append("content-type is \(type), not application/json")
+            warnings.append(.warning("content-type is \(type), not application/json"))
         }
 
         if let limit = GatewayRoute.fcm.maxBodyBytes, request.body.count > limit {
@@ -139,7 +140,7 @@ final class FCMService: Sendable {
         GoogleError(.senderIdMismatch, message: "SenderId mismatch")
     }
 
-    func success(project: String, id: String, warnings: [String]) -> ServiceOutcome {
+    func success(project: String, id: String, warnings: [GatewayNote]) -> ServiceOutcome {
         var w = JSONWriter(capacity: 96)
         w.beginObject()
         w.key("name"); w.string("projects/\(project)/messages/\(id)")

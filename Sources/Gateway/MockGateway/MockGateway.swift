@@ -222,7 +222,11 @@ public final class MockGateway: HTTPHandler {
         if !answer.warnings.isEmpty {
             verdictEncoding = nil
             var object = verdict?.objectValue ?? JSONObject()
-            object[RecordLine.name(RecordLine.Field.gatewayWarnings)] = .array(answer.warnings.map { .string($0) })
+            for kind in [GatewayNote.Kind.warning, .informational] {
+                let notes = answer.warnings.filter { $0.kind == kind }
+                guard let field = notes.first?.recordField else { continue }
+                object[RecordLine.name(field)] = .array(notes.map { .string($0.text) })
+            }
             verdict = .object(object)
         }
         var exchange = GatewayExchange(request: request, response: answer.response, route: route, reason: answer.reason,

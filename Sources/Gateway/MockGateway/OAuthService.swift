@@ -1,3 +1,4 @@
+import RecordLine
 import Crypto
 import HTTPCore
 import JSON
@@ -90,14 +91,14 @@ final class OAuthService: Sendable {
     static let shortLivedMessage = "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."
 
     func handle(_ request: HTTPRequest) -> ServiceOutcome {
-        var warnings: [String] = []
+        var warnings: [GatewayNote] = []
         func fail(_ error: String, _ description: String, status: Int = 400, because failure: AuthFailure? = nil) -> ServiceOutcome {
             ServiceOutcome(response: Self.errorResponse(error, description, status: status), reason: error, warnings: warnings,
                            detail: failure?.detail, authFailure: failure?.kind)
         }
         guard request.method == "POST" else { return fail("invalid_request", "Method \(request.method) is not allowed; use POST", status: 405) }
         if let type = request.header("content-type"), !type.lowercased().hasPrefix("application/x-www-form-urlencoded") {
-            warnings.append("token request content-type is \(type), not application/x-www-form-urlencoded")
+            warnings.append(.warning("token request content-type is \(type), not application/x-www-form-urlencoded"))
         }
         if let limit = GatewayRoute.oauth.maxBodyBytes, request.body.count > limit {
             return fail("invalid_request", GatewayRoute.payloadSizeExceeded(limit: limit))
@@ -156,7 +157,7 @@ final class OAuthService: Sendable {
             }
         }
         if !hasMessagingScope {
-            warnings.append("assertion scope has neither firebase.messaging nor cloud-platform; FCM will refuse the token")
+            warnings.append(.warning("assertion scope has neither firebase.messaging nor cloud-platform; FCM will refuse the token"))
         }
 
         let lifetime = configuration.accessTokenLifetimeSeconds
@@ -181,8 +182,8 @@ final class OAuthService: Sendable {
     /// a warning. A string is refused: Google's token endpoint answers invalid_grant for a
     /// non-numeric iat/exp (unlike Apple, which reads a string of digits). On success, the
     /// warnings.
-    func checkLifetime(_ claims: JSONObject, now: Int64) -> Result<[String], AuthFailure> {
-        var notes: [String] = []
+    func checkLifetime(_ claims: JSONObject, now: Int64) -> Result<[GatewayNote], AuthFailure> {
+        var notes: [GatewayNote] = []
         func read(_ claim: String) -> Result<Int64, AuthFailure> {
             guard let value = claims[claim] else { return .failure(AuthFailure(.malformed, "the assertion has no \(claim) claim")) }
             guard let date = NumericDate(value, acceptingStrings: false) else {

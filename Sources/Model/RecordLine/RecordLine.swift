@@ -50,6 +50,8 @@ public struct RecordLine: Sendable {
         public static let violations: StaticString = "violations"
         public static let covered: StaticString = "covered"
         public static let gatewayWarnings: StaticString = "gateway_warnings"
+        /// Informational notes (`GatewayNote.informational`): shown, never a failure.
+        public static let gatewayNotes: StaticString = "gateway_notes"
     }
 
     // MARK: Decoded
@@ -76,6 +78,11 @@ public struct RecordLine: Sendable {
     /// What the gateway itself noted (`verdict.gateway_warnings`): protocol findings of its own.
     public var gatewayWarnings: [String] {
         verdict?[Self.name(Field.gatewayWarnings)]?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
+    /// What the gateway noted that the RFCs allow (`verdict.gateway_notes`): informational.
+    public var gatewayNotes: [String] {
+        verdict?[Self.name(Field.gatewayNotes)]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 
     /// The member name as a `String` (short names stay inline: no allocation).

@@ -40,7 +40,9 @@ struct CheckCommand: Subcommand {
         topic's bundle id, the FCM project in the path; specset.json's config). A push no product
         claims is not covered by any spec: counted apart, by topic or project, and not a failure
         unless --require-spec is given. The gateway's own findings (the record's
-        gateway_warnings) fail every push they are on, covered or not.
+        gateway_warnings: what breaks a rule Apple, Google or an RFC states) fail every push they
+        are on, covered or not; its informational notes (gateway_notes: what the RFCs allow, such
+        as a float iat) are listed and counted, and never fail.
         The recording itself is checked too: a jump in seq means the gateway lost lines (e.g. on
         a full disk), and fails; seq going back to 1 is a new run appended (--record-append). An
         empty recording is warned about (--min-requests N fails it). Where the gateway stored a
@@ -132,7 +134,8 @@ struct CheckCommand: Subcommand {
             let verdict = specs.judge(route: request.route, method: request.method, path: request.path,
                                       headers: request.headers, body: request.body)
             if timing { costs.add(SystemClock.monotonicNanoseconds() - started, spec: verdict.outOfScope ? nil : (verdict.specID ?? "(unmatched)")) }
-            result.add(verdict, gatewayWarnings: request.gatewayWarnings, sequence: request.sequence ?? lineNumber)
+            result.add(verdict, gatewayWarnings: request.gatewayWarnings, gatewayNotes: request.gatewayNotes,
+                       sequence: request.sequence ?? lineNumber)
             storedVerdicts.compare(stored: request.verdict, computed: verdict, sequence: request.sequence ?? lineNumber)
             if expectations != nil { deliveries.add(request, spec: verdict.specID, sequence: request.sequence ?? lineNumber) }
         }

@@ -41,6 +41,9 @@ struct CheckResult {
     var minRequests = 0
     /// Jumps in `seq`: lines the gateway lost.
     var sequenceGaps: [SequenceCheck.Gap] = []
+    /// The gateway's informational notes (`verdict.gateway_notes`: what the RFCs allow), by
+    /// text, with the first request each was on: shown and counted, never a failure.
+    var informational: [String: (count: Int, firstSequence: Int)] = [:]
 
     /// The record holds what was asked of it: no lost lines, at least `minRequests` requests.
     var recordingComplete: Bool { sequenceGaps.isEmpty && recordedCount >= minRequests }
@@ -65,8 +68,13 @@ struct CheckResult {
     var checkedCount: Int { tallies.values.reduce(0) { $0 + $1.checked } + unmatched.checked + notCoveredFailures.checked }
     var notCoveredCount: Int { notCovered.values.reduce(0, +) }
 
-    /// `gatewayWarnings`: the record's `verdict.gateway_warnings`, a failure wherever they are.
-    mutating func add(_ verdict: SpecVerdict, gatewayWarnings: [String] = [], sequence: Int) {
+    /// `gatewayWarnings`: the record's `verdict.gateway_warnings`, a failure wherever they are;
+    /// `gatewayNotes`: its `verdict.gateway_notes`, counted and never a failure.
+    mutating func add(_ verdict: SpecVerdict, gatewayWarnings: [String] = [], gatewayNotes: [String] = [], sequence: Int) {
+        for note in gatewayNotes {
+            let seen = informational[note]
+            informational[note] = ((seen?.count ?? 0) + 1, seen?.firstSequence ?? sequence)
+        }
         if verdict.outOfScope { outOfScope += 1; return }
         var violations = verdict.violations
         for warning in gatewayWarnings {
@@ -155,6 +163,12 @@ struct CheckResult {
                 for violation in failure.violations { out += "    \(violation.description)\n" }
             }
         }
+        if !informational.isEmpty {
+            out += "\ngateway notes (informational: what the RFCs allow; never a failure)\n"
+            for (note, seen) in informationalSorted {
+                out += "  \(seen.count) request\(seen.count == 1 ? "" : "s") (first #\(seen.firstSequence)): \(note)\n"
+            }
+        }
         if !recordingProblems.isEmpty { out += "\n" }
         for problem in recordingProblems { out += "recording incomplete: \(problem)\n" }
         for (line, problem) in unreadable { out += "line \(line): \(problem)\n" }
@@ -226,6 +240,14 @@ struct CheckResult {
                 "failures": tallyJSON(nil, notCoveredFailures),
             ],
             "unreadable_lines": .array(unreadable.map { ["line": .number(Double($0.line)), "problem": .string($0.problem)] }),
+            "gateway_notes": .array(informationalSorted.map { note, seen in
+                ["note": .string(note), "requests": .number(Double(seen.count)), "first_seq": .number(Double(seen.firstSequence))]
+            }),
         ]
+    }
+
+    /// The informational notes, the most frequent first.
+    var informationalSorted: [(note: String, seen: (count: Int, firstSequence: Int))] {
+        informational.map { ($0.key, $0.value) }.sorted { ($1.seen.count, $0.note) < ($0.seen.count, $1.note) }
     }
 }
