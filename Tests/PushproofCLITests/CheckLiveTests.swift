@@ -46,6 +46,29 @@ func send(_ example: SpecExampleRequest, to serve: ServeProcess, body: JSONValue
 }
 
 @Suite(.serialized) struct CheckLiveTests {
+    /// A recording judged by `serve --spec-config` (its Yama tenant's own bundle id), checked
+    /// without it: exit 2, naming the bundle id and the config to pass, not a pass with nothing
+    /// judged; checked with it: judged and passing.
+    @Test func aRecordingJudgedWithAnotherSpecConfigIsNotPassedUnjudged() throws {
+        let directory = try TemporaryDirectory("check-spec-config")
+        let record = directory.file("record.jsonl")
+        let config = try directory.write("spec-config.json", #"{"yama":{"bundle_ids":["com.acme.chat"]}}"#)
+        let serve = try ServeProcess(["--h2c", "--record", record, "--specs", specsDirectory, "--spec-config", config],
+                                     directory: directory.path)
+        var example = try #require(try specExamples().first { $0.specID == "yama.message.apns" })
+        example.headers = example.headers.map { $0.0 == "apns-topic" ? ($0.0, "com.acme.chat") : $0 }
+        #expect(try send(example, to: serve).hasSuffix("\n200"))
+        serve.stop()
+
+        let without = try pushproof(["check", record, "--specs", specsDirectory])
+        #expect(without.status == 2, "\(without.output)\(without.error)")
+        #expect(without.error.contains("claimed com.acme.chat for yama (1 push)"), "\(without.error)")
+        #expect(without.error.contains(#"{"yama":{"bundle_ids":["com.example.yama.tenant","com.acme.chat"]}}"#), "\(without.error)")
+        let with = try pushproof(["check", record, "--specs", specsDirectory, "--spec-config", config])
+        #expect(with.status == 0, "\(with.output)\(with.error)")
+        #expect(with.output.contains("1 requests checked: 1 passed, 0 failed"), "\(with.output)")
+    }
+
     @Test func seedExamplesPassAndABrokenPushFailsWithItsPointerInJUnitAndJSON() throws {
         let examples = try specExamples()
         #expect(examples.count >= 13, "every spec has an example")

@@ -150,6 +150,11 @@ struct CheckCommand: Subcommand {
         var report = result.report(recording: recordingPath, specsDirectory: specsDirectory)
         let comparison = expectations.map { deliveries.compare(with: $0) }
         if !quiet { print(result.summaryText(), terminator: "") }
+        if let unclaimed = storedVerdicts.unclaimedMessage(config: specs.config) {
+            // Passing with nothing judged would be a false pass: the specs, not the pushes, are wrong.
+            printError("pushproof check: \(unclaimed)")
+            return ExitCode.ioError
+        }
         if let line = storedVerdicts.summaryLine, !quiet { print("\n" + line) }
         if let comparison, let expectPath {
             if !quiet { print(comparison.text(path: expectPath, maxListed: max(maxFailures, 20)), terminator: "") }

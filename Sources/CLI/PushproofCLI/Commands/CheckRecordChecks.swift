@@ -43,11 +43,29 @@ struct StoredVerdictDifferences {
     static let listed = 5
     private(set) var count = 0
     private(set) var firstSequences: [Int] = []
+    /// Apps the recording's verdicts claimed for a product (a spec judged them) that today's
+    /// spec set and configuration do not: product → bundle ids and FCM projects, with how
+    /// many pushes. Checked so, the pushes are "not covered" and nothing is judged: the
+    /// recording was made with another `--spec-config`.
+    private(set) var unclaimed: [String: (bundleIDs: [String], projects: [String], pushes: Int)] = [:]
 
     mutating func compare(stored: JSONValue?, computed: SpecVerdict, sequence: Int) {
         // A verdict without `spec` holds only gateway warnings: the gateway judged nothing.
         guard let stored, let storedSpec = stored[RecordLine.name(RecordLine.Field.spec)] else { return }
         let storedCovered = stored[RecordLine.name(RecordLine.Field.covered)] != .bool(false)
+        if storedCovered, let uncovered = computed.uncovered, let identity = uncovered.identity,
+           let product = storedSpec.stringValue?.split(separator: ".").first.map(String.init) {
+            var entry = unclaimed[product] ?? ([], [], 0)
+            entry.pushes += 1
+            if uncovered.route == "apns" {
+                let bundleID = APNSPushType.allCases.compactMap(\.requiredTopicSuffix).first { identity.hasSuffix($0) }
+                    .map { String(identity.dropLast($0.count)) } ?? identity
+                if !entry.bundleIDs.contains(bundleID) { entry.bundleIDs.append(bundleID) }
+            } else if !entry.projects.contains(identity) {
+                entry.projects.append(identity)
+            }
+            unclaimed[product] = entry
+        }
         let same = !computed.outOfScope && storedSpec.stringValue == computed.specID
             && stored[RecordLine.name(RecordLine.Field.ok)]?.boolValue == computed.violations.isEmpty && storedCovered == (computed.uncovered == nil)
         guard !same else { return }
@@ -64,5 +82,30 @@ struct StoredVerdictDifferences {
 
     func json() -> JSONValue {
         ["count": .number(Double(count)), "first_seqs": .array(firstSequences.map { .number(Double($0)) })]
+    }
+
+    /// Why this check judged less than the recording did, and what to pass; nil when today's
+    /// spec set claims every app the recording's verdicts claimed. `specs` is today's config.
+    func unclaimedMessage(config: JSONValue) -> String? {
+        guard !unclaimed.isEmpty else { return nil }
+        func strings(_ value: JSONValue?) -> [String] { value?.stringValue.map { [$0] } ?? value?.arrayValue?.compactMap(\.stringValue) ?? [] }
+        var override = JSONObject()
+        var named: [String] = []
+        for product in unclaimed.keys.sorted() {
+            let entry = unclaimed[product]!
+            var object = JSONObject()
+            if !entry.bundleIDs.isEmpty {
+                object["bundle_ids"] = .array((strings(config[product]?["bundle_ids"]) + entry.bundleIDs).map { .string($0) })
+            }
+            if !entry.projects.isEmpty {
+                object["fcm_project"] = .array((strings(config[product]?["fcm_project"]) + entry.projects).map { .string($0) })
+            }
+            override[product] = .object(object)
+            named.append("\((entry.bundleIDs + entry.projects.map { "FCM project " + $0 }).joined(separator: ", ")) for \(product) "
+                         + "(\(entry.pushes) push\(entry.pushes == 1 ? "" : "es"))")
+        }
+        return "the recording was judged with specs that claimed \(named.joined(separator: "; ")), which these specs and this "
+            + "configuration do not: those pushes are not judged here. Pass the --spec-config the gateway ran with, or one holding "
+            + JSONValue.object(override).serialized()
     }
 }
