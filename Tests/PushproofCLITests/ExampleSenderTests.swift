@@ -72,9 +72,10 @@ private func scenario(_ name: String) -> String {
         let golden = try FileManager.default.contentsOfDirectory(atPath: specsDirectory + "/scenarios")
             .filter { $0.hasSuffix(".json") }.sorted().map { specsDirectory + "/scenarios/" + $0 }
         #expect(golden.count >= 30)
-        let result = try runExample(golden + [scenario("examples/python-sender/scenarios/transient-503.json")])
+        let result = try runExample(golden + [scenario("examples/python-sender/scenarios/transient-503.json"),
+                                              scenario("examples/python-sender/scenarios/retry-after-429.json")])
         let scenarios = result.report["scenarios"]?.arrayValue ?? []
-        #expect(scenarios.count == golden.count + 1, "\(result.output)")
+        #expect(scenarios.count == golden.count + 2, "\(result.output)")
         for entry in scenarios where entry["passed"]?.boolValue != true {
             let messages = (entry["events"]?.arrayValue ?? []).flatMap { $0["problems"]?.arrayValue ?? [] }
                 .compactMap { $0["message"]?.stringValue }
@@ -138,6 +139,9 @@ private func scenario(_ name: String) -> String {
                   says: "duplicate: yama.message.apns"),
         SeededBug(name: "no-apns-expiration", scenario: "poolse-01-ring-group", findings: ["spec_violation"],
                   says: "at /headers/apns-expiration: apns-expiration is required"),
+        // A retry storm: the 429's Retry-After: 1 is not waited for.
+        SeededBug(name: "ignore-retry-after", scenario: "examples/python-sender/scenarios/retry-after-429.json", findings: ["retry_too_soon"],
+                  says: "with Retry-After: 1 (wait at least 1 s)"),
         // Content bugs: every push fits its spec and says the wrong thing. Only the reference
         // rules as oracle catch them.
         SeededBug(name: "app-name-title", scenario: "concierge-01-team-names-on", findings: ["content"],

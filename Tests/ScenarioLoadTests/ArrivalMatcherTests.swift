@@ -36,6 +36,25 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
         #expect(cleanup.allSatisfy { $0.passed })
     }
 
+    /// A retry of a 429 with Retry-After: 1 that comes 200 ms later is counted, named, and
+    /// fails the scenario's default thresholds; one that waits the second is not.
+    @Test func aRetryBeforeRetryAfterIsCountedAndFailsTheDefaultThresholds() {
+        for (retryAt, tooSoon) in [(200 * ms, true), (1_100 * ms, false)] {
+            var matcher = ArrivalMatcher(graceNanoseconds: 0) { $0 }
+            matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+            var refused = arrival(token: "tok-a", status: 429, reason: "QUOTA_EXCEEDED")
+            refused.retryAfterSeconds = 1
+            matcher.arrive(refused, at: 10 * ms)
+            matcher.arrive(arrival(token: "tok-a"), at: retryAt)
+            let (summary, _) = matcher.finish(plan: plan, played: 1, planned: 1, elapsed: 2_000 * ms, lateAfter: 10 * ms, store: nil)
+            #expect(summary.counts.retriesTooSoon == (tooSoon ? 1 : 0))
+            #expect(summary.notes.contains { $0.contains("retry too soon: push #2 to tok-a came 0.190 s after push #1 was answered 429 "
+                                                          + "QUOTA_EXCEEDED with Retry-After: 1") } == tooSoon, "\(summary.notes)")
+            let report = RunReport(summary: summary, thresholds: Thresholds().withScenarioDefaults())
+            #expect(report.passed == !tooSoon, "\(report.failureMessages)")
+        }
+    }
+
     @Test func aTransientAnswerWaitsForTheRetryAndAWrongSpecIsUnexpected() {
         var matcher = ArrivalMatcher(graceNanoseconds: 0) { $0 }
         matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])

@@ -59,6 +59,28 @@ private func name(_ token: String) -> String { names[token] ?? token }
         #expect(dropped.problems.map(\.kind) == [.droppedOnPayloadError, .missing])
     }
 
+    /// A retry of a 429 or 503 before its Retry-After passed is a finding; one after it is not.
+    @Test func aRetryBeforeRetryAfterIsAFinding() {
+        func answered(_ exchange: ObservedExchange, atSeconds seconds: Double, retryAfter: Int? = nil) -> ObservedExchange {
+            var exchange = exchange
+            exchange.answeredNanos = UInt64(seconds * 1e9)
+            exchange.retryAfterSeconds = retryAfter
+            return exchange
+        }
+        let expected = [ExpectedPush(device: "a-android", token: "tok-a", spec: "poolse.ring.fcm")]
+        let refused = answered(push(1, token: "tok-a", status: 429, reason: "QUOTA_EXCEEDED"), atSeconds: 100, retryAfter: 2)
+        for (retryAt, tooSoon) in [(100.5, true), (102.1, false)] {
+            let verdict = EventJudge.judge(index: 0, type: "call.placed", oracle: "expect", source: nil, expected: expected,
+                                           exchanges: [refused, answered(push(2, token: "tok-a", status: 200), atSeconds: retryAt)],
+                                           cleanup: CleanupState(), deviceName: name)
+            #expect(verdict.problems.map(\.kind) == (tooSoon ? [.retryTooSoon] : []), "\(retryAt): \(verdict.problems)")
+            if tooSoon {
+                #expect(verdict.problems[0].message == "retry too soon: request #2 to alice/a-android came 0.500 s after request #1 was "
+                        + "answered 429 QUOTA_EXCEEDED with Retry-After: 2 (wait at least 2 s)")
+            }
+        }
+    }
+
     @Test func pinnedFieldsAreChecked() throws {
         let expected = ExpectedPush(device: "a-android", token: "tok-a", spec: "poolse.ring.fcm",
                                     fields: [(try #require(JSONPointer("/message/data/reason")), "answered_elsewhere")])

@@ -32,6 +32,8 @@ public struct RunCounts: Sendable, Equatable {
     public var fanOutsIncomplete = 0
     /// Pushes that reached the gateway that no event called for (scenario runs; 0 otherwise).
     public var unexpected = 0
+    /// Retries of a 429 or 503 sent before its Retry-After had passed (scenario runs).
+    public var retriesTooSoon = 0
 
     public init() {}
 }
@@ -354,7 +356,9 @@ extension RunCounts {
     ] }
 
     /// Fields a summary written by an earlier version lacks: read when present.
-    static var laterFields: [(String, WritableKeyPath<RunCounts, Int>)] { [("unexpected", \.unexpected)] }
+    static var laterFields: [(String, WritableKeyPath<RunCounts, Int>)] {
+        [("unexpected", \.unexpected), ("retries_too_soon", \.retriesTooSoon)]
+    }
 
     var json: JSONValue {
         .object(JSONObject((Self.fields + Self.laterFields).map { (key: $0.0, value: JSONValue.number(Double(self[keyPath: $0.1]))) }))

@@ -29,6 +29,8 @@ public enum ThresholdMetric: String, Sendable, CaseIterable {
     case missing = "missing"
     /// Scenario runs: pushes that reached the gateway that no event called for.
     case unexpected = "unexpected"
+    /// Scenario runs: retries of a 429 or 503 sent before its Retry-After had passed.
+    case retriesTooSoon = "retry_too_soon"
 
     /// Other spellings accepted on input.
     static let aliases: [String: ThresholdMetric] = [
@@ -61,6 +63,7 @@ public enum ThresholdMetric: String, Sendable, CaseIterable {
         case .lateIterations: return Double(summary.counts.lateIterations)
         case .missing: return Double(summary.counts.abandoned)
         case .unexpected: return Double(summary.counts.unexpected)
+        case .retriesTooSoon: return Double(summary.counts.retriesTooSoon)
         }
     }
 }
@@ -168,12 +171,13 @@ public struct Thresholds: Sendable, Equatable {
 
     public init(_ thresholds: [Threshold] = []) { self.thresholds = thresholds }
 
-    /// What a scenario run holds unless told otherwise: every expected push arrived, and no
-    /// push came that no event called for (k6's checks as default thresholds). A threshold the
+    /// What a scenario run holds unless told otherwise: every expected push arrived, no push
+    /// came that no event called for, and no retry came before its Retry-After (k6's checks as
+    /// default thresholds). A threshold the
     /// user gives on either metric replaces its default (`--threshold missing<=5`).
     public func withScenarioDefaults() -> Thresholds {
         var all = self
-        for metric in [ThresholdMetric.missing, .unexpected] where !thresholds.contains(where: { $0.metric == metric }) {
+        for metric in [ThresholdMetric.missing, .unexpected, .retriesTooSoon] where !thresholds.contains(where: { $0.metric == metric }) {
             all.thresholds.append(Threshold(metric: metric, comparison: .equal, limit: 0))
         }
         return all

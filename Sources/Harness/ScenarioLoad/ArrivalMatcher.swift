@@ -80,6 +80,12 @@ public struct ArrivalMatcher: Sendable {
     /// Tokens the gateway holds as bad: an FCM INVALID_ARGUMENT for one is about the token.
     public var badTokens: Set<String> = []
     private var deadTokenPushes: [String] = []
+    /// A push answered 429 or 503 with a Retry-After, by device and spec: the retry must not
+    /// come before `until` (`EventJudge.retriesTooSoon` is the same rule in `run`).
+    private var retryNotBefore: [Key: (until: UInt64, refused: Int, answer: String, wait: Int)] = [:]
+    /// Retries that came too soon: how many, and the first few in words.
+    public private(set) var retriesTooSoon = 0
+    private var retriesTooSoonListed: [String] = []
     private let deviceName: @Sendable (String) -> String
 
     /// `deviceName` turns a comparable token into `<person>/<device>` for findings.
@@ -138,6 +144,17 @@ public struct ArrivalMatcher: Sendable {
         }
         let answer = AnswerClass.of(status: exchange.status, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
         let key = Key(token: token, spec: exchange.specID ?? "")
+        if let pending = retryNotBefore.removeValue(forKey: key), at < pending.until {
+            retriesTooSoon += 1
+            if retriesTooSoonListed.count < 5 {
+                let early = Double(pending.until - at) / 1e9
+                retriesTooSoonListed.append("retry too soon: push #\(sequence) to \(deviceName(token)) came \(String(format: "%.3f", Double(pending.wait) - early)) s "
+                                            + "after push #\(pending.refused) was answered \(pending.answer) with Retry-After: \(pending.wait)")
+            }
+        }
+        if exchange.status == 429 || exchange.status == 503, let wait = exchange.retryAfterSeconds, wait > 0 {
+            retryNotBefore[key] = (at &+ UInt64(wait) * 1_000_000_000, sequence, exchange.answer, wait)
+        }
         let eventIndex: Int?
         if answer == .transient {
             // Not an answer for good: the sender retries, and the retry is the push's arrival.
@@ -298,6 +315,7 @@ public struct ArrivalMatcher: Sendable {
         counts.tokensRemoved = tokensRemoved
         counts.abandoned = missing
         counts.unexpected = unexpected
+        counts.retriesTooSoon = retriesTooSoon
         let withPushes = events.filter { $0.expected > 0 }
         counts.fanOuts = withPushes.filter { $0.matched >= $0.expected }.count
         counts.fanOutsFullyDelivered = withPushes.filter { $0.accepted == $0.expected }.count
@@ -311,6 +329,9 @@ public struct ArrivalMatcher: Sendable {
         if missing > 0 { summary.notes.append("\(missing) expected pushes never reached the gateway") }
         if unexpected > 0 { summary.notes.append("\(unexpected) pushes reached the gateway that no event called for") }
         if transientAnswers > 0 { summary.notes.append("\(transientAnswers) transient answers (429, 5xx, resets), retried or not") }
+        if retriesTooSoon > 0 {
+            summary.notes.append("\(retriesTooSoon) retries came before their answer's Retry-After: " + retriesTooSoonListed.joined(separator: "; "))
+        }
 
         var storeProblems: [String] = []
         if let store {

@@ -74,6 +74,7 @@ struct RawArrival: Sendable {
     var body: [UInt8]
     var status: Int
     var reason: String?
+    var retryAfterSeconds: Int?
     var verdict: JSONValue?
     /// Nanoseconds from the run's start.
     var at: UInt64
@@ -100,9 +101,11 @@ public final class ArrivalFeed: Sendable {
     }
 
     /// A push answered now, on this machine's monotonic clock (the embedded gateway).
-    func arrivedNow(route: String, path: String, body: [UInt8], status: Int, reason: String?, verdict: JSONValue?) {
+    func arrivedNow(route: String, path: String, body: [UInt8], status: Int, reason: String?, retryAfterSeconds: Int?,
+                    verdict: JSONValue?) {
         let at = SystemClock.monotonicNanoseconds() &- monotonicOrigin.load(ordering: .relaxed)
-        continuation.yield(RawArrival(route: route, path: path, body: body, status: status, reason: reason, verdict: verdict, at: at))
+        continuation.yield(RawArrival(route: route, path: path, body: body, status: status, reason: reason,
+                                      retryAfterSeconds: retryAfterSeconds, verdict: verdict, at: at))
     }
 
     /// A push the gateway answered at `answeredWallNanos` (its record line's `answered_ns`,
@@ -112,7 +115,7 @@ public final class ArrivalFeed: Sendable {
         guard exchange.isPush else { return }
         let origin = wallOrigin.load(ordering: .relaxed)
         continuation.yield(RawArrival(route: exchange.route, path: exchange.path, body: exchange.body, status: exchange.status,
-                                      reason: exchange.reason, verdict: exchange.verdict,
+                                      reason: exchange.reason, retryAfterSeconds: exchange.retryAfterSeconds, verdict: exchange.verdict,
                                       at: answeredWallNanos &- min(origin, answeredWallNanos)))
     }
 
@@ -128,8 +131,11 @@ final class ArrivalObserver: GatewayObserver {
     func observe(_ exchange: GatewayExchange) {
         guard exchange.route == .apns || exchange.route == .fcm else { return }
         // The body array is shared, not copied.
+        // Read only on a refusal that asks for a wait: the answer's header list is short.
+        let retryAfter = exchange.response.status == 429 || exchange.response.status == 503
+            ? exchange.response.headers.first { $0.name == "retry-after" }.flatMap { Int($0.value) } : nil
         feed.arrivedNow(route: exchange.route.rawValue, path: exchange.request.path, body: exchange.request.body,
-                        status: exchange.response.status, reason: exchange.reason, verdict: exchange.verdict)
+                        status: exchange.response.status, reason: exchange.reason, retryAfterSeconds: retryAfter, verdict: exchange.verdict)
     }
 }
 
@@ -189,8 +195,9 @@ public enum ScenarioLoad {
         let shared = SharedMatcher(matcher)
         let consumer = Task {
             for await raw in stream {
-                let exchange = ObservedExchange(sequence: 0, route: raw.route, path: raw.path, body: raw.body, status: raw.status,
+                var exchange = ObservedExchange(sequence: 0, route: raw.route, path: raw.path, body: raw.body, status: raw.status,
                                                 reason: raw.reason, verdict: raw.verdict)
+                exchange.retryAfterSeconds = raw.retryAfterSeconds
                 let latency = shared.withLock { $0.arrive(exchange, at: raw.at) }
                 progress?.pushArrived(latencyNanoseconds: latency)
             }

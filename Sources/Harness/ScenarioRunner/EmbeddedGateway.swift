@@ -27,6 +27,10 @@ public struct ObservedExchange: Sendable {
     /// The gateway's own explanation of a refusal (`detail` in the record line): "the
     /// signature is 71 bytes, not 64: DER-encoded?".
     public var detail: String?
+    /// The answer's `retry-after` in seconds: how long the client must wait before it retries.
+    public var retryAfterSeconds: Int?
+    /// When the gateway decided the answer, Unix nanoseconds (0: not known).
+    public var answeredNanos: UInt64 = 0
     public var fault: String?
     /// The spec verdict as recorded (`spec`, `ok`, `violations`).
     public var verdict: JSONValue?
@@ -93,11 +97,13 @@ final class ExchangeLog: GatewayObserver {
 
     func observe(_ exchange: GatewayExchange) {
         state.withLock { state in
-            let observed = ObservedExchange(
+            var observed = ObservedExchange(
                 sequence: state.total + 1, route: exchange.route.rawValue, path: exchange.request.path,
                 headers: exchange.request.headers.map { ($0.name, $0.value) }, body: exchange.request.body,
                 status: exchange.response.status, reason: exchange.reason, detail: exchange.detail, fault: exchange.fault,
                 verdict: exchange.verdict, readingToken: false)
+            observed.answeredNanos = exchange.answeredNanos
+            observed.retryAfterSeconds = exchange.response.headers.first { $0.name == "retry-after" }.flatMap { Int($0.value) }
             if observed.isPush, observed.accepted { state.acceptedPushes += 1 }
             if retaining {
                 state.exchanges.append(observed)

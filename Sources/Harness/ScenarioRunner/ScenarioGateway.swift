@@ -62,5 +62,7 @@ extension ObservedExchange {
         guard let line = try? RecordLine(decoding: value), let sequence = line.sequence, let status = line.status else { return nil }
         self.init(sequence: sequence, route: line.route, path: line.path, headers: line.headers, body: line.body, status: status,
                   reason: line.reason, detail: line.detail, fault: line.fault, verdict: line.verdict)
+        retryAfterSeconds = line.retryAfterSeconds
+        answeredNanos = line.answeredNanos ?? 0
     }
 }

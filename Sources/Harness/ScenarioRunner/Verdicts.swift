@@ -70,6 +70,8 @@ public struct Problem: Sendable, Equatable {
         case storeMismatch = "store_mismatch", sender
         /// A push that says something other than the reference rules' push for its device.
         case content
+        /// A retry sent before the Retry-After of the 429 or 503 it follows had passed.
+        case retryTooSoon = "retry_too_soon"
     }
 
     public var kind: Kind
@@ -260,6 +262,7 @@ public enum EventJudge {
                 }
             }
         }
+        problems += retriesTooSoon(pushes, deviceName: deviceName)
         // No push to a token already answered gone or bad.
         for push in pushes where !cleanup.dead.isEmpty {
             guard let token = push.token.map(AddressedDevice.comparable), let death = cleanup.dead[token] else { continue }
@@ -272,6 +275,28 @@ public enum EventJudge {
         }
         return EventVerdict(index: index, type: type, oracle: oracle, source: source, expected: expected, delivered: delivered,
                             problems: problems)
+    }
+
+    /// Apple and Google both ask a sender to wait what a 429 or 503's `Retry-After` says
+    /// before it tries again; a retry storm is what a launch-day run must catch. A retry is the
+    /// next push to the same device of the same spec. Measured between the two answers: the
+    /// retry arrived before its own answer, so a gap shorter than the wait is always a true
+    /// finding (a latency fault on the retry can only hide one).
+    static func retriesTooSoon(_ pushes: [ObservedExchange], deviceName: (String) -> String) -> [Problem] {
+        var problems: [Problem] = []
+        for (index, refused) in pushes.enumerated() where refused.status == 429 || refused.status == 503 {
+            guard let wait = refused.retryAfterSeconds, wait > 0, refused.answeredNanos > 0,
+                  let token = refused.token.map(AddressedDevice.comparable) else { continue }
+            guard let retry = pushes[(index + 1)...].first(where: {
+                $0.token.map(AddressedDevice.comparable) == token && $0.specID == refused.specID
+            }), retry.answeredNanos >= refused.answeredNanos else { continue }
+            let gap = Double(retry.answeredNanos - refused.answeredNanos) / 1e9
+            guard gap < Double(wait) else { continue }
+            problems.append(Problem(.retryTooSoon, "retry too soon: request #\(retry.sequence) to \(deviceName(token)) came "
+                                    + String(format: "%.3f", gap) + " s after request #\(refused.sequence) was answered \(refused.answer) "
+                                    + "with Retry-After: \(wait) (wait at least \(wait) s)"))
+        }
+        return problems
     }
 
     /// Device names are `<person>/<device>`: same person, same prefix.

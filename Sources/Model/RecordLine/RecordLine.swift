@@ -70,6 +70,10 @@ public struct RecordLine: Sendable {
     public var status: Int?
     public var reason: String?
     public var detail: String?
+    /// The answer's `retry-after` in whole seconds (a 429 or 503 asking the client to wait).
+    public var retryAfterSeconds: Int?
+    /// When the answer was decided, Unix nanoseconds on the gateway's clock (`answered_ns`).
+    public var answeredNanos: UInt64?
     /// The injected fault that shaped the answer (`latency`, `status:503`, …), if any.
     public var fault: String?
     /// What the gateway stored (`serve --specs`): spec id, ok, violations, gateway_warnings.

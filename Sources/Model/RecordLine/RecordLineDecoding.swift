@@ -94,6 +94,9 @@ extension RecordLine {
         }
         reason = try optionalString(Field.reason, in: response)
         detail = try optionalString(Field.detail, in: response)
+        let responseHeaders = (try? Self.headers(response?[Self.name(Field.headers)], field: "response.headers")) ?? []
+        retryAfterSeconds = responseHeaders.first { $0.name == "retry-after" }.flatMap { Int($0.value) }
+        answeredNanos = member(Field.answeredNanos)?.doubleValue.flatMap { $0 >= 0 ? UInt64($0) : nil }
         fault = try optionalString(Field.fault, in: value)
 
         switch member(Field.verdict) {

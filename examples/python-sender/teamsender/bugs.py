@@ -20,6 +20,7 @@ KNOWN = {
     "delete-on-503": "a token is deleted after a 503, so it is never pushed again",
     "retry-whole-batch": "a retry resends the whole batch, so pushes already accepted arrive twice",
     "no-apns-expiration": "poolse: the ring goes without apns-expiration",
+    "ignore-retry-after": "a 429 or 503 is retried after the sender's own short backoff, not the answer's Retry-After",
     # Content bugs: each push still fits its spec's schema and rules, and says the wrong thing.
     "app-name-title": "Concierge: a team reply is titled with the app's name although Show team names is on",
     "unread-counts-new-twice": "poolse: the new message is counted twice in the badge and unread_total",

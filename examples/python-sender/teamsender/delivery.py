@@ -105,7 +105,7 @@ class Deliverer:
                 break
             if self.bugs.on("retry-whole-batch"):
                 again = pending
-            self.sleep(self.retry.delay(attempt, wait_hint))
+            self.sleep(self.retry.delay(attempt, None if self.bugs.on("ignore-retry-after") else wait_hint))
             pending = again
             attempt += 1
         return delivered
