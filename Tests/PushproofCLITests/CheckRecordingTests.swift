@@ -64,7 +64,8 @@ import Testing
     }
 
     @Test func storedVerdictsThatDifferFromTodaysAreCountedNotFailed() throws {
-        let stale = #"{"spec":"poolse.ring.apns","ok":true,"violations":[]}"#
+        // Claimed then (judged unmatched), not claimed today: the verdict differs, today's counts.
+        let stale = #"{"spec":null,"ok":false,"violations":[]}"#
         let sameAsToday = #"{"spec":null,"ok":true,"covered":false,"violations":[]}"#
         let warningsOnly = #"{"gateway_warnings":[]}"#
         let text = (1...7).map { Self.line(seq: $0, verdict: $0 == 6 ? sameAsToday : $0 == 7 ? warningsOnly : stale) }.joined()
@@ -74,6 +75,16 @@ import Testing
                 "\(result.output)")
         let agreeing = try Self.check(Self.line(seq: 1, verdict: sameAsToday))
         #expect(!agreeing.output.contains("stored verdicts"))
+    }
+
+    /// A push a spec judged when it was recorded, which today's specs do not claim: checking it
+    /// would pass with nothing judged, so check says which app and what to pass, and exits 2.
+    @Test func aPushJudgedThenAndNotClaimedTodayExits2NamingTheApp() throws {
+        let judged = #"{"spec":"poolse.ring.apns","ok":true,"violations":[]}"#
+        let result = try Self.check(Self.line(seq: 1, verdict: judged) + Self.line(seq: 2, verdict: judged))
+        #expect(result.status == 2, "\(result.output)\(result.error)")
+        #expect(result.error.contains("the recording was judged with specs that claimed com.nobody.app for poolse (2 pushes)"), "\(result.error)")
+        #expect(result.error.contains(#"{"poolse":{"bundle_ids":["com.example.loop","com.nobody.app"]}}"#), "\(result.error)")
     }
 
     @Test func showNamesUnreadableLinesAndExits2() throws {

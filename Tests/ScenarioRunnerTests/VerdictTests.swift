@@ -81,6 +81,19 @@ private func name(_ token: String) -> String { names[token] ?? token }
         }
     }
 
+    @Test func pinnedHeadersAreChecked() {
+        var expected = ExpectedPush(device: "a-android", token: "tok-a", spec: "poolse.ring.fcm")
+        expected.headers = [("apns-collapse-id", "missed-k1"), ("apns-expiration", nil)]
+        var sent = push(1, token: "tok-a", status: 200)
+        sent.headers = [("apns-collapse-id", "k1"), ("apns-expiration", "0")]
+        let verdict = EventJudge.judge(index: 1, type: "call.ended", oracle: "expect", source: nil, expected: [expected],
+                                       exchanges: [sent], cleanup: CleanupState(), deviceName: name)
+        #expect(verdict.problems.map(\.message) == [
+            "poolse.ring.fcm to a-android at header apns-collapse-id: expected \"missed-k1\", found \"k1\"",
+            "poolse.ring.fcm to a-android at header apns-expiration: expected none, found \"0\"",
+        ])
+    }
+
     @Test func pinnedFieldsAreChecked() throws {
         let expected = ExpectedPush(device: "a-android", token: "tok-a", spec: "poolse.ring.fcm",
                                     fields: [(try #require(JSONPointer("/message/data/reason")), "answered_elsewhere")])

@@ -66,7 +66,7 @@ extension GatewayOpening {
     /// a `pushproof serve` reports it in `GET /status`) cannot judge this scenario's pushes,
     /// with what to pass; nil when its product claims the scenario's app.
     public func unclaimedApp(specConfig: JSONValue) -> String? {
-        func strings(_ value: JSONValue?) -> [String] { value?.stringValue.map { [$0] } ?? value?.arrayValue?.compactMap(\.stringValue) ?? [] }
+        let strings = ProductIdentities.strings
         let entry = specConfig[product]
         var bundleIDs = strings(entry?["bundle_ids"]), projects = strings(entry?["fcm_project"])
         let missingBundle = !bundleIDs.contains(bundleID)

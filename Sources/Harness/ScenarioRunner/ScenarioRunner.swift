@@ -143,8 +143,10 @@ public enum ScenarioRunner {
                 source = entry?.source
                 expected = (entry?.deliveries ?? []).map { delivery in
                     let token = tokenOfDevice[delivery.device]!
-                    return ExpectedPush(device: deviceName(token), token: token, spec: delivery.spec,
-                                 fields: delivery.fields, source: delivery.source)
+                    var push = ExpectedPush(device: deviceName(token), token: token, spec: delivery.spec,
+                                            fields: delivery.fields, source: delivery.source)
+                    push.headers = delivery.headers
+                    return push
                 }
             } else {
                 expected = decided.compactMap { push in

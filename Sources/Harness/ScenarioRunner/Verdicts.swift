@@ -12,6 +12,8 @@ public struct ExpectedPush: Sendable {
     public var token: String
     public var spec: String
     public var fields: [(pointer: JSONPointer, value: JSONValue)]
+    /// Pinned request headers (lowercase names; nil: absent).
+    public var headers: [(name: String, value: String?)] = []
     public var source: String?
     /// The reference rules' push for this device, when they are the oracle: what the sender's
     /// push must say (`PushSpec.compareContent`).
@@ -234,11 +236,19 @@ public enum EventJudge {
                                         source: violation["source"]?.stringValue))
             }
         }
-        // Pinned fields hold on the accepted push.
-        for entry in expected where !entry.fields.isEmpty {
+        // Pinned fields and headers hold on the accepted push.
+        for entry in expected where !entry.fields.isEmpty || !entry.headers.isEmpty {
             guard let push = pushes.first(where: {
                 $0.accepted && $0.specID == entry.spec && $0.token.map(AddressedDevice.comparable) == AddressedDevice.comparable(entry.token)
             }) else { continue }
+            for (name, value) in entry.headers {
+                let found = push.headers.first { $0.name == name }?.value
+                if found != value {
+                    problems.append(Problem(.field, "\(entry.spec) to \(entry.device) at header \(name): expected "
+                                            + (value.map { JSONValue.string($0).serialized() } ?? "none") + ", found "
+                                            + (found.map { JSONValue.string($0).serialized() } ?? "none"), source: entry.source ?? source))
+                }
+            }
             let body = (try? JSONParser.parse(push.body)) ?? .null
             for (pointer, value) in entry.fields {
                 let found = pointer.resolve(in: body)

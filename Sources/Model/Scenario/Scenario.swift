@@ -257,12 +257,17 @@ public struct ExpectedDelivery: Sendable {
     public var spec: String
     /// Body values that must hold, by JSON Pointer into the request body.
     public var fields: [(pointer: JSONPointer, value: JSONValue)]
+    /// Request headers that must hold, by lowercase name (`apns-collapse-id`): the value, or
+    /// nil for "absent".
+    public var headers: [(name: String, value: String?)]
     public var source: String?
 
-    public init(device: String, spec: String, fields: [(pointer: JSONPointer, value: JSONValue)] = [], source: String? = nil) {
+    public init(device: String, spec: String, fields: [(pointer: JSONPointer, value: JSONValue)] = [],
+                headers: [(name: String, value: String?)] = [], source: String? = nil) {
         self.device = device
         self.spec = spec
         self.fields = fields
+        self.headers = headers
         self.source = source
     }
 }

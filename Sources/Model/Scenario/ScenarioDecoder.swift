@@ -437,7 +437,7 @@ struct ScenarioReader {
         guard fields.has("deliveries") else { throw fields.fail("deliveries", "required (an array; [] for none)") }
         var deliveries: [ExpectedDelivery] = []
         var seen: Set<String> = []
-        for delivery in try fields.objects("deliveries", allowed: ["device", "spec", "fields", "source"]) {
+        for delivery in try fields.objects("deliveries", allowed: ["device", "spec", "fields", "headers", "source"]) {
             let device = try delivery.requiredString("device")
             guard deviceIDs.contains(device) else { throw delivery.fail("device", "unknown device \"\(device)\"") }
             let spec = try delivery.requiredString("spec")
@@ -453,7 +453,18 @@ struct ScenarioReader {
                     pinned.append((pointer, expected))
                 }
             }
-            deliveries.append(ExpectedDelivery(device: device, spec: spec, fields: pinned, source: try delivery.string("source")))
+            var pinnedHeaders: [(name: String, value: String?)] = []
+            if let headerMap = try delivery.object("headers") {
+                for (name, expected) in headerMap.object {
+                    switch expected {
+                    case .string(let value): pinnedHeaders.append((name.lowercased(), value))
+                    case .null: pinnedHeaders.append((name.lowercased(), nil))
+                    default: throw headerMap.fail(name, "a header's value is a string (null: the header must be absent)")
+                    }
+                }
+            }
+            deliveries.append(ExpectedDelivery(device: device, spec: spec, fields: pinned, headers: pinnedHeaders,
+                                               source: try delivery.string("source")))
         }
         return EventExpectation(event: event, source: try fields.string("source"), deliveries: deliveries)
     }

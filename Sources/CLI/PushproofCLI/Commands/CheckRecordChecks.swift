@@ -88,7 +88,7 @@ struct StoredVerdictDifferences {
     /// spec set claims every app the recording's verdicts claimed. `specs` is today's config.
     func unclaimedMessage(config: JSONValue) -> String? {
         guard !unclaimed.isEmpty else { return nil }
-        func strings(_ value: JSONValue?) -> [String] { value?.stringValue.map { [$0] } ?? value?.arrayValue?.compactMap(\.stringValue) ?? [] }
+        let strings = ProductIdentities.strings
         var override = JSONObject()
         var named: [String] = []
         for product in unclaimed.keys.sorted() {

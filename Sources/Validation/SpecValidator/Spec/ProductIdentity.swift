@@ -14,7 +14,7 @@ import PushModel
 /// A bundle id names one app, so it belongs to one product. An FCM project may hold several
 /// apps (the v1 path names only the project; the token names the app), so several products may
 /// list one project: a push to it is then tried against all of their specs.
-struct ProductIdentities: Sendable {
+public struct ProductIdentities: Sendable {
     /// APNs topic → the product (one) claiming it: every bundle id, and every bundle id with each
     /// suffix a push type demands, so a request costs one lookup and no String of its own.
     private let topics: [String: [Int]]
@@ -55,8 +55,9 @@ struct ProductIdentities: Sendable {
             .sorted { $0.project < $1.project }
     }
 
-    /// A string, or an array of strings; anything else lists nothing.
-    static func strings(_ value: JSONValue?) -> [String] {
+    /// A string, or an array of strings; anything else lists nothing (how `bundle_ids` and
+    /// `fcm_project` are read, for anyone who reads a spec config).
+    public static func strings(_ value: JSONValue?) -> [String] {
         if let text = value?.stringValue { return [text] }
         return value?.arrayValue?.compactMap(\.stringValue) ?? []
     }
