@@ -160,6 +160,24 @@ set -e
 echo "(pushproof run exit status $status: 1 is expected here, the sender's bug is caught)"
 [ "$status" = 1 ]
 
+say "Your own app, no expect: the reference rules say what each push must carry, and a wrong title is caught"
+python3 - Specs/scenarios/concierge-01-team-names-on.json "$OUT/own-app.json" <<'PY'
+import json, sys
+scenario = json.load(open(sys.argv[1]))
+del scenario["expect"]
+scenario["app"] = {"bundle_id": "com.acme.shop", "fcm_project": "acme-shop"}
+json.dump(scenario, open(sys.argv[2], "w"), indent=1)
+print('app: com.acme.shop / acme-shop, expect removed')
+PY
+"$PUSHPROOF" run "$OUT/own-app.json" --sender-dir . --sender-cmd "python3 examples/python-sender/adapter.py"
+set +e
+"$PUSHPROOF" run "$OUT/own-app.json" --quiet --sender-dir . \
+    --sender-cmd "PUSHPROOF_EXAMPLE_BUG=app-name-title python3 examples/python-sender/adapter.py"
+status=$?
+set -e
+echo "(pushproof run exit status $status: 1 is expected here, the title says the app's name where the rules say the team member's)"
+[ "$status" = 1 ]
+
 say "A scenario as load: drive --scenario plays 40 messages to a generated 200-person group at 20 messages/s"
 python3 - Benchmarks/scenarios/message-storm-1000.json "$OUT/storm-200.json" <<'PY'
 import json, sys
