@@ -6,7 +6,8 @@ import JSON
 import MockGateway
 import PushproofTestSupport
 import Scenario
-import ScenarioRunner
+@testable import ScenarioRunner
+import Glibc
 import Testing
 
 private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -183,6 +184,38 @@ for line in sys.stdin:
         }
         #expect(gone, "the background worker \(pid) still runs after the run ended")
         if !gone { kill(pid, SIGKILL) }
+    }
+
+    /// A shell that exits while a child it started keeps the protocol's stdout open: the exit
+    /// and its status are noticed at once, not at the 10 s timeout.
+    @Test func anExitIsNoticedAtOnceWhenAChildHoldsStdoutOpen() async throws {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let report = try await run("sleep 30 & echo 'cannot reach the queue' >&2; exit 3")
+        expectStopped(report, ["exited with status 3", "hello", "[sender] cannot reach the queue"])
+        #expect(clock.now - started < .seconds(5), "noticed at once, not at --sender-timeout")
+    }
+
+    /// An adapter writing stderr without a newline is forwarded in pieces of at most 64 KiB:
+    /// what is kept stays bounded (20 pieces), and the error quotes what it wrote.
+    @Test func stderrWithoutANewlineIsForwardedInBoundedPieces() async throws {
+        let report = try await run("head -c 300000 /dev/zero | tr '\\0' x >&2; exit 4")
+        expectStopped(report, ["exited with status 4", "its last stderr lines", "bytes)"])
+        #expect(!(report.aborted ?? "").contains("wrote nothing"))
+        #expect((report.aborted ?? "").utf8.count < 20 * 400, "quoted in part: \((report.aborted ?? "").utf8.count) bytes")
+
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let sink = open("/dev/null", O_WRONLY)
+        defer { Glibc.close(sink) }
+        let tail = StderrTail(fd: ends[0], prefix: "", output: sink)
+        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20)
+        for _ in 0..<4 { _ = chunk.withUnsafeBytes { write(ends[1], $0.baseAddress!, $0.count) } }
+        Glibc.close(ends[1])
+        for _ in 0..<500 where !tail.finished { usleep(10_000) }
+        #expect(tail.finished)
+        #expect(tail.lines.count == StderrTail.kept)
+        #expect(tail.lines.allSatisfy { $0.utf8.count <= StderrTail.pieceLimit }, "\(tail.lines.map(\.utf8.count).max() ?? 0)")
     }
 
     /// The text of the file `name` in the adapter's folder, once it exists and is not empty

@@ -152,18 +152,25 @@ final class AdapterProcess: Sendable {
         }
     }
 
+    /// Waits until `fd` is ready, the deadline passes, or the process (the shell, the group's
+    /// leader) has exited with nothing left to read: a child it left holding the pipe open must
+    /// not hide the exit until the timeout, losing its status and message.
     private func wait(for fd: Int32, events: Int16, deadline: ContinuousClock.Instant) throws(AdapterIOFailure) {
         while true {
             let left = ContinuousClock.now.duration(to: deadline)
             guard left > .zero else { throw .timedOut }
             let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1,
-                                         Int64(Int32.max)))
+                                         Self.exitCheckMilliseconds))
             var entry = pollfd(fd: fd, events: events, revents: 0)
             let ready = poll(&entry, 1, milliseconds)
             if ready > 0 { return }  // readable, or hung up: the read or write says which
             if ready < 0, errno != EINTR { throw .failed(String(cString: strerror(errno))) }
+            if ready == 0, exitStatus != nil { throw .closed }
         }
     }
+
+    /// How often a wait looks whether the process has exited.
+    static let exitCheckMilliseconds: Int64 = 20
 
     /// Waits up to `timeout` for the process to exit; its status, or nil if it still runs.
     func waitForExit(timeout: Duration) async -> Int32? {
@@ -316,25 +323,37 @@ struct LineBuffer {
 
     /// Appends bytes already read (tests, and callers reading by other means).
     mutating func append(_ more: [UInt8]) { bytes += more }
+
+    /// Everything not yet handed out, as one piece (a line too long to wait for its newline).
+    mutating func takeRest() -> [UInt8] {
+        let rest = Array(bytes[start...])
+        bytes.removeAll(keepingCapacity: true)
+        (start, scanned) = (0, 0)
+        return rest
+    }
 }
 
 /// Forwards an adapter's stderr to ours, line by line with a prefix, on a thread of its own
 /// (the adapter must never block on a full stderr pipe), and keeps the last lines.
 final class StderrTail: Sendable {
     static let kept = 20
+    /// A stderr line longer than this is forwarded (and kept) in pieces of this size: an adapter
+    /// that writes without a newline must not grow our memory (issue 19: 3.4 GB in 10 s).
+    static let pieceLimit = 64 << 10
     private struct State {
         var lines: [String] = []
         var finished = false
     }
     private let state = Mutex(State())
 
-    init(fd: Int32, prefix: String) {
+    /// `output`: where the lines go (our stderr; tests give another descriptor).
+    init(fd: Int32, prefix: String, output: Int32 = 2) {
         let thread = Thread { [self] in
             var buffer = LineBuffer()
             func emit(_ line: [UInt8]) {
                 let text = String(decoding: line, as: UTF8.self)
                 var out = Array((prefix + text + "\n").utf8)
-                _ = out.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress!, $0.count) }
+                _ = out.withUnsafeMutableBytes { Glibc.write(output, $0.baseAddress!, $0.count) }
                 state.withLock { state in
                     state.lines.append(text)
                     if state.lines.count > Self.kept { state.lines.removeFirst(state.lines.count - Self.kept) }
@@ -345,6 +364,7 @@ final class StderrTail: Sendable {
                 if read < 0, errno == EINTR { continue }
                 if read <= 0 { break }
                 while let line = buffer.nextLine() { emit(line) }
+                if buffer.count >= Self.pieceLimit { emit(buffer.takeRest()) }
             }
             if buffer.count > 0 {
                 buffer.append([UInt8(ascii: "\n")])

@@ -171,11 +171,19 @@ public final class AdapterSender: ScenarioSender {
         if let process {
             let lines = await process.lastStderrLines()
             await process.stop()
+            // A line can be a 64 KiB piece of output that had no newline: quoted in part.
+            func quoted(_ line: String) -> String {
+                line.utf8.count <= Self.quotedLineLimit ? line
+                    : String(decoding: line.utf8.prefix(Self.quotedLineLimit), as: UTF8.self) + "… (\(line.utf8.count) bytes)"
+            }
             text += lines.isEmpty ? "; it wrote nothing to stderr"
-                : "; its last stderr lines:\n" + lines.map { "    \(launch.stderrPrefix)\($0)" }.joined(separator: "\n")
+                : "; its last stderr lines:\n" + lines.map { "    \(launch.stderrPrefix)\(quoted($0))" }.joined(separator: "\n")
         }
         return SenderError(text)
     }
+
+    /// How much of one stderr line an error quotes.
+    static let quotedLineLimit = 300
 
     static func seconds(_ duration: Duration) -> String {
         let seconds = RunTiming.seconds(duration)
