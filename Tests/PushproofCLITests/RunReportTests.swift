@@ -83,6 +83,27 @@ import Testing
         #expect((gone["count"]?.intValue ?? 0) > 0)
     }
 
+    /// Files named relative to where `run` starts reach an adapter running elsewhere (the
+    /// scenario's folder) as absolute paths; report files create their folders.
+    @Test func relativeCredentialPathsReachTheAdapterAndReportFoldersAreMade() throws {
+        let directory = try TemporaryDirectory("run-external-relative")
+        let (serve, credentials) = try serveTrustingCredentials(in: directory, ["--specs", specsDirectory])
+        defer { _ = serve.stop() }
+        let certificate = try #require(serve.certificatePath)
+        let relative = { (path: String) in String(path.dropFirst(directory.path.count + 1)) }
+        #expect(!relative(credentials).hasPrefix("/"))
+        let golden = specsDirectory + "/scenarios/poolse-25-gone-token.json"
+        let result = try pushproof(["run", golden, "--specs", specsDirectory, "--gateway", serve.baseURL, "--admin", serve.adminURL,
+                                    "--ca", relative(certificate), "--apns-key", relative(credentials) + "/apns-key.p8",
+                                    "--key-id", "ABC123DEFG", "--team-id", "TEAM123456",
+                                    "--service-account", relative(credentials) + "/service-account.json",
+                                    "--html", "out/reports/run.html", "--json", "out/reports/run.json",
+                                    "--sender-cmd", "'\(pushproofExecutable())' adapter"], directory: directory.path)
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(FileManager.default.fileExists(atPath: directory.file("out/reports/run.html")))
+        #expect(FileManager.default.fileExists(atPath: directory.file("out/reports/run.json")))
+    }
+
     /// A scenario of the team's own app against `serve`: refused up front, naming the bundle id
     /// and the --spec-config to pass, while serve's specs do not claim it; passing once they do.
     @Test func aScenarioOfTheTeamsOwnAppNeedsServeToClaimIt() throws {

@@ -14,9 +14,11 @@ struct ReportFiles {
         write(path) { try Data(text().utf8).write(to: URL(fileURLWithPath: path)) }
     }
 
-    /// Runs `body`, which writes `path` its own way.
+    /// Runs `body`, which writes `path` its own way, once the folder `path` names exists
+    /// (`--html out/run.html` makes `out/`).
     mutating func write(_ path: String, using body: () throws -> Void) {
         do {
+            try createParentDirectory(of: path)
             try body()
         } catch {
             printError("pushproof \(command): cannot write \(path): \(error.localizedDescription)")

@@ -183,8 +183,14 @@ struct CheckCommand: Subcommand {
         print(totals)
         do {
             let extra = comparison.map { [$0.junitTestcase(path: expectPath ?? "")] } ?? []
-            if let junitPath { try Data(result.junitXML(extra: extra).utf8).write(to: URL(fileURLWithPath: junitPath)) }
-            if let jsonPath { try Data(report.serialized().utf8 + [0x0A]).write(to: URL(fileURLWithPath: jsonPath)) }
+            if let junitPath {
+                try createParentDirectory(of: junitPath)
+                try Data(result.junitXML(extra: extra).utf8).write(to: URL(fileURLWithPath: junitPath))
+            }
+            if let jsonPath {
+                try createParentDirectory(of: jsonPath)
+                try Data(report.serialized().utf8 + [0x0A]).write(to: URL(fileURLWithPath: jsonPath))
+            }
         } catch {
             printError("pushproof check: cannot write a report: \(error.localizedDescription)")
             return ExitCode.ioError

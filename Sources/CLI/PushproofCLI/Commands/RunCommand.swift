@@ -113,9 +113,15 @@ struct RunCommand: Subcommand {
             values[name] = value
         }
         let admin = try AdminClient(url: values["admin"]!)
+        // The files as absolute paths: an adapter runs in the scenario's folder (or
+        // --sender-dir), where a path relative to ours names nothing.
+        func absolute(_ path: String?) -> String {
+            guard let path, !path.isEmpty else { return "" }
+            return URL(fileURLWithPath: path).standardizedFileURL.path
+        }
         var access = GatewayAccess(apnsURL: base, fcmURL: base, tokenURL: arguments.value("token-url") ?? base + "/token",
-                                   caFile: values["ca"] ?? "", apnsKeyFile: values["apns-key"]!, apnsKeyID: values["key-id"]!,
-                                   apnsTeamID: values["team-id"]!, serviceAccountFile: values["service-account"]!)
+                                   caFile: absolute(values["ca"]), apnsKeyFile: absolute(values["apns-key"]), apnsKeyID: values["key-id"]!,
+                                   apnsTeamID: values["team-id"]!, serviceAccountFile: absolute(values["service-account"]))
         access.h2c = h2c
         return (admin, access)
     }
