@@ -87,6 +87,20 @@ import Testing
         #expect(h.observer.last?.detail == "iat is 4000 s old (a provider token is valid for 3600 s)")
     }
 
+    /// Apple takes a token issued within the last hour: one issued a day ahead is refused (it
+    /// would be good for 25 hours), a few seconds of clock skew are not.
+    @Test func anIatInTheFutureIsRefusedBeyondAMinuteOfSkew() throws {
+        let h = try Harness(try authConfiguration())
+        let ahead = try Self.token(issuedAt: .number(Double(h.clock.nowSeconds + 86_400)))
+        let response = h.push(headers: ["authorization": "bearer \(ahead)"])
+        #expect(response.status == 403)
+        #expect(reason(response) == "InvalidProviderToken")
+        #expect(h.observer.last?.detail?.hasPrefix("iat is 86400 s in the future") == true, "\(h.observer.last?.detail ?? "")")
+        let skewed = try Self.token(issuedAt: .number(Double(h.clock.nowSeconds + 30)))
+        let fresh = try Harness(try authConfiguration())
+        #expect(fresh.push(headers: ["authorization": "bearer \(skewed)"]).status == 200)
+    }
+
     @Test func anIntegerIatHasNoNote() throws {
         let h = try Harness(try authConfiguration())
         #expect(h.push(headers: ["authorization": "bearer \(h.providerToken())"]).status == 200)

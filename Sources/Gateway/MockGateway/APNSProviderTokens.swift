@@ -102,6 +102,9 @@ final class APNSProviderTokenAuthority: Sendable {
 
     /// Apple: a token is valid for an hour after `iat`.
     static let tokenLifetimeSeconds: Int64 = 3600
+    /// Apple takes a token issued within the last hour: an `iat` ahead of the gateway's clock by
+    /// more than this (a sender's clock drifting, or a token minted "for later") is refused.
+    static let allowedFutureSkewSeconds: Int64 = 60
     /// Apple: refresh no more often than every 20 minutes.
     static let minimumRefreshIntervalSeconds: Int64 = 1200
     /// Bounded so a sender minting a token per request cannot grow memory without limit.
@@ -197,8 +200,13 @@ final class APNSProviderTokenAuthority: Sendable {
         return .success(verified)
     }
 
-    /// ExpiredProviderToken when the token is over an hour old at `now`.
+    /// ExpiredProviderToken when the token is over an hour old at `now`; InvalidProviderToken
+    /// when it was issued in the future (it would otherwise be valid for more than an hour).
     private func expiry(of verified: VerifiedProviderToken, now: Int64) -> TokenRejection? {
+        if verified.issuedAtSeconds > now + Self.allowedFutureSkewSeconds {
+            return .init(.invalidProviderToken, .issuedInFuture, "iat is \(verified.issuedAtSeconds - now) s in the future "
+                         + "(Apple takes a token issued within the last hour; \(Self.allowedFutureSkewSeconds) s of clock skew are allowed)")
+        }
         let age = now - verified.issuedAtSeconds
         guard age > Self.tokenLifetimeSeconds else { return nil }
         return .init(.expiredProviderToken, .expired, "iat is \(age) s old (a provider token is valid for \(Self.tokenLifetimeSeconds) s)")
