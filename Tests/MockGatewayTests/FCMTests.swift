@@ -314,6 +314,46 @@ struct GoogleErrorBody {
         }
     }
 
+    /// Google: an access token sends for its service account's project (from its email), or for
+    /// one that granted the account the role (`send_to_projects`); another project is 403
+    /// PERMISSION_DENIED, even where the gateway serves every project.
+    @Test func anAccessTokenSendsOnlyForItsAccountsProjectOrAGrantedOne() throws {
+        for granted in [false, true] {
+            var configuration = try Self.configuration()
+            configuration.fcm.projectID = nil
+            configuration.fcm.serviceAccounts[0].grantedProjects = granted ? ["other-project"] : []
+            let h = try Harness(configuration)
+            let response = Self.token(h, body: Self.form(try Self.assertion(iat: Int(h.clock.nowSeconds))))
+            let accessToken = try #require(json(response)?["access_token"]?.stringValue)
+            #expect(h.fcm(#"{"message":{"topic":"a"}}"#, project: "demo-project", authorization: "Bearer \(accessToken)").status == 200)
+            let other = h.fcm(#"{"message":{"topic":"a"}}"#, project: "other-project", authorization: "Bearer \(accessToken)")
+            if granted {
+                #expect(other.status == 200)
+            } else {
+                #expect(other.status == 403)
+                #expect(GoogleErrorBody(other).status == "PERMISSION_DENIED")
+                #expect(GoogleErrorBody(other).message?.contains("'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/other-project'") == true)
+                #expect(h.observer.last?.detail?.contains("a service account of project demo-project") == true, "\(h.observer.last?.detail ?? "")")
+            }
+        }
+    }
+
+    /// Tokens past their lifetime leave the store as new ones are issued, from the oldest on,
+    /// and at most `capacity` live ones are kept: a sender fetching a token per push costs the
+    /// gateway a bounded map, not a growing one.
+    @Test func theAccessTokenStoreDropsExpiredTokensFirstAndKeepsAtMostItsCapacity() {
+        let store = AccessTokenStore(capacity: 1000)
+        func issued(expiring at: Int64) -> IssuedAccessToken { IssuedAccessToken(clientEmail: "a", expiresAtSeconds: at, hasMessagingScope: true) }
+        for i in 0..<500 { store.insert("old-\(i)", issued(expiring: 100), now: 0) }
+        // At 200 the first 500 have expired: each insert drops them from the front.
+        for i in 0..<600 { store.insert("new-\(i)", issued(expiring: 10_000), now: 200) }
+        #expect(store.count == 600)
+        #expect(store.lookup("old-0") == nil && store.lookup("new-0") != nil)
+        for i in 600..<5000 { store.insert("new-\(i)", issued(expiring: 10_000), now: 300) }
+        #expect(store.count == 1000, "capped")
+        #expect(store.lookup("new-3999") == nil && store.lookup("new-4000") != nil && store.lookup("new-4999") != nil, "the oldest go first")
+    }
+
     @Test func tokenWithoutMessagingScopeIsRefusedByFCM() throws {
         let h = try Harness(try Self.configuration())
         let assertion = try Self.assertion(scope: "https://www.googleapis.com/auth/userinfo.email", iat: Int(h.clock.nowSeconds))

@@ -16,6 +16,8 @@ final class GatewayConnectionState {
     var lastAccessToken: String?
     var lastAccessTokenExpiresAtSeconds: Int64 = 0
     var lastAccessTokenHasMessagingScope = false
+    /// The projects the last access token's service account may send to (empty: unchecked).
+    var lastAccessTokenProjects: [String] = []
     /// Whether SETTINGS_MAX_CONCURRENT_STREAMS was raised from 1 on this connection.
     var streamLimitRaised = false
     /// Requests answered on this connection (the transport's count excludes the current one).

@@ -29,6 +29,8 @@ public enum AuthFailureKind: String, Sendable, CaseIterable {
     case tooManyUpdates = "too_many_updates"
     /// An FCM access token this gateway's `/token` never issued.
     case notIssued = "not_issued"
+    /// An FCM access token of a service account that may not send to the request's project.
+    case wrongProject = "wrong_project"
     /// A token or assertion without a scope that allows sending.
     case insufficientScope = "insufficient_scope"
     /// A client certificate no configured authority issued (or not a push certificate).

@@ -67,10 +67,19 @@ final class FCMService: Sendable {
         if let refused = authenticate(request.header("authorization"), connection: connection) {
             return fail(refused.error, because: refused.failure)
         }
+        let denied = GoogleError(code: 403, status: "PERMISSION_DENIED",
+                                 message: "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist).")
         if let expected = configuration.projectID, project != expected, project != configuration.projectNumber {
-            return fail(GoogleError(code: 403, status: "PERMISSION_DENIED",
-                                    message: "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist)."),
-                        authenticated: true)
+            return fail(denied, authenticated: true)
+        }
+        // Google: an access token sends for its service account's project, or one that granted
+        // the account the messaging role (`send_to_projects`), not for any project.
+        let allowed = connection.lastAccessTokenProjects
+        let named = project == configuration.projectNumber ? (configuration.projectID ?? project) : project
+        if authEnabled, !allowed.isEmpty, !allowed.contains(named) {
+            return fail(denied, authenticated: true, because: AuthFailure(
+                .wrongProject, "the access token is for a service account of project \(allowed[0]); it may send to \(allowed.joined(separator: ", ")), "
+                    + "not \(project) (grant it with send_to_projects)"))
         }
         if let quota = projectQuota, let wait = quota.take(project, nowNanos: clock.nowNanos) {
             return fail(Self.quotaExceeded(project: project, retryAfter: wait,
@@ -209,6 +218,7 @@ final class FCMService: Sendable {
             connection.lastAccessToken = text
             connection.lastAccessTokenExpiresAtSeconds = issued.expiresAtSeconds
             connection.lastAccessTokenHasMessagingScope = issued.hasMessagingScope
+            connection.lastAccessTokenProjects = issued.projects
             hasScope = issued.hasMessagingScope
         }
         guard hasScope else {

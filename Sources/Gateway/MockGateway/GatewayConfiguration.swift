@@ -144,11 +144,31 @@ public struct FCMConfiguration: Sendable {
         public var privateKeyID: String
         /// An RSA public key, certificate or private key PEM (the public half is derived).
         public var keyPEM: String
+        /// Projects besides its own it may send to (`send_to_projects`): an account granted the
+        /// Firebase Cloud Messaging role on another project, as an IAM policy would.
+        public var grantedProjects: [String]
 
-        public init(clientEmail: String, privateKeyID: String, keyPEM: String) {
+        public init(clientEmail: String, privateKeyID: String, keyPEM: String, grantedProjects: [String] = []) {
             self.clientEmail = clientEmail
             self.privateKeyID = privateKeyID
             self.keyPEM = keyPEM
+            self.grantedProjects = grantedProjects
+        }
+
+        /// The project a service account belongs to, from its email
+        /// (`name@PROJECT.iam.gserviceaccount.com`); nil for another form.
+        public static func project(ofEmail email: String) -> String? {
+            guard let at = email.lastIndex(of: "@") else { return nil }
+            let domain = email[email.index(after: at)...]
+            let suffix = ".iam.gserviceaccount.com"
+            guard domain.hasSuffix(suffix), domain.count > suffix.count else { return nil }
+            return String(domain.dropLast(suffix.count))
+        }
+
+        /// The projects it may send to: its own and the granted ones (empty: its email names no
+        /// project, and nothing is checked).
+        public var projects: [String] {
+            (Self.project(ofEmail: clientEmail).map { [$0] } ?? []) + grantedProjects
         }
     }
 

@@ -137,7 +137,7 @@ struct ConfigReader {
                                                             "access_token_lifetime_seconds", "quota_per_minute", "device_rate_limit"])
         var accounts: [FCMConfiguration.ServiceAccount] = []
         for a in try o.objects("service_accounts", allowed: ["client_email", "private_key_id", "public_key_pem",
-                                                             "private_key_pem", "service_account_file"]) {
+                                                             "private_key_pem", "service_account_file", "send_to_projects"]) {
             var email = try a.string("client_email")
             var keyID = try a.string("private_key_id")
             var pem = try a.string("public_key_pem")
@@ -157,7 +157,8 @@ struct ConfigReader {
             guard let pem, !pem.isEmpty else {
                 throw fail(a.path, "needs public_key_pem, private_key_pem or service_account_file")
             }
-            accounts.append(.init(clientEmail: email, privateKeyID: keyID, keyPEM: pem))
+            accounts.append(.init(clientEmail: email, privateKeyID: keyID, keyPEM: pem,
+                                  grantedProjects: try a.strings("send_to_projects") ?? []))
         }
         let lifetime = try o.int("access_token_lifetime_seconds", range: 1...86_400) ?? 3600
         return FCMConfiguration(projectID: try o.string("project_id"), projectNumber: try o.string("project_number"),
