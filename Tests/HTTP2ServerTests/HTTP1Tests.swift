@@ -27,6 +27,23 @@ import Testing
         }
     }
 
+    /// RFC 9110 §6.5.1: trailer fields are not merged into the header section. A chunked
+    /// body's trailers (a trailer `authorization`, say) never reach the handler as headers, and
+    /// the request's own headers, last one included, are all there.
+    @Test func chunkedTrailersAreNotMergedIntoTheHeaders() throws {
+        try withServer { _, port in
+            let client = try RawClient(port: port)
+            client.send("POST /up HTTP/1.1\r\nHost: x\r\nX-Own: yes\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                        + "5\r\nhello\r\n0\r\nAuthorization: Bearer smuggled\r\nX-Trailer-Last: 1\r\n\r\n")
+            let (bytes, _) = client.readToEnd()
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 200 "), "\(text)")
+            #expect(text.contains("body=hello\n"))
+            #expect(text.contains("h:x-own=yes\n") && text.contains("h:connection=close\n"), "\(text)")
+            #expect(!text.contains("authorization") && !text.contains("x-trailer-last"), "trailers stay out: \(text)")
+        }
+    }
+
     @Test func largeBodyWithExpectContinueIsAccepted() throws {
         try withServer { _, port in
             let body = String(repeating: "y", count: 200_000)

@@ -34,6 +34,11 @@ final class HTTP1Session {
     private var arrivalNanos: UInt64 = 0
     private var requestCount: Int32 = 0
     private var inMessage = false
+    /// The head is complete: header callbacks now carry a chunked body's trailer fields, which
+    /// RFC 9110 §6.5.1 forbids merging into the header section (a trailer `authorization` must
+    /// not authenticate the request). They are dropped, as the HTTP/2 path drops trailers; their
+    /// size still counts toward http-parser's header limit.
+    private var inTrailers = false
     /// Responses held back behind a delayed one; `slots[0]` has sequence `firstSlotSequence`.
     private var slots: [Slot] = []
     private var firstSlotSequence = 0
@@ -180,6 +185,7 @@ final class HTTP1Session {
         fieldName.removeAll(keepingCapacity: true)
         fieldValue.removeAll(keepingCapacity: true)
         readingValue = false
+        inTrailers = false
         headers = []
         body = []
         arrivalNanos = SystemClock.wallClockNanoseconds()
@@ -193,6 +199,7 @@ final class HTTP1Session {
     }
 
     fileprivate func headerField(_ data: UnsafeRawBufferPointer) -> Int32 {
+        if inTrailers { return 0 }
         if readingValue { commitHeader() }
         for byte in data {
             // RFC 9112 §5.1: "No whitespace is allowed between the field name and colon ... A
@@ -209,6 +216,7 @@ final class HTTP1Session {
     }
 
     fileprivate func headerValue(_ data: UnsafeRawBufferPointer) -> Int32 {
+        if inTrailers { return 0 }
         readingValue = true
         fieldValue.append(contentsOf: data)
         return 0
@@ -225,6 +233,7 @@ final class HTTP1Session {
 
     fileprivate func headersComplete() -> Int32 {
         if readingValue || !fieldName.isEmpty { commitHeader() }
+        inTrailers = true
         headDeadline.stop()
         bodyDeadline.restart(nowNanos: connection.loop.now)
         let declaredLength = parser.pointee.content_length
