@@ -211,6 +211,37 @@ private func sendWithoutBlocking(_ client: RawClient, _ bytes: [UInt8]) -> Int {
         }
     }
 
+    // Issue 19 row 6: the same bomb in trailers. A request's HEADERS, then a trailer block of
+    // 16 KB of references to a 4 KB entry: trailers are a field section of their own, bounded
+    // like the head. The first bomb resets its stream, the second closes the connection, and no
+    // bomb stream is answered 200.
+    @Test func anHPACKBombInTrailersIsCutShortLikeOneInHeaders() throws {
+        let value = [UInt8](repeating: UInt8(ascii: "b"), count: 4000)
+        let insert: [UInt8] = [0x40, 6] + Array("x-bomb".utf8) + [0x7f, 0xa1, 0x1e] + value
+        let pseudo: [UInt8] = [0x83, 0x86, 0x84, 0x01, 0x01, UInt8(ascii: "x")]  // POST, http, /
+        var bytes = prefaceAndSettings
+        for index in 0..<4 {
+            let streamID = UInt32(1 + 2 * index)
+            bytes += frame(type: 0x1, flags: 0x4, streamID: streamID, pseudo)  // END_HEADERS, the body follows
+            bytes += frame(type: 0x0, flags: 0x0, streamID: streamID, Array("body".utf8))
+            var trailers = index == 0 ? insert : []
+            trailers += [UInt8](repeating: 0xbe, count: 16_384 - trailers.count)
+            bytes += frame(type: 0x1, flags: 0x5, streamID: streamID, trailers)  // END_STREAM | END_HEADERS
+        }
+        let attack = bytes
+        try withServer(configuration: ServerConfiguration(threads: 1)) { server, port in
+            let client = try RawClient(port: port)
+            let start = SystemClock.monotonicNanoseconds()
+            client.send(attack)
+            let frames = parseFrames(client.readToEnd().bytes)
+            #expect(frames.contains { $0.type == 0x3 && $0.streamID == 1 }, "the first bomb's stream is reset")
+            let goAway = try #require(frames.first { $0.type == 0x7 })
+            #expect(Array(goAway.payload[4...7]) == [0, 0, 0, 0x0b], "the second ends the connection: ENHANCE_YOUR_CALM")
+            #expect(server.requestsServed == 0, "no bomb stream reached the application")
+            #expect(elapsed(since: start) < 2)
+        }
+    }
+
     @Test func pingFloodIsAnsweredGoAwayEnhanceYourCalm() throws {
         let ping = frame(type: 0x6, flags: 0, streamID: 0, Array("pingpong".utf8))
         try withServer { _, port in

@@ -15,6 +15,9 @@ final class HTTP2Stream {
     var headers = HTTPFields()
     var body: [UInt8] = []
     var headerListSize = 0
+    /// The trailer block's size, counted as a field section of its own (RFC 9110 §6.5, RFC 9113
+    /// §6.5.2: SETTINGS_MAX_HEADER_LIST_SIZE bounds each): its fields are dropped, its cost not.
+    var trailerListSize = 0
     var arrivalNanos: UInt64
     /// Monotonic time the request's header block ended without END_STREAM: its body must be
     /// complete within `requestBodyTimeout` of it. nil while the head is still arriving.
@@ -57,6 +60,7 @@ final class HTTP2Stream {
         headers.removeAll(keepingCapacity: true)
         if body.capacity > Self.bodyCapacityKept { body = [] } else { body.removeAll(keepingCapacity: true) }
         headerListSize = 0
+        trailerListSize = 0
         self.arrivalNanos = arrivalNanos
         headEndedNanos = nil
         headersTooLarge = false
@@ -265,8 +269,16 @@ final class HTTP2Session {
     }
 
     fileprivate func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
-        guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
-              frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST, let session else { return 0 }
+        guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue), let session else { return 0 }
+        if frame.pointee.headers.cat == NGHTTP2_HCAT_HEADERS {
+            // A trailer block: it must arrive within the head deadline as a request's head must.
+            headerBlockDeadline.restart(nowNanos: connection.loop.now)
+            return withStream(frame.pointee.hd.stream_id) { stream in
+                stream.trailerListSize = 0
+                return 0
+            }
+        }
+        guard frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
         let streamID = frame.pointee.hd.stream_id
         headerBlockDeadline.restart(nowNanos: connection.loop.now)
         let arrival = SystemClock.wallClockNanoseconds()
@@ -284,7 +296,14 @@ final class HTTP2Session {
 
     fileprivate func header(_ frame: UnsafePointer<nghttp2_frame>, name: UnsafePointer<UInt8>, nameLength: Int,
                             value: UnsafePointer<UInt8>, valueLength: Int) -> Int32 {
-        // Trailers (a second HEADERS block) are accepted and ignored.
+        // Trailers (a second HEADERS block) are accepted and their fields dropped, but counted.
+        if frame.pointee.headers.cat == NGHTTP2_HCAT_HEADERS {
+            return withStream(frame.pointee.hd.stream_id) { stream in
+                stream.trailerListSize += nameLength + valueLength + 32
+                guard stream.trailerListSize > maxHeaderListSize else { return 0 }
+                return headerListOverLimit(streamID: frame.pointee.hd.stream_id, stream: stream, size: stream.trailerListSize)
+            }
+        }
         guard frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
         return withStream(frame.pointee.hd.stream_id) { stream in
             header(frame, of: stream, name: name, nameLength: nameLength, value: value, valueLength: valueLength)
@@ -295,7 +314,7 @@ final class HTTP2Session {
                         nameLength: Int, value: UnsafePointer<UInt8>, valueLength: Int) -> Int32 {
         stream.headerListSize += nameLength + valueLength + 32
         if stream.headerListSize > maxHeaderListSize {
-            return headerListOverLimit(streamID: frame.pointee.hd.stream_id, stream: stream)
+            return headerListOverLimit(streamID: frame.pointee.hd.stream_id, stream: stream, size: stream.headerListSize)
         }
         let nameBytes = UnsafeBufferPointer(start: name, count: nameLength)
         let valueBytes = UnsafeBufferPointer(start: value, count: valueLength)
@@ -316,10 +335,10 @@ final class HTTP2Session {
         return 0
     }
 
-    /// A header list past SETTINGS_MAX_HEADER_LIST_SIZE: 431 once the block ends, or, far
-    /// past it, stop decoding (HeaderListGuard).
-    private func headerListOverLimit(streamID: Int32, stream: HTTP2Stream) -> Int32 {
-        switch headerListGuard.judge(size: stream.headerListSize) {
+    /// A header (or trailer) list of `size` bytes, past SETTINGS_MAX_HEADER_LIST_SIZE: 431 once
+    /// the block ends, or, far past it, stop decoding (HeaderListGuard).
+    private func headerListOverLimit(streamID: Int32, stream: HTTP2Stream, size: Int) -> Int32 {
+        switch headerListGuard.judge(size: size) {
         case .keep:
             return 0
         case .tooLarge:
