@@ -1,7 +1,9 @@
 // `pushproof check` on recordings that are themselves wrong: another record version, malformed
 // members, nothing recorded, lost lines (seq gaps), verdicts stored by an older spec set.
+import Foundation
 import JSON
 import PushproofTestSupport
+@testable import PushproofCLI
 import Testing
 
 @Suite struct CheckRecordingTests {
@@ -34,6 +36,43 @@ import Testing
         #expect(result.output.contains("line 2: unsupported record version 99 (this pushproof reads version 1)"), "\(result.output)")
         #expect(result.output.contains("line 3: malformed record: headers must be an array of [name, value] pairs"), "\(result.output)")
         #expect(result.output.contains("2 unreadable lines"))
+    }
+
+    /// A hostile recording: every unreadable line and seq gap is counted exactly, 20 of each
+    /// named, and what is kept does not grow with them.
+    @Test func manyUnreadableLinesAndGapsAreCountedExactlyAndTwentyNamed() throws {
+        var text = ""
+        for index in 0..<1000 { text += Self.line(seq: 2 * index + 1) + "not json \(index)\n" }
+        let directory = try TemporaryDirectory("check-hostile")
+        let path = try directory.write("record.jsonl", text)
+        let json = directory.file("report.json")
+        let result = try pushproof(["check", path, "--specs", specsDirectory, "--json", json])
+        #expect(result.status == 2)
+        #expect(result.output.contains("1000 unreadable lines"), "\(result.output.suffix(500))")
+        #expect(result.output.contains("… and 980 more unreadable lines"), "\(result.output.suffix(500))")
+        #expect(result.output.contains("999 seq gaps (999 lines missing)"), "\(result.output.suffix(500))")
+        let report = try JSONParser.parse(String(contentsOfFile: json, encoding: .utf8))
+        #expect(report["unreadable_count"] == 1000)
+        #expect(report["unreadable_lines"]?.arrayValue?.count == 20)
+        #expect(report["seq_gap_count"] == 999)
+        #expect(report["seq_gaps"]?.arrayValue?.count == 20)
+    }
+
+    /// A line longer than a record line can be is skipped to its newline without being held,
+    /// and reported by its length; the lines after it are read.
+    @Test func aLineOverTheLimitIsSkippedAndTheNextOnesRead() throws {
+        let directory = try TemporaryDirectory("line-reader")
+        let long = String(repeating: "x", count: 300_000)
+        let path = try directory.write("lines.txt", "first\n" + long + "\nthird\n" + long + "last")
+        let reader = try LineReader(path: path, maxLineBytes: 100_000)
+        var read: [String] = []
+        while let line = reader.next() {
+            switch line {
+            case .text(let bytes): read.append(String(decoding: bytes, as: UTF8.self))
+            case .tooLong(let bytes): read.append("too long: \(bytes)")
+            }
+        }
+        #expect(read == ["first", "too long: 300000", "third", "too long: 300004"])
     }
 
     @Test func anEmptyRecordingWarnsAndMinRequestsFailsIt() throws {
@@ -85,6 +124,18 @@ import Testing
         #expect(result.status == 2, "\(result.output)\(result.error)")
         #expect(result.error.contains("the recording was judged with specs that claimed com.nobody.app for poolse (2 pushes)"), "\(result.error)")
         #expect(result.error.contains(#"{"poolse":{"bundle_ids":["com.example.loop","com.nobody.app"]}}"#), "\(result.error)")
+    }
+
+    /// `show` prints rows as it reads them; `--last N` keeps N, printed oldest first.
+    @Test func showLastKeepsTheLastRowsInOrder() throws {
+        let directory = try TemporaryDirectory("show-last")
+        let path = try directory.write("record.jsonl", (1...50).map { Self.line(seq: $0) }.joined())
+        let result = try pushproof(["show", path, "--last", "3"])
+        #expect(result.status == 0)
+        let seqs = result.output.split(separator: "\n").dropFirst().compactMap { Int($0.prefix(6).trimmingCharacters(in: .whitespaces)) }
+        #expect(seqs == [48, 49, 50], "\(result.output)")
+        let all = try pushproof(["show", path])
+        #expect(all.output.split(separator: "\n").dropFirst().compactMap { Int($0.prefix(6).trimmingCharacters(in: .whitespaces)) } == Array(1...50))
     }
 
     @Test func showNamesUnreadableLinesAndExits2() throws {

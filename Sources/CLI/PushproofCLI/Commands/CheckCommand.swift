@@ -116,8 +116,15 @@ struct CheckCommand: Subcommand {
         var lineNumber = 0
         var sequences = SequenceCheck()
         var storedVerdicts = StoredVerdictDifferences()
-        while let line = lines.next() {
+        while let read = lines.next() {
             lineNumber += 1
+            guard case .text(let line) = read else {
+                if case .tooLong(let bytes) = read {
+                    result.noteUnreadable(line: lineNumber, problem: "a line of \(bytes) bytes, over the \(LineReader.maxLineBytes >> 20) MiB "
+                                          + "a record line can hold: skipped unread")
+                }
+                continue
+            }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
             let request: RecordLine
             do {
@@ -141,6 +148,7 @@ struct CheckCommand: Subcommand {
         }
         if let error = lines.error { result.noteUnreadable(line: lineNumber + 1, problem: error) }
         result.sequenceGaps = sequences.gaps
+        result.missingLines = sequences.missingLines
         result.minRequests = minRequests
         if result.recordedCount == 0 && result.unreadable.isEmpty {
             printError("pushproof check: warning: \(recordingPath) holds no requests: the gateway recorded nothing"

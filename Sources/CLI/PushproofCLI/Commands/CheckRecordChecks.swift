@@ -27,12 +27,17 @@ struct SequenceCheck {
     }
 
     private var last: Int?
-    private(set) var gaps: [Gap] = []
+    /// Every gap counted, the first 20 kept: a million of them cost no more than 20.
+    private(set) var gaps = FirstExamples<Gap>()
+    /// Lines missing over all forward gaps.
+    private(set) var missingLines = 0
 
     mutating func add(_ sequence: Int) {
         defer { last = sequence }
         guard let last, sequence != last + 1, sequence != 1 else { return }
-        gaps.append(Gap(from: last, to: sequence))
+        let gap = Gap(from: last, to: sequence)
+        gaps.add(gap)
+        missingLines += max(0, gap.missing)
     }
 }
 

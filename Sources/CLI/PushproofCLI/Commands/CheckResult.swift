@@ -34,13 +34,16 @@ struct CheckResult {
     /// Every push no product claims, by what it carried (`UncoveredRequest.label`).
     var notCovered: [String: Int] = [:]
     var outOfScope = 0
-    var unreadable: [(line: Int, problem: String)] = []
+    /// Unreadable lines: all counted, the first 20 kept.
+    var unreadable = FirstExamples<(line: Int, problem: String)>()
     /// Lines that decoded as requests (judged or out of scope).
     var recordedCount = 0
     /// `--min-requests`: fewer recorded requests fail the check.
     var minRequests = 0
     /// Jumps in `seq`: lines the gateway lost.
-    var sequenceGaps: [SequenceCheck.Gap] = []
+    var sequenceGaps = FirstExamples<SequenceCheck.Gap>()
+    /// Lines missing over all forward gaps.
+    var missingLines = 0
     /// The gateway's informational notes (`verdict.gateway_notes`: what the RFCs allow), by
     /// text, with the first request each was on: shown and counted, never a failure.
     var informational: [String: (count: Int, firstSequence: Int)] = [:]
@@ -50,8 +53,10 @@ struct CheckResult {
 
     /// Why the recording itself fails, one sentence each.
     var recordingProblems: [String] {
-        var problems = sequenceGaps.prefix(20).map(\.description)
-        if sequenceGaps.count > 20 { problems.append("… and \(sequenceGaps.count - 20) more seq gaps") }
+        var problems = sequenceGaps.first.map(\.description)
+        if sequenceGaps.count > sequenceGaps.first.count {
+            problems.append("… and \(sequenceGaps.count - sequenceGaps.first.count) more seq gaps")
+        }
         if recordedCount < minRequests {
             problems.append("only \(recordedCount) request\(recordedCount == 1 ? "" : "s") recorded, --min-requests \(minRequests)")
         }
@@ -119,7 +124,7 @@ struct CheckResult {
     }
 
     mutating func noteUnreadable(line: Int, problem: String) {
-        if unreadable.count < 100 { unreadable.append((line, problem)) }
+        unreadable.add((line, problem))
     }
 
     /// Specs in file order, then any id seen that the set does not list.
@@ -134,8 +139,9 @@ struct CheckResult {
             line += ", \(notCoveredCount) not covered by any spec" + (requireSpec ? " (--require-spec: failed)" : "")
         }
         if !unreadable.isEmpty { line += ", \(unreadable.count) unreadable lines" }
-        let missing = sequenceGaps.reduce(0) { $0 + max(0, $1.missing) }
-        if !sequenceGaps.isEmpty { line += ", \(sequenceGaps.count) seq gap\(sequenceGaps.count == 1 ? "" : "s") (\(missing) lines missing)" }
+        if !sequenceGaps.isEmpty {
+            line += ", \(sequenceGaps.count) seq gap\(sequenceGaps.count == 1 ? "" : "s") (\(missingLines) lines missing)"
+        }
         if recordedCount < minRequests { line += ", only \(recordedCount) recorded (--min-requests \(minRequests))" }
         return line
     }
@@ -171,7 +177,10 @@ struct CheckResult {
         }
         if !recordingProblems.isEmpty { out += "\n" }
         for problem in recordingProblems { out += "recording incomplete: \(problem)\n" }
-        for (line, problem) in unreadable { out += "line \(line): \(problem)\n" }
+        for (line, problem) in unreadable.first { out += "line \(line): \(problem)\n" }
+        if unreadable.count > unreadable.first.count {
+            out += "… and \(unreadable.count - unreadable.first.count) more unreadable lines\n"
+        }
         return out
     }
 
@@ -198,7 +207,7 @@ struct CheckResult {
                                         result: .skipped(message: notCoveredLines.joined(separator: "; "))))
         }
         if !unreadable.isEmpty {
-            let text = unreadable.map { "line \($0.line): \($0.problem)" }.joined(separator: "\n")
+            let text = unreadable.first.map { "line \($0.line): \($0.problem)" }.joined(separator: "\n")
             cases.append(JUnit.TestCase(classname: "pushproof", name: "recording is readable",
                                         result: .failed(type: "UnreadableRecording", message: "\(unreadable.count) unreadable lines", text: text)))
         }
@@ -231,7 +240,9 @@ struct CheckResult {
             "out_of_scope": .number(Double(outOfScope)),
             "ok": .bool(failedCount == 0 && unreadable.isEmpty && recordingComplete),
             "recorded": .number(Double(recordedCount)),
-            "seq_gaps": .array(sequenceGaps.map { ["from": .number(Double($0.from)), "to": .number(Double($0.to))] }),
+            "seq_gaps": .array(sequenceGaps.first.map { ["from": .number(Double($0.from)), "to": .number(Double($0.to))] }),
+            "seq_gap_count": .number(Double(sequenceGaps.count)),
+            "missing_lines": .number(Double(missingLines)),
             "specs": .array(orderedIDs.map { tallyJSON($0, tallies[$0] ?? Tally()) }),
             "unmatched": tallyJSON(nil, unmatched),
             "not_covered": [
@@ -239,7 +250,8 @@ struct CheckResult {
                 "by_identity": .array(notCovered.keys.sorted().map { ["identity": .string($0), "pushes": .number(Double(notCovered[$0] ?? 0))] }),
                 "failures": tallyJSON(nil, notCoveredFailures),
             ],
-            "unreadable_lines": .array(unreadable.map { ["line": .number(Double($0.line)), "problem": .string($0.problem)] }),
+            "unreadable_lines": .array(unreadable.first.map { ["line": .number(Double($0.line)), "problem": .string($0.problem)] }),
+            "unreadable_count": .number(Double(unreadable.count)),
             "gateway_notes": .array(informationalSorted.map { note, seen in
                 ["note": .string(note), "requests": .number(Double(seen.count)), "first_seq": .number(Double(seen.firstSequence))]
             }),

@@ -9,14 +9,47 @@ import RecordLine
 import Scenario
 import SpecValidator
 
-/// Reads a file line by line with getline(3): one line in memory at a time.
+/// The first few of many things and how many there were in all: a hostile file may hold a
+/// million unreadable lines or seq gaps, and the report names 20 and counts the rest.
+struct FirstExamples<Element> {
+    let kept: Int
+    private(set) var count = 0
+    private(set) var first: [Element] = []
+
+    init(kept: Int = 20) { self.kept = kept }
+
+    mutating func add(_ element: Element) {
+        count += 1
+        if first.count < kept { first.append(element) }
+    }
+
+    var isEmpty: Bool { count == 0 }
+}
+
+/// Reads a file line by line, one line in memory at a time, and never more than
+/// `maxLineBytes` of one: a longer line (a file that is not a recording, or a 1 GB line with
+/// no newline) is skipped to its end and reported by its length.
 final class LineReader {
+    enum Line {
+        case text([UInt8])
+        /// A line over the limit, skipped: how long it was.
+        case tooLong(bytes: Int)
+    }
+
+    /// A record line holds a request body (at most `serve --max-body`, 1 MiB by default;
+    /// the largest allowed is 64 MiB), escaped (at most 6 bytes a byte) or base64, and headers.
+    static let maxLineBytes = 400 << 20
+
     private let file: UnsafeMutablePointer<FILE>
-    private var buffer: UnsafeMutablePointer<CChar>?
-    private var capacity = 0
+    private let maxLineBytes: Int
+    private var chunk = [UInt8](repeating: 0, count: 64 << 10)
+    private var start = 0
+    private var end = 0
+    private var atEnd = false
     private(set) var error: String?
 
-    init(path: String) throws {
+    init(path: String, maxLineBytes: Int = LineReader.maxLineBytes) throws {
+        self.maxLineBytes = maxLineBytes
         if path == "-" {
             guard let input = fdopen(dup(0), "r") else { throw FileError(path: path, reason: "cannot read standard input") }
             file = input
@@ -28,20 +61,40 @@ final class LineReader {
         }
     }
 
-    deinit {
-        free(buffer)
-        fclose(file)
+    deinit { fclose(file) }
+
+    /// Refills the chunk after `start`; false at the end of the file (or on a read error).
+    private func refill() -> Bool {
+        guard !atEnd else { return false }
+        start = 0
+        end = chunk.withUnsafeMutableBytes { fread($0.baseAddress!, 1, $0.count, file) }
+        if end == 0 {
+            atEnd = true
+            if ferror(file) != 0 { error = "read error: \(String(cString: strerror(errno)))" }
+            return false
+        }
+        return true
     }
 
-    /// The next line without its newline; nil at the end (or on a read error, see `error`).
-    func next() -> [UInt8]? {
-        let count = getline(&buffer, &capacity, file)
-        guard count >= 0, let buffer else {
-            if ferror(file) != 0 { error = "read error: \(String(cString: strerror(errno)))" }
-            return nil
+    /// The next line without its newline (and a final line without one); nil at the end.
+    func next() -> Line? {
+        var line: [UInt8] = []
+        var length = 0
+        var tooLong = false
+        while true {
+            if start == end, !refill() {
+                guard length > 0 || !line.isEmpty else { return nil }
+                break
+            }
+            let newline = chunk[start..<end].firstIndex(of: 0x0A)
+            let stop = newline ?? end
+            let piece = stop - start
+            length += piece
+            if length > maxLineBytes { tooLong = true; line = [] }
+            if !tooLong { line.append(contentsOf: chunk[start..<stop]) }
+            start = newline.map { $0 + 1 } ?? end
+            if newline != nil { break }
         }
-        var length = count
-        if length > 0, buffer[length - 1] == 0x0A { length -= 1 }
-        return buffer.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        return tooLong ? .tooLong(bytes: length) : .text(line)
     }
 }

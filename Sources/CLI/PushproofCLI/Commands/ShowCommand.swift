@@ -33,16 +33,27 @@ struct ShowCommand: Subcommand {
             printError("pushproof show: \(error)")
             return ExitCode.ioError
         }
-        var rows: [String] = []
-        var unreadable: [(line: Int, problem: String)] = []
+        // Rows are printed as they are read; only `--last N` keeps rows, N of them, in a ring.
+        print("   seq  route protocol path                                          status reason                verdict")
+        var kept: [String] = []
+        var oldest = 0
+        var shown = 0
+        var unreadable = FirstExamples<(line: Int, problem: String)>(kept: 10)
         var judged = 0
         var lineNumber = 0
-        while let line = lines.next() {
+        while let read = lines.next() {
             lineNumber += 1
+            let line: [UInt8]
+            switch read {
+            case .text(let text): line = text
+            case .tooLong(let bytes):
+                unreadable.add((lineNumber, "a line of \(bytes) bytes, over the \(LineReader.maxLineBytes >> 20) MiB a record line can hold"))
+                continue
+            }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
             let record: RecordLine
             do { record = try RecordLine(decoding: line) } catch {
-                unreadable.append((lineNumber, error.description))
+                unreadable.add((lineNumber, error.description))
                 continue
             }
             if let route, route != record.route { continue }
@@ -68,15 +79,18 @@ struct ShowCommand: Subcommand {
                 + shortPath.padding(to: 46) + status.leftPadded(4) + "  " + (record.reason ?? "").padding(to: 22) + verdict
             // The gateway's own explanation of a refused credential, under its row.
             if let detail = record.detail { row += "\n" + String(repeating: " ", count: 8) + "detail: " + detail }
-            rows.append(row)
-            if let last, rows.count > last { rows.removeFirst() }
+            shown += 1
+            if let last {
+                if kept.count < last { kept.append(row) } else { kept[oldest] = row; oldest = (oldest + 1) % last }
+            } else {
+                print(row)
+            }
         }
-        print("   seq  route protocol path                                          status reason                verdict")
-        for row in rows { print(row) }
-        if judged == 0, !rows.isEmpty {
+        for index in kept.indices { print(kept[(oldest + index) % kept.count]) }
+        if judged == 0, shown > 0 {
             print("(no spec verdicts: the gateway ran without --specs; 'pushproof check \(path)' judges this recording)")
         }
-        for (line, problem) in unreadable.prefix(10) { printError("pushproof show: line \(line): \(problem)") }
+        for (line, problem) in unreadable.first { printError("pushproof show: line \(line): \(problem)") }
         if !unreadable.isEmpty { printError("pushproof show: \(unreadable.count) unreadable lines skipped") }
         return unreadable.isEmpty ? ExitCode.success : ExitCode.ioError
     }
