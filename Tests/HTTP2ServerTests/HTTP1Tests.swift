@@ -1,5 +1,5 @@
 import Foundation
-import HTTP2Server
+@testable import HTTP2Server
 import HTTPCore
 import Testing
 
@@ -24,6 +24,36 @@ import Testing
                                    "http://127.0.0.1:\(port)/up"])
             #expect(result.output.contains("method=POST\n"))
             #expect(result.output.contains("body=chunked payload\n"))
+        }
+    }
+
+    /// One header-section limit on both transports: HTTP/1.1 answers 431 past the same 8,000
+    /// bytes (name + value + 32 a field) HTTP/2 advertises, and a head within it is served.
+    @Test func headersOverTheHeaderListLimitAre431AsOverHTTP2() throws {
+        try withServer { _, port in
+            let big = try curl(["--http1.1", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "x-big: " + String(repeating: "a", count: 8_000),
+                                "http://127.0.0.1:\(port)/"])
+            #expect(big.output == "431", "\(big.output)")
+            let within = try curl(["--http1.1", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "x-big: " + String(repeating: "a", count: 7_000),
+                                   "http://127.0.0.1:\(port)/"])
+            #expect(within.output == "200", "\(within.output)")
+        }
+    }
+
+    /// RFC 9112 §3.2.2: the absolute form is accepted as the origin form, its host standing
+    /// for the Host header's.
+    @Test func theAbsoluteFormOfTheRequestTargetIsAccepted() throws {
+        #expect(RequestTarget(Array("/3/device/ab".utf8)) == RequestTarget(path: "/3/device/ab", authority: nil))
+        #expect(RequestTarget(Array("HTTPS://api.push.apple.com/3/device/ab".utf8))
+                == RequestTarget(path: "/3/device/ab", authority: "api.push.apple.com"))
+        #expect(RequestTarget(Array("http://127.0.0.1:8443".utf8)) == RequestTarget(path: "/", authority: "127.0.0.1:8443"))
+        #expect(RequestTarget(Array("http://h?x=1".utf8)) == RequestTarget(path: "/?x=1", authority: "h"))
+        try withServer { _, port in
+            let client = try RawClient(port: port)
+            client.send("GET http://example.test/absolute?q=1 HTTP/1.1\r\nHost: other\r\nConnection: close\r\n\r\n")
+            let text = String(decoding: client.readToEnd().bytes, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 200 "), "\(text)")
+            #expect(text.contains("path=/absolute?q=1\n"), "\(text)")
         }
     }
 

@@ -102,6 +102,21 @@ enum TestCertificateError: Error { case openssl(String) }
         }
     }
 
+    /// RFC 7301 §3.2: a client offering only protocols the server does not speak gets the
+    /// fatal no_application_protocol alert; one offering h2 among them gets h2.
+    @Test func alpnWithNoOverlapIsRefusedWithNoApplicationProtocol() throws {
+        let certificate = try TestCertificate()
+        defer { certificate.remove() }
+        try withServer(tls: certificate.fileConfiguration) { _, port in
+            let refused = try runTool("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-alpn", "spdy/3,ftp"],
+                                      input: [])
+            #expect(refused.status != 0)
+            #expect((refused.output + refused.error).contains("no application protocol"), "\(refused.error)")
+            let chosen = try runTool("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-alpn", "spdy/3,h2"], input: [])
+            #expect(chosen.output.contains("ALPN protocol: h2"), "\(chosen.output)")
+        }
+    }
+
     @Test func plaintextClientOnTheTLSPortIsDroppedAndOthersServed() throws {
         let certificate = try TestCertificate()
         defer { certificate.remove() }

@@ -25,6 +25,10 @@ final class HTTP1Session {
     let handler: any HTTPHandler
     private let parser: UnsafeMutablePointer<http_parser>
     private let maxBodyBytes: Int
+    /// One header-section limit on both transports: SETTINGS_MAX_HEADER_LIST_SIZE's accounting
+    /// (name + value + 32 a field, RFC 9113 §6.5.2), answered 431 as the HTTP/2 path answers it.
+    private let maxHeaderListSize: Int
+    private var headerListSize = 0
     private var url: [UInt8] = []
     private var fieldName: [UInt8] = []
     private var fieldValue: [UInt8] = []
@@ -62,6 +66,7 @@ final class HTTP1Session {
         self.context = context
         self.handler = connection.listener.handler
         maxBodyBytes = connection.loop.settings.maxRequestBodyBytes
+        maxHeaderListSize = Int(connection.loop.settings.http2.maxHeaderListSize)
         headDeadline = Deadline(durationNanos: connection.loop.settings.requestHeadTimeoutNanos)
         bodyDeadline = Deadline(durationNanos: connection.loop.settings.requestBodyTimeoutNanos)
         // The session starts on the first bytes of the first request.
@@ -186,6 +191,7 @@ final class HTTP1Session {
         fieldValue.removeAll(keepingCapacity: true)
         readingValue = false
         inTrailers = false
+        headerListSize = 0
         headers = []
         body = []
         arrivalNanos = SystemClock.wallClockNanoseconds()
@@ -201,6 +207,11 @@ final class HTTP1Session {
     fileprivate func headerField(_ data: UnsafeRawBufferPointer) -> Int32 {
         if inTrailers { return 0 }
         if readingValue { commitHeader() }
+        headerListSize += data.count + (fieldName.isEmpty ? 32 : 0)
+        if headerListSize > maxHeaderListSize {
+            reject(status: 431)
+            return -1
+        }
         for byte in data {
             // RFC 9112 §5.1: "No whitespace is allowed between the field name and colon ... A
             // server MUST reject ... with a response status code of 400". http-parser, as
@@ -217,6 +228,11 @@ final class HTTP1Session {
 
     fileprivate func headerValue(_ data: UnsafeRawBufferPointer) -> Int32 {
         if inTrailers { return 0 }
+        headerListSize += data.count
+        if headerListSize > maxHeaderListSize {
+            reject(status: 431)
+            return -1
+        }
         readingValue = true
         fieldValue.append(contentsOf: data)
         return 0
@@ -265,8 +281,9 @@ final class HTTP1Session {
         requestCount &+= 1
         let method = String(cString: http_method_str(http_method(UInt32(parser.pointee.method))))
         let keepAlive = http_should_keep_alive(parser) != 0
-        let request = HTTPRequest(method: method, path: String(decoding: url, as: UTF8.self),
-                                  authority: headers.value(of: "host"),
+        let target = RequestTarget(url)
+        let request = HTTPRequest(method: method, path: target.path,
+                                  authority: target.authority ?? headers.value(of: "host"),
                                   scheme: connection.isTLS ? "https" : "http", headers: headers, body: body,
                                   version: .http1_1, isTLS: connection.isTLS, connectionID: connection.id,
                                   streamID: requestCount, arrivalNanos: arrivalNanos)
@@ -375,8 +392,9 @@ final class HTTP1Session {
         // What is known of the request (nothing of its body), so the answer is recorded too.
         let method = url.isEmpty ? "" : String(cString: http_method_str(http_method(UInt32(parser.pointee.method))))
         if readingValue || !fieldName.isEmpty { commitHeader() }
-        let partial = HTTPRequest(method: method, path: String(decoding: url, as: UTF8.self),
-                                  authority: headers.value(of: "host"),
+        let target = RequestTarget(url)
+        let partial = HTTPRequest(method: method, path: target.path,
+                                  authority: target.authority ?? headers.value(of: "host"),
                                   scheme: connection.isTLS ? "https" : "http", headers: headers,
                                   version: .http1_1, isTLS: connection.isTLS, connectionID: connection.id,
                                   streamID: requestCount &+ 1, arrivalNanos: arrivalNanos)
@@ -488,4 +506,38 @@ func makeHTTP1Settings() -> UnsafeMutablePointer<http_parser_settings> {
     settings.pointee.on_body = { parser, data, length in owner(parser)?.bodyChunk(bytes(data, length)) ?? -1 }
     settings.pointee.on_message_complete = { parser in owner(parser)?.messageComplete() ?? -1 }
     return settings
+}
+
+/// An HTTP/1.1 request target as the application sees it: the origin form (`/3/device/…`).
+/// RFC 9112 §3.2.2: a server MUST accept the absolute form (`https://host/3/device/…`, what a
+/// client sends through a proxy), and its host overrides the Host header.
+struct RequestTarget: Equatable {
+    var path: String
+    /// The absolute form's authority; nil for the origin form.
+    var authority: String?
+
+    init(path: String, authority: String?) {
+        self.path = path
+        self.authority = authority
+    }
+
+    init(_ target: [UInt8]) {
+        let schemeEnd: Int? = [Array("http://".utf8), Array("https://".utf8)].lazy.compactMap { scheme -> Int? in
+            guard target.count >= scheme.count else { return nil }
+            let matches = zip(target, scheme).allSatisfy { byte, wanted in
+                (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte) == wanted
+            }
+            return matches ? scheme.count : nil
+        }.first
+        guard let schemeEnd else {
+            path = String(decoding: target, as: UTF8.self)
+            authority = nil
+            return
+        }
+        let rest = target[schemeEnd...]
+        let pathStart = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
+        authority = String(decoding: rest[..<pathStart], as: UTF8.self)
+        let remainder = rest[pathStart...]
+        path = remainder.first == UInt8(ascii: "/") ? String(decoding: remainder, as: UTF8.self) : "/" + String(decoding: remainder, as: UTF8.self)
+    }
 }

@@ -10,9 +10,12 @@ enum NegotiatedProtocol {
     case none
 }
 
-/// ALPN server selection (RFC 7301 §3.2): h2 when the client offers it, else http/1.1,
-/// else no ALPN at all (the handshake goes on; the connection then sniffs the h2 preface,
-/// since some APNs clients speak h2 over TLS without ALPN). OpenSSL's SSL_select_next_proto
+/// ALPN server selection (RFC 7301 §3.2): h2 when the client offers it, else http/1.1; a
+/// client that offers only protocols this server does not speak gets the fatal
+/// `no_application_protocol` alert the RFC asks for ("SHALL"). A client that offers no ALPN
+/// at all is never asked (this callback does not run): the handshake goes on and the
+/// connection sniffs the h2 preface, since some APNs clients speak h2 over TLS without ALPN.
+/// OpenSSL's SSL_select_next_proto
 /// walks the lists: the first of the server's protocols (`argument`, the context's
 /// ``TLSContext/serverProtocols``) that the client offers, in the server's order of preference.
 private func selectApplicationProtocol(
@@ -26,7 +29,7 @@ private func selectApplicationProtocol(
     let result = SSL_select_next_proto(&selected, outLength, server, UInt32(TLSContext.serverProtocolList.count),
                                        offered, offeredLength)
     // NO_OVERLAP points `selected` at the client's first protocol: that is not an answer here.
-    guard result == OPENSSL_NPN_NEGOTIATED, let selected else { return SSL_TLSEXT_ERR_NOACK }
+    guard result == OPENSSL_NPN_NEGOTIATED, let selected else { return SSL_TLSEXT_ERR_ALERT_FATAL }
     out.pointee = UnsafePointer(selected)
     return SSL_TLSEXT_ERR_OK
 }
