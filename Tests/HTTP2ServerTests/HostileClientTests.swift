@@ -242,6 +242,46 @@ private func sendWithoutBlocking(_ client: RawClient, _ bytes: [UInt8]) -> Int {
         }
     }
 
+    // Issue 19 row 7: SETTINGS_INITIAL_WINDOW_SIZE 0, requests whose answers can never be
+    // sent, and a PING now and then so the connection is never idle. The send timeout (0.5 s
+    // here) ends it with GOAWAY(ENHANCE_YOUR_CALM); before, it held its answers forever.
+    @Test func answersThePeerNeverTakesEndTheConnectionAfterTheSendTimeout() throws {
+        var configuration = ServerConfiguration(threads: 1)
+        configuration.responseSendTimeout = .milliseconds(500)
+        let zeroWindow = clientPreface + frame(type: 0x4, flags: 0, streamID: 0, [0, 0x4, 0, 0, 0, 0]) + [0, 0, 0, 0x4, 0x1, 0, 0, 0, 0]
+        var requests: [UInt8] = []
+        for index in 0..<20 {  // GET http /, :authority x, END_STREAM | END_HEADERS
+            requests += frame(type: 0x1, flags: 0x5, streamID: UInt32(1 + 2 * index), [0x82, 0x86, 0x84, 0x01, 0x01, UInt8(ascii: "x")])
+        }
+        let ping = frame(type: 0x6, flags: 0, streamID: 0, Array("keepidle".utf8))
+        try withServer(configuration: configuration) { _, port in
+            let client = try RawClient(port: port)
+            let start = SystemClock.monotonicNanoseconds()
+            client.send(zeroWindow + requests)
+            let fd = client.fd
+            // Stopped and waited for before the client's descriptor closes (it could be reused).
+            let done = Atomic<Bool>(false)
+            let finished = DispatchSemaphore(value: 0)
+            let pinger = Thread {
+                for _ in 0..<40 where !done.load(ordering: .relaxed) {
+                    usleep(100_000)
+                    _ = ping.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                }
+                finished.signal()
+            }
+            pinger.start()
+            let frames = parseFrames(client.readToEnd().bytes)
+            done.store(true, ordering: .relaxed)
+            finished.wait()
+            let goAway = try #require(frames.first { $0.type == 0x7 })
+            #expect(Array(goAway.payload[4...7]) == [0, 0, 0, 0x0b], "ENHANCE_YOUR_CALM")
+            #expect(String(decoding: goAway.payload[8...], as: UTF8.self).contains("flow-control window"))
+            #expect(!frames.contains { $0.type == 0x0 && !$0.payload.isEmpty }, "no answer body could go out")
+            let seconds = elapsed(since: start)
+            #expect(seconds >= 0.4 && seconds < 3, "\(seconds) s")
+        }
+    }
+
     @Test func pingFloodIsAnsweredGoAwayEnhanceYourCalm() throws {
         let ping = frame(type: 0x6, flags: 0, streamID: 0, Array("pingpong".utf8))
         try withServer { _, port in

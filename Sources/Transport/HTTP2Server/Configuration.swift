@@ -91,6 +91,11 @@ public struct ServerConfiguration: Sendable {
     /// A request body must be complete this long after its head: HTTP/1.1 answers 408 and
     /// closes; HTTP/2 answers the stream 408 and resets it (RST_STREAM NO_ERROR).
     public var requestBodyTimeout: Duration
+    /// An HTTP/2 answer whose body the peer does not take (its flow-control window stays shut:
+    /// SETTINGS_INITIAL_WINDOW_SIZE 0, no WINDOW_UPDATE) for this long ends the connection with
+    /// GOAWAY(ENHANCE_YOUR_CALM), as nginx's `send_timeout` does. PINGs keep a connection from
+    /// being idle, so without this such a peer held its answers' memory forever.
+    public var responseSendTimeout: Duration
     /// Request-body bytes one HTTP/2 connection may hold for its incomplete streams; a stream
     /// that would take it over is reset with REFUSED_STREAM. nil: twice
     /// `maxRequestBodyBytes` (at least one 65,535-byte window).
@@ -102,6 +107,7 @@ public struct ServerConfiguration: Sendable {
                 idleTimeout: Duration = .seconds(60),
                 requestHeadTimeout: Duration = .seconds(10),
                 requestBodyTimeout: Duration = .seconds(30),
+                responseSendTimeout: Duration = .seconds(30),
                 maxBufferedBodyBytesPerConnection: Int? = nil) {
         self.threads = threads
         self.http2 = http2
@@ -109,6 +115,7 @@ public struct ServerConfiguration: Sendable {
         self.idleTimeout = idleTimeout
         self.requestHeadTimeout = requestHeadTimeout
         self.requestBodyTimeout = requestBodyTimeout
+        self.responseSendTimeout = responseSendTimeout
         self.maxBufferedBodyBytesPerConnection = maxBufferedBodyBytesPerConnection
     }
 

@@ -29,6 +29,7 @@ struct LoopSettings {
     var idleTimeoutNanos: UInt64
     var requestHeadTimeoutNanos: UInt64
     var requestBodyTimeoutNanos: UInt64
+    var responseSendTimeoutNanos: UInt64 = 30_000_000_000
     var maxBufferedBodyBytesPerConnection: Int
     /// How long a closing connection keeps reading (and discarding) so that its last
     /// response is not destroyed by a TCP RST caused by unread input.
@@ -229,7 +230,8 @@ final class EventLoop {
     /// A connection is closed between `idleTimeout` and `idleTimeout + idleSweepInterval`
     /// after its last activity (and likewise for the request head and body deadlines).
     private var idleSweepInterval: UInt64 {
-        let shortest = min(settings.idleTimeoutNanos, settings.requestHeadTimeoutNanos, settings.requestBodyTimeoutNanos)
+        let shortest = min(settings.idleTimeoutNanos, settings.requestHeadTimeoutNanos, settings.requestBodyTimeoutNanos,
+                           settings.responseSendTimeoutNanos)
         return max(10_000_000, min(1_000_000_000, shortest / 4))
     }
 

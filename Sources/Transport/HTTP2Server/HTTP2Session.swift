@@ -15,6 +15,9 @@ final class HTTP2Stream {
     var headers = HTTPFields()
     var body: [UInt8] = []
     var headerListSize = 0
+    /// When its answer's body was submitted, until the body has all been handed to nghttp2
+    /// (the peer's flow-control window let it out): what the send timeout watches.
+    var responsePendingSince: UInt64?
     /// The trailer block's size, counted as a field section of its own (RFC 9110 §6.5, RFC 9113
     /// §6.5.2: SETTINGS_MAX_HEADER_LIST_SIZE bounds each): its fields are dropped, its cost not.
     var trailerListSize = 0
@@ -61,6 +64,7 @@ final class HTTP2Stream {
         if body.capacity > Self.bodyCapacityKept { body = [] } else { body.removeAll(keepingCapacity: true) }
         headerListSize = 0
         trailerListSize = 0
+        responsePendingSince = nil
         self.arrivalNanos = arrivalNanos
         headEndedNanos = nil
         headersTooLarge = false
@@ -111,6 +115,8 @@ final class HTTP2Session {
     /// Runs while a header block (HEADERS + CONTINUATION) is arriving: nothing else can be
     /// read on the connection until it ends (RFC 9113 §6.10), so a stalled one stalls all.
     private var headerBlockDeadline: Deadline
+    /// When a response body byte last went to nghttp2 (the send timeout measures from it).
+    private var lastResponseProgressNanos: UInt64 = 0
 
     init?(connection: Connection, context: ConnectionContext) {
         self.connection = connection
@@ -203,6 +209,20 @@ final class HTTP2Session {
             abortRequested = true
             return true
         }
+        // Answers the peer does not take: no body byte let out for the send timeout while one
+        // waits (its window stays shut; PINGs keep it from being idle).
+        let sendTimeout = connection.loop.settings.responseSendTimeoutNanos
+        if let waitingSince = streams.values.compactMap(\.responsePendingSince).min(),
+           now &- max(waitingSince, lastResponseProgressNanos) >= sendTimeout {
+            ownGoAwaySubmitted = true
+            goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
+            _ = Self.sendTimeoutDebugData.withUnsafeBufferPointer { debug in
+                nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID,
+                                      HTTP2ErrorCode.enhanceYourCalm, debug.baseAddress, debug.count)
+            }
+            abortRequested = true
+            return true
+        }
         let bodyTimeout = connection.loop.settings.requestBodyTimeoutNanos
         var acted = false
         for (streamID, stream) in streams where !stream.answered {
@@ -216,6 +236,7 @@ final class HTTP2Session {
     }
 
     static let headerTimeoutDebugData: [UInt8] = Array("request header block not complete in time".utf8)
+    static let sendTimeoutDebugData: [UInt8] = Array("answers not taken in time: the flow-control window stays shut".utf8)
     static let headerBombDebugData: [UInt8] = Array("header lists far over SETTINGS_MAX_HEADER_LIST_SIZE".utf8)
 
     /// Both directions are done (after a GOAWAY and the last stream): close the connection.
@@ -470,9 +491,11 @@ final class HTTP2Session {
             }
             stream.responseOffset += count
         }
+        if count > 0 { lastResponseProgressNanos = connection.loop.now }
         if stream.responseOffset >= stream.responseBody.count {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             stream.responseBody = []
+            stream.responsePendingSince = nil
         }
         return count
     }
@@ -620,6 +643,7 @@ final class HTTP2Session {
             }
             block.entries.withUnsafeBufferPointer { entries in
                 if hasBody {
+                    streams[streamID]?.responsePendingSince = connection.loop.now
                     var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil),
                                                          read_callback: readResponseBodyCallback)
                     _ = nghttp2_submit_response(session, streamID, entries.baseAddress, entries.count, &provider)

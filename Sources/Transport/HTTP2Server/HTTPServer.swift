@@ -86,13 +86,14 @@ public final class HTTPServer: Sendable {
                         socketsPerLoop[loopIndex].append(next.fd)
                     }
                 }
-                let settings = LoopSettings(http2: configuration.http2,
+                var settings = LoopSettings(http2: configuration.http2,
                                             maxRequestBodyBytes: max(0, configuration.maxRequestBodyBytes),
                                             idleTimeoutNanos: max(1_000_000, configuration.idleTimeout.clampedNanoseconds),
                                             requestHeadTimeoutNanos: max(1_000_000, configuration.requestHeadTimeout.clampedNanoseconds),
                                             requestBodyTimeoutNanos: max(1_000_000, configuration.requestBodyTimeout.clampedNanoseconds),
                                             maxBufferedBodyBytesPerConnection: max(0, configuration.maxBufferedBodyBytesPerConnection
                                                 ?? BufferedBodyBudget.defaultLimit(maxBodyBytes: configuration.maxRequestBodyBytes)))
+                settings.responseSendTimeoutNanos = max(1_000_000, configuration.responseSendTimeout.clampedNanoseconds)
                 for loopIndex in 0..<loopCount {
                     var runtimes: [ListenerRuntime] = []
                     for (listenerIndex, listener) in listeners.enumerated() {

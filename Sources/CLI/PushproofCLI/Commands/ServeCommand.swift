@@ -38,6 +38,8 @@ struct ServeCommand: Subcommand {
             .value("idle-timeout", "SECONDS", "Close connections idle this long.", default: "60"),
             .value("header-timeout", "SECONDS", "A request head must arrive within this (slow ones: 408 / GOAWAY).", default: "10"),
             .value("body-timeout", "SECONDS", "A request body must arrive within this of its head (slow ones: 408).", default: "30"),
+            .value("send-timeout", "SECONDS", "An HTTP/2 answer the client does not take (its flow-control window stays shut) "
+                   + "this long ends the connection: GOAWAY ENHANCE_YOUR_CALM.", default: "30"),
             .flag("quiet", "Print nothing but the ready line and errors."),
             .flag("stop-on-stdin-eof", "Also stop (as on SIGTERM) when standard input closes: a supervisor or test "
                   + "that dies without stopping the gateway takes it with it."),
@@ -73,6 +75,7 @@ struct ServeCommand: Subcommand {
     let idleTimeout: Int
     let headerTimeout: Int
     let bodyTimeout: Int
+    let sendTimeout: Int
     let quiet: Bool
     let stopOnStandardInputEOF: Bool
 
@@ -105,6 +108,7 @@ struct ServeCommand: Subcommand {
         idleTimeout = try arguments.int("idle-timeout", default: 60, range: 1...86_400)
         headerTimeout = try arguments.int("header-timeout", default: 10, range: 1...86_400)
         bodyTimeout = try arguments.int("body-timeout", default: 30, range: 1...86_400)
+        sendTimeout = try arguments.int("send-timeout", default: 30, range: 1...86_400)
         quiet = arguments.has("quiet")
         stopOnStandardInputEOF = arguments.has("stop-on-stdin-eof")
         if let admin, admin.port == listen.port, admin.port != 0 {
@@ -202,6 +206,7 @@ struct ServeCommand: Subcommand {
         settings.idleTimeout = .seconds(idleTimeout)
         settings.requestHeadTimeout = .seconds(headerTimeout)
         settings.requestBodyTimeout = .seconds(bodyTimeout)
+        settings.responseSendTimeout = .seconds(sendTimeout)
         // APNs' wording when a client opens more streams than allowed.
         settings.http2.streamLimitGoAwayDebugData = Array(#"{"reason":"Maximum active streams violated for this endpoint."}"#.utf8)
         // Each connection is a descriptor: the soft limit (1024 on Debian) is too few.
