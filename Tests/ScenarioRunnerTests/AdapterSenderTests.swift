@@ -142,6 +142,20 @@ for line in sys.stdin:
         expectStopped(try await run("./no-such-adapter"), ["exited with status 127", "hello", "not found"])
     }
 
+    /// `--time-limit`: a scenario whose events take longer stops after the event in progress,
+    /// failed, and says why.
+    @Test func aScenarioPastItsTimeLimitStopsAndSaysSo() async throws {
+        var options = RunOptions()
+        options.eventTimeoutMilliseconds = 300
+        options.timeLimit = .milliseconds(100)
+        let sender = AdapterSender(AdapterLaunch(command: "python3 adapter.py ok", directory: directory.path, timeout: .seconds(10)))
+        var long = scenario
+        long.events = Array(repeating: scenario.events[0], count: 20)
+        let report = try await ScenarioRunner.run(long, judge: judge, sender: sender, options: options)
+        #expect(report.events.count < 20)
+        expectStopped(report, ["the time limit of 0.1 s passed after", "of 20 events (--time-limit)"])
+    }
+
     /// What the adapter starts in the background gets the signals a plain `sh -c 'cmd &'`
     /// gives it: nothing blocked, nothing ignored but SIGINT and SIGQUIT (POSIX: a
     /// non-interactive shell ignores those for background jobs). Not the spawning thread's mask

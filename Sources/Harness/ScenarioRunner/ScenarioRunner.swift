@@ -62,6 +62,9 @@ public struct RunOptions: Sendable {
     public var settleMilliseconds: Int = 50
     /// The longest an event may take to reach its expected count.
     public var eventTimeoutMilliseconds: Int = 10_000
+    /// The longest the whole scenario may take (`run --time-limit`): 10^6 events at the event
+    /// timeout would otherwise take weeks. nil: no limit.
+    public var timeLimit: Duration?
     public init() {}
 }
 
@@ -119,6 +122,10 @@ public enum ScenarioRunner {
         judging += clock.now - mark
 
         events: for (index, event) in scenario.events.enumerated() {
+            if let limit = options.timeLimit, clock.now - started >= limit {
+                report.aborted = "the time limit of \(RunTiming.seconds(limit)) s passed after \(index) of \(scenario.events.count) events (--time-limit)"
+                break events
+            }
             mark = clock.now
             do {
                 if case .registered(let token) = try await walk.prepare(event, on: gateway) {

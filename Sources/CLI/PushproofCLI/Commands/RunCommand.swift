@@ -16,6 +16,8 @@ struct RunCommand: Subcommand {
             .value("settle-ms", "MS", "An event is answered once its expected pushes are accepted and no request came for this long.",
                    default: "50"),
             .value("event-timeout-ms", "MS", "The longest an event may take to reach its expected count.", default: "10000"),
+            .value("time-limit", "SECONDS", "The longest one scenario may take; past it the run stops after the event in progress "
+                   + "(the scenario fails, its reports written). Default: none."),
             .value("json", "FILE", "Also write the report as JSON."),
             .value("junit", "FILE", "Also write a JUnit file: a testcase per event and per token-cleanup rule."),
             .value("html", "FILE", "Also write a self-contained HTML report: the per-event table and a token-cleanup timeline."),
@@ -75,6 +77,9 @@ struct RunCommand: Subcommand {
         var options = RunOptions()
         options.settleMilliseconds = try arguments.int("settle-ms", default: 50, range: 0...60_000)
         options.eventTimeoutMilliseconds = try arguments.int("event-timeout-ms", default: 10_000, range: 10...600_000)
+        if arguments.value("time-limit") != nil {
+            options.timeLimit = .seconds(try arguments.int("time-limit", default: 0, range: 1...31_536_000))
+        }
         self.options = options
         jsonPath = arguments.value("json")
         junitPath = arguments.value("junit")
