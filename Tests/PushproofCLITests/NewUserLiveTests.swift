@@ -47,6 +47,22 @@ func quickStartPush(to serve: ServeProcess, topic: String) throws -> String {
         #expect(strict.output.contains("[not-covered]"), "\(strict.output)")
     }
 
+    /// `run` from a folder holding only a scenario file of the team's own app, no --specs: the
+    /// shipped specs are found (named on the first line) and claim the app for its product.
+    @Test func runFromAnEmptyFolderWithOnlyAScenarioFileWorks() throws {
+        let directory = try TemporaryDirectory("run-anywhere")
+        guard case .object(var root) = try JSONParser.parse(String(contentsOfFile: specsDirectory + "/scenarios/yama-01-room-message.json",
+                                                                   encoding: .utf8)) else { return }
+        root["app"] = ["bundle_id": "com.acme.chat", "fcm_project": "acme-chat"]
+        root["expect"] = nil
+        try directory.write("mine.json", JSONValue.object(root).serialized())
+        let result = try pushproof(["run", "mine.json"], directory: directory.path)
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(result.output.hasPrefix("specs: \(ShippedSpecs.buildTreeSpecs) (the package pushproof was built from)"), "\(result.output)")
+        #expect(result.output.contains("mine.json: PASS"), "\(result.output)")
+        #expect(!result.output.contains("no spec"), "\(result.output)")
+    }
+
     /// poolse's own topic with a payload no poolse spec describes: a failure that says so,
     /// never another product's.
     @Test func aClaimedPushNoSpecMatchesFailsCheckSayingWhose() throws {

@@ -348,11 +348,14 @@ final class StderrTail: Sendable {
 
     /// `output`: where the lines go (our stderr; tests give another descriptor).
     init(fd: Int32, prefix: String, output: Int32 = 2) {
+        // On a terminal the CLI's progress line may stand where this line goes: it is cleared
+        // first (carriage return, erase to the end of the line), and redrawn at its next tick.
+        let clearLine = isatty(output) == 1 ? "\r\u{1B}[K" : ""
         let thread = Thread { [self] in
             var buffer = LineBuffer()
             func emit(_ line: [UInt8]) {
                 let text = String(decoding: line, as: UTF8.self)
-                var out = Array((prefix + text + "\n").utf8)
+                var out = Array((clearLine + prefix + text + "\n").utf8)
                 _ = out.withUnsafeMutableBytes { Glibc.write(output, $0.baseAddress!, $0.count) }
                 state.withLock { state in
                     state.lines.append(text)
