@@ -200,11 +200,7 @@ final class HTTP2Session {
         if headerBlockDeadline.hasExpired(nowNanos: now) {
             headerBlockDeadline.stop()
             ownGoAwaySubmitted = true
-            goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
-            _ = Self.headerTimeoutDebugData.withUnsafeBufferPointer { debug in
-                nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID,
-                                      HTTP2ErrorCode.enhanceYourCalm, debug.baseAddress, debug.count)
-            }
+            submitGoAway(HTTP2ErrorCode.enhanceYourCalm, debugData: Self.headerTimeoutDebugData)
             // Nothing more is read: the rest of the stalled block could not be decoded anyway.
             abortRequested = true
             return true
@@ -215,11 +211,7 @@ final class HTTP2Session {
         if let waitingSince = streams.values.compactMap(\.responsePendingSince).min(),
            now &- max(waitingSince, lastResponseProgressNanos) >= sendTimeout {
             ownGoAwaySubmitted = true
-            goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
-            _ = Self.sendTimeoutDebugData.withUnsafeBufferPointer { debug in
-                nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID,
-                                      HTTP2ErrorCode.enhanceYourCalm, debug.baseAddress, debug.count)
-            }
+            submitGoAway(HTTP2ErrorCode.enhanceYourCalm, debugData: Self.sendTimeoutDebugData)
             abortRequested = true
             return true
         }
@@ -248,10 +240,18 @@ final class HTTP2Session {
     /// Server shutdown (RFC 9113 §6.8): GOAWAY NO_ERROR naming the last stream we took, so
     /// streams in flight finish and the client retries anything newer elsewhere.
     func submitShutdownGoAway() {
+        submitGoAway(HTTP2ErrorCode.noError, debugData: [])
+    }
+
+    /// GOAWAY with `errorCode` and `debugData`, naming the last stream we took (never more than
+    /// an earlier GOAWAY named: RFC 9113 §6.8 lets the number only go down).
+    private func submitGoAway(_ errorCode: UInt32, debugData: [UInt8]) {
         guard let session else { return }
         goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
-        _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID,
-                                  HTTP2ErrorCode.noError, nil, 0)
+        _ = debugData.withUnsafeBufferPointer { debug in
+            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID, errorCode,
+                                  debug.baseAddress, debug.count)
+        }
     }
 
     func answerDeferred(streamID: Int32, with response: HTTPResponse) {
@@ -377,11 +377,7 @@ final class HTTP2Session {
         case .closeConnection:
             guard let session else { return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
             ownGoAwaySubmitted = true
-            goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
-            _ = Self.headerBombDebugData.withUnsafeBufferPointer { debug in
-                nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID,
-                                      HTTP2ErrorCode.enhanceYourCalm, debug.baseAddress, debug.count)
-            }
+            submitGoAway(HTTP2ErrorCode.enhanceYourCalm, debugData: Self.headerBombDebugData)
             return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
         }
     }
@@ -464,11 +460,7 @@ final class HTTP2Session {
         if unansweredResetBudget.take(nowNanos: connection.loop.now) { return 0 }
         ownGoAwaySubmitted = true
         connection.loop.state.rapidResetCloses.wrappingAdd(1, ordering: .relaxed)
-        goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
-        _ = RapidResetGuard.goAwayDebugData.withUnsafeBufferPointer { debug in
-            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID,
-                                  HTTP2ErrorCode.enhanceYourCalm, debug.baseAddress, debug.count)
-        }
+        submitGoAway(HTTP2ErrorCode.enhanceYourCalm, debugData: RapidResetGuard.goAwayDebugData)
         return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
     }
 
@@ -596,11 +588,7 @@ final class HTTP2Session {
         for action in response.actions {
             switch action {
             case let .goAway(errorCode, debugData):
-                goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
-                _ = debugData.withUnsafeBufferPointer { debug in
-                    nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID, errorCode,
-                                          debug.baseAddress, debug.count)
-                }
+                submitGoAway(errorCode, debugData: debugData)
             case let .setMaxConcurrentStreams(limit):
                 var entry = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
                                                    value: limit)
