@@ -103,6 +103,22 @@ public struct HTTPResponse: Sendable {
         self.actions = actions
     }
 
+    /// How long a 429 or 503 asks the client to wait before it tries again: `retry-after` as
+    /// delay-seconds (RFC 9110 §10.2.3); nil for any other answer, or for the date form.
+    public var retryAfterSeconds: Int? {
+        guard Self.asksToWait(status) else { return nil }
+        return Self.retryAfterSeconds(status: status, value: headers.first { $0.name == "retry-after" }?.value)
+    }
+
+    /// `retryAfterSeconds` of an answer known by its status and `retry-after` value (a record line).
+    public static func retryAfterSeconds(status: Int, value: String?) -> Int? {
+        guard asksToWait(status), let value else { return nil }
+        return Int(value)
+    }
+
+    /// 429 and 503: the answers whose `retry-after` asks a client to wait.
+    public static func asksToWait(_ status: Int) -> Bool { status == 429 || status == 503 }
+
     /// The answer comes later, through `responder` (a long poll).
     public static func deferred(_ responder: DeferredResponse) -> HTTPResponse {
         var response = HTTPResponse(status: 0)

@@ -131,11 +131,9 @@ final class ArrivalObserver: GatewayObserver {
     func observe(_ exchange: GatewayExchange) {
         guard exchange.route == .apns || exchange.route == .fcm else { return }
         // The body array is shared, not copied.
-        // Read only on a refusal that asks for a wait: the answer's header list is short.
-        let retryAfter = exchange.response.status == 429 || exchange.response.status == 503
-            ? exchange.response.headers.first { $0.name == "retry-after" }.flatMap { Int($0.value) } : nil
         feed.arrivedNow(route: exchange.route.rawValue, path: exchange.request.path, body: exchange.request.body,
-                        status: exchange.response.status, reason: exchange.reason, retryAfterSeconds: retryAfter, verdict: exchange.verdict)
+                        status: exchange.response.status, reason: exchange.reason,
+                        retryAfterSeconds: exchange.response.retryAfterSeconds, verdict: exchange.verdict)
     }
 }
 

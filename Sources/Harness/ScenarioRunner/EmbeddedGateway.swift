@@ -103,7 +103,7 @@ final class ExchangeLog: GatewayObserver {
                 status: exchange.response.status, reason: exchange.reason, detail: exchange.detail, fault: exchange.fault,
                 verdict: exchange.verdict, readingToken: false)
             observed.answeredNanos = exchange.answeredNanos
-            observed.retryAfterSeconds = exchange.response.headers.first { $0.name == "retry-after" }.flatMap { Int($0.value) }
+            observed.retryAfterSeconds = exchange.response.retryAfterSeconds
             if observed.isPush, observed.accepted { state.acceptedPushes += 1 }
             if retaining {
                 state.exchanges.append(observed)

@@ -1,4 +1,5 @@
 import Crypto
+import HTTPCore
 import JSON
 
 /// Why a line is not a record line this build can read; `description` is the sentence a tool
@@ -94,8 +95,12 @@ extension RecordLine {
         }
         reason = try optionalString(Field.reason, in: response)
         detail = try optionalString(Field.detail, in: response)
-        let responseHeaders = (try? Self.headers(response?[Self.name(Field.headers)], field: "response.headers")) ?? []
-        retryAfterSeconds = responseHeaders.first { $0.name == "retry-after" }.flatMap { Int($0.value) }
+        if let answered = status, HTTPResponse.asksToWait(answered),
+           let responseHeaders = try? Self.headers(response?[Self.name(Field.headers)], field: "response.headers") {
+            retryAfterSeconds = HTTPResponse.retryAfterSeconds(status: answered, value: responseHeaders.first { $0.name == "retry-after" }?.value)
+        } else {
+            retryAfterSeconds = nil
+        }
         answeredNanos = member(Field.answeredNanos)?.doubleValue.flatMap { $0 >= 0 ? UInt64($0) : nil }
         fault = try optionalString(Field.fault, in: value)
 

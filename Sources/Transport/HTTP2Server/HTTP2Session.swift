@@ -208,7 +208,7 @@ final class HTTP2Session {
         // Answers the peer does not take: no body byte let out for the send timeout while one
         // waits (its window stays shut; PINGs keep it from being idle).
         let sendTimeout = connection.loop.settings.responseSendTimeoutNanos
-        if let waitingSince = streams.values.compactMap(\.responsePendingSince).min(),
+        if let waitingSince = streams.values.lazy.compactMap(\.responsePendingSince).min(),
            now &- max(waitingSince, lastResponseProgressNanos) >= sendTimeout {
             ownGoAwaySubmitted = true
             submitGoAway(HTTP2ErrorCode.enhanceYourCalm, debugData: Self.sendTimeoutDebugData)
