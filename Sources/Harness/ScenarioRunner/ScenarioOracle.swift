@@ -66,21 +66,14 @@ extension GatewayOpening {
     /// a `pushproof serve` reports it in `GET /status`) cannot judge this scenario's pushes,
     /// with what to pass; nil when its product claims the scenario's app.
     public func unclaimedApp(specConfig: JSONValue) -> String? {
-        let strings = ProductIdentities.strings
-        let entry = specConfig[product]
-        var bundleIDs = strings(entry?["bundle_ids"]), projects = strings(entry?["fcm_project"])
-        let missingBundle = !bundleIDs.contains(bundleID)
-        let missingProject = hasAndroidDevices && !projects.contains(fcmProject)
-        guard missingBundle || missingProject else { return nil }
-        if missingBundle { bundleIDs.append(bundleID) }
-        if missingProject { projects.append(fcmProject) }
-        var override: JSONObject = ["bundle_ids": .array(bundleIDs.map { .string($0) })]
-        if !projects.isEmpty { override["fcm_project"] = .array(projects.map { .string($0) }) }
-        let what = [missingBundle ? "bundle id \(bundleID)" : nil, missingProject ? "FCM project \(fcmProject)" : nil]
-            .compactMap { $0 }.joined(separator: " and ")
+        // FCM pushes, and so the project, only matter when the scenario has Android devices.
+        guard let claim = ProductIdentities.claimingEntry(config: specConfig, product: product, bundleIDs: [bundleID],
+                                                          fcmProjects: hasAndroidDevices ? [fcmProject] : []) else { return nil }
+        let what = (claim.missingBundleIDs.map { "bundle id " + $0 } + claim.missingProjects.map { "FCM project " + $0 })
+            .joined(separator: " and ")
         return "the gateway's specs do not claim the scenario's \(what) for \(product): every push would be judged "
             + "\"not covered by any spec\". Start pushproof serve with --spec-config FILE, FILE holding "
-            + JSONValue.object([product: .object(override)]).serialized()
+            + JSONValue.object([product: .object(claim.entry)]).serialized()
     }
 }
 

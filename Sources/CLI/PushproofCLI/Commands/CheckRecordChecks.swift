@@ -93,19 +93,14 @@ struct StoredVerdictDifferences {
     /// spec set claims every app the recording's verdicts claimed. `specs` is today's config.
     func unclaimedMessage(config: JSONValue) -> String? {
         guard !unclaimed.isEmpty else { return nil }
-        let strings = ProductIdentities.strings
         var override = JSONObject()
         var named: [String] = []
         for product in unclaimed.keys.sorted() {
             let entry = unclaimed[product]!
-            var object = JSONObject()
-            if !entry.bundleIDs.isEmpty {
-                object["bundle_ids"] = .array((strings(config[product]?["bundle_ids"]) + entry.bundleIDs).map { .string($0) })
+            if let claim = ProductIdentities.claimingEntry(config: config, product: product, bundleIDs: entry.bundleIDs,
+                                                           fcmProjects: entry.projects) {
+                override[product] = .object(claim.entry)
             }
-            if !entry.projects.isEmpty {
-                object["fcm_project"] = .array((strings(config[product]?["fcm_project"]) + entry.projects).map { .string($0) })
-            }
-            override[product] = .object(object)
             named.append("\((entry.bundleIDs + entry.projects.map { "FCM project " + $0 }).joined(separator: ", ")) for \(product) "
                          + "(\(entry.pushes) push\(entry.pushes == 1 ? "" : "es"))")
         }

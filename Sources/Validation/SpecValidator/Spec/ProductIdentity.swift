@@ -55,6 +55,24 @@ public struct ProductIdentities: Sendable {
             .sorted { $0.project < $1.project }
     }
 
+    /// What `config` must say of `product` for it to claim `bundleIDs` and `fcmProjects` too:
+    /// its entry's lists with the missing ones added (only the lists something is missing
+    /// from), and which were missing; nil when it claims them all. What `SpecSet.claiming`
+    /// compiles with, and what a message names as the `--spec-config` to pass.
+    public static func claimingEntry(config: JSONValue, product: String, bundleIDs: [String], fcmProjects: [String])
+        -> (entry: JSONObject, missingBundleIDs: [String], missingProjects: [String])? {
+        let entry = config[product]
+        let listedBundleIDs = strings(entry?["bundle_ids"]), listedProjects = strings(entry?["fcm_project"])
+        var missingBundleIDs: [String] = [], missingProjects: [String] = []
+        for id in bundleIDs where !listedBundleIDs.contains(id) && !missingBundleIDs.contains(id) { missingBundleIDs.append(id) }
+        for id in fcmProjects where !listedProjects.contains(id) && !missingProjects.contains(id) { missingProjects.append(id) }
+        guard !missingBundleIDs.isEmpty || !missingProjects.isEmpty else { return nil }
+        var object = JSONObject()
+        if !missingBundleIDs.isEmpty { object["bundle_ids"] = .array((listedBundleIDs + missingBundleIDs).map { .string($0) }) }
+        if !missingProjects.isEmpty { object["fcm_project"] = .array((listedProjects + missingProjects).map { .string($0) }) }
+        return (object, missingBundleIDs, missingProjects)
+    }
+
     /// A string, or an array of strings; anything else lists nothing (how `bundle_ids` and
     /// `fcm_project` are read, for anyone who reads a spec config).
     public static func strings(_ value: JSONValue?) -> [String] {

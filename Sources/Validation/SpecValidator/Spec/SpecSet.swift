@@ -221,19 +221,12 @@ extension SpecSet {
     /// that read its bundle ids (`/config/<product>/bundle_ids`) take the new one too. The set
     /// itself when the product claims both already, or when it was not compiled from files.
     public func claiming(product: String, bundleID: String?, fcmProject: String?) -> SpecSet {
-        guard products.contains(product), let sources else { return self }
-        let entry = config[product]
-        var bundleIDs = ProductIdentities.strings(entry?["bundle_ids"])
-        var projects = ProductIdentities.strings(entry?["fcm_project"])
-        let missingBundle = bundleID.map { !bundleIDs.contains($0) } ?? false
-        let missingProject = fcmProject.map { !projects.contains($0) } ?? false
-        guard missingBundle || missingProject else { return self }
-        if missingBundle, let bundleID { bundleIDs.append(bundleID) }
-        if missingProject, let fcmProject { projects.append(fcmProject) }
+        guard products.contains(product), let sources,
+              let claim = ProductIdentities.claimingEntry(config: config, product: product, bundleIDs: bundleID.map { [$0] } ?? [],
+                                                          fcmProjects: fcmProject.map { [$0] } ?? []) else { return self }
         var overrides = sources.configOverrides
         var productOverride = overrides[product]?.objectValue ?? JSONObject()
-        productOverride["bundle_ids"] = .array(bundleIDs.map { .string($0) })
-        if !projects.isEmpty { productOverride["fcm_project"] = .array(projects.map { .string($0) }) }
+        for (key, value) in claim.entry { productOverride[key] = value }
         overrides[product] = .object(productOverride)
         let (set, issues) = Self.compile(specset: sources.specset, files: sources.files, configOverrides: overrides, strictSchema: false)
         guard issues.isEmpty, let set else { return self }
