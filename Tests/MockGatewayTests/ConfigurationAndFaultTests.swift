@@ -89,6 +89,8 @@ import Testing
         (#"{"apns":{"token_hex_length":64,"max_token_hex_length":32}}"#, "apns.max_token_hex_length"),
         (#"{"apns":{"environment":"staging"}}"#, "apns.environment"),
         (#"{"fcm":{"service_accounts":[{"client_email":"a","private_key_id":"b"}]}}"#, "fcm.service_accounts[0]"),
+        (#"{"fcm":{"service_accounts":[{"client_email":"a","private_key_id":"b","public_key_pem":"x","send_to_projects":"p"}]}}"#,
+         "fcm.service_accounts[0].send_to_projects"),
         (#"{"tokens":{"default":"maybe"}}"#, "tokens.default"),
         (#"{"tokens":{"gone":[5]}}"#, "tokens.gone[0]"),
         (#"{"faults":{"apns":{"error_rates":{"404":0.1}}}}"#, "faults.apns.error_rates.404"),

@@ -31,6 +31,10 @@ private let minimal = """
         #expect(scenario.events[1].atMs == 45000)
         let expectation = try #require(scenario.expectations?.first)
         #expect(expectation.deliveries[0].fields[0].pointer.description == "/message/data/media")
+        // Pinned headers: lowercase names, null for "absent".
+        let pinned = try decode(minimal.replacingFirst(#""fields": {"#, with: #""headers": {"TTL": "60", "x-none": null}, "fields": {"#))
+        let headers = try #require(pinned.expectations?.first?.deliveries.first?.headers)
+        #expect(headers.map(\.name) == ["ttl", "x-none"] && headers.map(\.value) == ["60", nil])
     }
 
     @Test func derivedTokensAreWellFormedAndStable() throws {
@@ -51,6 +55,8 @@ private let minimal = """
         (#""event": 0"#, #""event": 7"#, "expect[0].event: there are 2 events (0 to 1)"),
         (#""device": "b-android", "spec""#, #""device": "nope", "spec""#, #"expect[0].deliveries[0].device: unknown device "nope""#),
         (#""format": 1"#, #""format": 2"#, "format: this pushproof reads format 1, found 2"),
+        (#""fields": {"#, #""headers": {"apns-collapse-id": 5}, "fields": {"#,
+         "expect[0].deliveries[0].headers.apns-collapse-id: a header's value is a string (null: the header must be absent)"),
         (#""type": "call.placed""#, #""type": "message.created""#, #"events[0].type: "message.created" is a yama event; this scenario's product is poolse"#),
     ])
     func errorsNameTheirKeyPath(original: String, replacement: String, message: String) {

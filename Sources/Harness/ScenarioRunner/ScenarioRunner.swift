@@ -150,10 +150,8 @@ public enum ScenarioRunner {
                 source = entry?.source
                 expected = (entry?.deliveries ?? []).map { delivery in
                     let token = tokenOfDevice[delivery.device]!
-                    var push = ExpectedPush(device: deviceName(token), token: token, spec: delivery.spec,
-                                            fields: delivery.fields, source: delivery.source)
-                    push.headers = delivery.headers
-                    return push
+                    return ExpectedPush(device: deviceName(token), token: token, spec: delivery.spec,
+                                        fields: delivery.fields, headers: delivery.headers, source: delivery.source)
                 }
             } else {
                 expected = decided.compactMap { push in

@@ -13,18 +13,19 @@ public struct ExpectedPush: Sendable {
     public var spec: String
     public var fields: [(pointer: JSONPointer, value: JSONValue)]
     /// Pinned request headers (lowercase names; nil: absent).
-    public var headers: [(name: String, value: String?)] = []
+    public var headers: [(name: String, value: String?)]
     public var source: String?
     /// The reference rules' push for this device, when they are the oracle: what the sender's
     /// push must say (`PushSpec.compareContent`).
     public var reference: ContentReference?
 
-    public init(device: String, token: String, spec: String, fields: [(pointer: JSONPointer, value: JSONValue)] = [], source: String? = nil,
-                reference: ContentReference? = nil) {
+    public init(device: String, token: String, spec: String, fields: [(pointer: JSONPointer, value: JSONValue)] = [],
+                headers: [(name: String, value: String?)] = [], source: String? = nil, reference: ContentReference? = nil) {
         self.device = device
         self.token = token
         self.spec = spec
         self.fields = fields
+        self.headers = headers
         self.source = source
         self.reference = reference
     }
