@@ -237,11 +237,22 @@ public enum EventJudge {
                                         source: violation["source"]?.stringValue))
             }
         }
+        // The first accepted push of each device and spec, found once: pinned fields and content
+        // are read from it (a scan per expected push was quadratic: 67 s for a 10,000-member call).
+        var firstAccepted: [DeviceSpec: ObservedExchange] = [:]
+        if expected.contains(where: { $0.reference != nil || !$0.fields.isEmpty || !$0.headers.isEmpty }) {
+            for push in pushes where push.accepted {
+                guard let token = push.token, let spec = push.specID else { continue }
+                let key = DeviceSpec(token: AddressedDevice.comparable(token), spec: spec)
+                if firstAccepted[key] == nil { firstAccepted[key] = push }
+            }
+        }
+        func acceptedPush(for entry: ExpectedPush) -> ObservedExchange? {
+            firstAccepted[DeviceSpec(token: AddressedDevice.comparable(entry.token), spec: entry.spec)]
+        }
         // Pinned fields and headers hold on the accepted push.
         for entry in expected where !entry.fields.isEmpty || !entry.headers.isEmpty {
-            guard let push = pushes.first(where: {
-                $0.accepted && $0.specID == entry.spec && $0.token.map(AddressedDevice.comparable) == AddressedDevice.comparable(entry.token)
-            }) else { continue }
+            guard let push = acceptedPush(for: entry) else { continue }
             for (name, value) in entry.headers {
                 let found = push.headers.first { $0.name == name }?.value
                 if found != value {
@@ -263,10 +274,7 @@ public enum EventJudge {
         if let specs {
             for entry in expected {
                 guard let reference = entry.reference, let spec = specs.spec(id: entry.spec),
-                      let push = pushes.first(where: {
-                          $0.accepted && $0.specID == entry.spec
-                              && $0.token.map(AddressedDevice.comparable) == AddressedDevice.comparable(entry.token)
-                      }) else { continue }
+                      let push = acceptedPush(for: entry) else { continue }
                 for difference in spec.compareContent(headers: push.headers, body: push.body, with: reference, wallClockMs: wallClockMs) {
                     problems.append(Problem(.content, "content: \(entry.spec) to \(entry.device) (request #\(push.sequence)): \(difference)",
                                             source: difference.source?.sentence))
@@ -308,6 +316,12 @@ public enum EventJudge {
                                     + "with Retry-After: \(wait) (wait at least \(wait) s)"))
         }
         return problems
+    }
+
+    /// A device (comparable token) and a spec id.
+    struct DeviceSpec: Hashable {
+        var token: String
+        var spec: String
     }
 
     /// Device names are `<person>/<device>`: same person, same prefix.
