@@ -303,17 +303,22 @@ public enum EventJudge {
     /// finding (a latency fault on the retry can only hide one).
     static func retriesTooSoon(_ pushes: [ObservedExchange], deviceName: (String) -> String) -> [Problem] {
         var problems: [Problem] = []
-        for (index, refused) in pushes.enumerated() where refused.status == 429 || refused.status == 503 {
-            guard let wait = refused.retryAfterSeconds, wait > 0, refused.answeredNanos > 0,
-                  let token = refused.token.map(AddressedDevice.comparable) else { continue }
-            guard let retry = pushes[(index + 1)...].first(where: {
-                $0.token.map(AddressedDevice.comparable) == token && $0.specID == refused.specID
-            }), retry.answeredNanos >= refused.answeredNanos else { continue }
-            let gap = Double(retry.answeredNanos - refused.answeredNanos) / 1e9
-            guard gap < Double(wait) else { continue }
-            problems.append(Problem(.retryTooSoon, "retry too soon: request #\(retry.sequence) to \(deviceName(token)) came "
-                                    + String(format: "%.3f", gap) + " s after request #\(refused.sequence) was answered \(refused.answer) "
-                                    + "with Retry-After: \(wait) (wait at least \(wait) s)"))
+        // One pass: the refusal each device and spec waits out, met by its next push.
+        var waiting: [DeviceSpec: (refused: ObservedExchange, wait: Int)] = [:]
+        for push in pushes {
+            guard let token = push.token.map(AddressedDevice.comparable) else { continue }
+            let key = DeviceSpec(token: token, spec: push.specID ?? "")
+            if let (refused, wait) = waiting.removeValue(forKey: key), push.answeredNanos >= refused.answeredNanos {
+                let gap = Double(push.answeredNanos - refused.answeredNanos) / 1e9
+                if gap < Double(wait) {
+                    problems.append(Problem(.retryTooSoon, "retry too soon: request #\(push.sequence) to \(deviceName(token)) came "
+                                            + String(format: "%.3f", gap) + " s after request #\(refused.sequence) was answered \(refused.answer) "
+                                            + "with Retry-After: \(wait) (wait at least \(wait) s)"))
+                }
+            }
+            if push.status == 429 || push.status == 503, let wait = push.retryAfterSeconds, wait > 0, push.answeredNanos > 0 {
+                waiting[key] = (push, wait)
+            }
         }
         return problems
     }
