@@ -582,6 +582,7 @@ final class HTTP2Session {
         if !replaced {
             stream.responseBody = response.body
             stream.responseOffset = 0
+            if !response.body.isEmpty { stream.responsePendingSince = connection.loop.now }
             submitHeaders(status: response.status, headers: response.headers, hasBody: !response.body.isEmpty,
                           streamID: streamID)
         }
@@ -631,7 +632,6 @@ final class HTTP2Session {
             }
             block.entries.withUnsafeBufferPointer { entries in
                 if hasBody {
-                    streams[streamID]?.responsePendingSince = connection.loop.now
                     var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil),
                                                          read_callback: readResponseBodyCallback)
                     _ = nghttp2_submit_response(session, streamID, entries.baseAddress, entries.count, &provider)

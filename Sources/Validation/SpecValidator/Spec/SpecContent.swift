@@ -93,9 +93,11 @@ extension PushSpec {
                 }
             }
         }
-        let sentBody = try? JSONParser.parse(body)
-        let expectedBody = try? JSONParser.parse(reference.body)
-        compare(sentBody, expectedBody, at: JSONPointer(tokens: ["body"]), into: &differences)
+        // The same bytes say the same thing (most pushes of a sender that writes JSON as the
+        // rules do): two trees are built only for bodies that differ somewhere.
+        if body != reference.body {
+            compare(try? JSONParser.parse(body), try? JSONParser.parse(reference.body), at: JSONPointer(tokens: ["body"]), into: &differences)
+        }
         return Array(differences.prefix(limit))
     }
 
