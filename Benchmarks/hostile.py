@@ -9,6 +9,7 @@ normal request sent meanwhile by a prober (a fresh HTTP/1.1 connection every 100
 same single event loop: every server runs with --threads 1). Standard library only.
 """
 import os
+import re
 import socket
 import ssl
 import struct
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
@@ -79,6 +81,7 @@ class Server:
                    "--stop-on-stdin-eof", "--quiet"] + args
         if nofile:
             command = ["prlimit", "--nofile=%d:%d" % (nofile, nofile)] + command
+        self.workdir = workdir
         self.process = subprocess.Popen(command, cwd=workdir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL)
         line = self.process.stdout.readline().decode()
@@ -473,6 +476,9 @@ ATTACKS = {
     "huge-headers": (["--h2c"], None, huge_headers),
     "smuggling": (["--h2c"], None, smuggling),
     "tls-garbage": ([], None, lambda s: tls_garbage(s, 100)),
+    "journal-never-met": (["--h2c"], None, lambda s: journal_never_met(s, 8, 30000)),
+    "journal-token-polls": (["--h2c"], None, lambda s: journal_token_polls(s, 100, 20000)),
+    "journal-unread": (["--h2c"], None, lambda s: journal_unread(s, 150)),
 }
 
 

@@ -84,11 +84,9 @@ private struct RecordingEchoHandler: HTTPHandler {
     }
 }
 
-private func bigEndian32(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
 
 private func frame(type: UInt8, flags: UInt8, streamID: UInt32, _ payload: [UInt8]) -> [UInt8] {
-    [UInt8(payload.count >> 16), UInt8(payload.count >> 8 & 0xff), UInt8(payload.count & 0xff), type, flags]
-        + bigEndian32(streamID) + payload
+    http2Frame(type: type, flags: flags, streamID: streamID, payload)
 }
 
 /// Seconds since `start`.

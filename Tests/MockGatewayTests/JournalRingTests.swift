@@ -6,7 +6,7 @@ import Testing
 @Suite struct JournalRingTests {
     private static func slot(_ sequence: UInt64) -> JournalRing.Slot {
         JournalRing.Slot(sequence: sequence, offset: 0, length: 0, status: 200, route: .apns,
-                         reason: JournalStrings.none, spec: JournalStrings.none)
+                         reason: JournalStrings.none, spec: JournalStrings.none, token: JournalToken.none)
     }
 
     /// A line whose bytes say which request it is, so a mix-up shows.

@@ -9,9 +9,13 @@ import Testing
 /// filters and a long poll's wake-up.
 @Suite struct RequestJournalTests {
     private static func journalLines(_ journal: RequestJournal, _ query: JournalQuery = JournalQuery()) throws -> [JSONValue] {
-        var out: [UInt8] = []
-        RequestJournal.jsonArray(journal.matches(query, keep: query.limit).kept, into: &out)
-        return try JSONParser.parse(out).arrayValue ?? []
+        try JSONParser.parse(JournalAnswer(journal: journal, query: query, form: .lines).collect()).arrayValue ?? []
+    }
+
+    /// Waits (at most 5 s) for the journal's evaluation queue to answer a poll.
+    private static func waitUntil(_ condition: () -> Bool) {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !condition() && ContinuousClock.now < deadline { usleep(1000) }
     }
 
     @Test func concurrentWritersGetTheSameSequenceInTheFileAndTheJournal() async throws {
@@ -93,10 +97,10 @@ import Testing
         #expect(try RecorderTests.lines(of: path).count == 3, "the record file has every line")
     }
 
-    /// Answers larger than one hold of the lock's copying, and the filters that read the line
-    /// (token; reason and spec once the journal lists no more strings), give what one pass would.
+    /// Scans of one slot a hold of the lock, and the filters that read the line (token; reason
+    /// and spec once the journal lists no more strings), give what one pass would.
     @Test func answersCopiedInBatchesAndFiltersReadingTheLineAgree() throws {
-        let journal = RequestJournal(capacity: 100, maxBytes: 1 << 20, listedStrings: 1, copyBatchBytes: 1)
+        let journal = RequestJournal(capacity: 100, maxBytes: 1 << 20, listedStrings: 1, slotsPerHold: 1)
         let recorder = Recorder(file: nil, journal: journal)
         for index in 0..<12 {
             var exchange = RecorderTests.exchange()
@@ -108,7 +112,7 @@ import Testing
             try Self.journalLines(journal, JournalQuery(queryString: Substring(query), counting: false)).compactMap { $0["seq"]?.intValue }
         }
         func count(_ query: String) throws -> Int {
-            journal.matches(try JournalQuery(queryString: Substring(query), counting: true), keep: 0).count
+            journal.count(try JournalQuery(queryString: Substring(query), counting: true)).count
         }
         #expect(try sequences("") == Array(1...12))
         #expect(try sequences("limit=5") == Array(1...5))
@@ -126,20 +130,22 @@ import Testing
         let journal = RequestJournal(capacity: 10)
         let recorder = Recorder(file: nil, journal: journal)
         let query = try JournalQuery(queryString: "route=apns&wait_ms=60000&min=2", counting: true)
-        let waiter = JournalWaiter(query: query, keepsLines: false, journal: journal) { _, count, timedOut in
+        let waiter = JournalWaiter(query: query, journal: journal) { count, _, timedOut in
             HTTPResponse(status: 200, body: Array("\(count) \(timedOut)".utf8))
         }
         let woken = Atomic<Int>(0)
         #expect(waiter.responder.bind { _ in woken.add(1, ordering: .relaxed) } == nil)
-        waiter.start()
+        #expect(waiter.start())
         #expect(journal.counts.waiting == 1)
         recorder.observe(RecorderTests.exchange())
         var fcm = RecorderTests.exchange(route: .fcm)
         fcm.request.path = "/v1/projects/p/messages:send"
         recorder.observe(fcm)  // does not match: still waiting
+        journal.evaluateWaiters()
         #expect(woken.load(ordering: .relaxed) == 0)
         recorder.observe(RecorderTests.exchange())
-        #expect(woken.load(ordering: .relaxed) == 1)
+        Self.waitUntil { woken.load(ordering: .relaxed) == 1 }
+        #expect(woken.load(ordering: .relaxed) == 1, "the evaluation queue answers the poll without a call from the test")
         #expect(waiter.responder.take().map { String(decoding: $0.body, as: UTF8.self) } == "2 false")
         #expect(journal.counts.waiting == 0)
     }
@@ -148,12 +154,93 @@ import Testing
         let journal = RequestJournal(capacity: 10)
         Recorder(file: nil, journal: journal).observe(RecorderTests.exchange())
         let query = try JournalQuery(queryString: "wait_ms=10&min=3", counting: false)
-        let waiter = JournalWaiter(query: query, keepsLines: true, journal: journal) { kept, count, timedOut in
-            HTTPResponse(status: 200, body: Array("\(kept.count) \(count) \(timedOut)".utf8))
+        let waiter = JournalWaiter(query: query, journal: journal) { count, through, timedOut in
+            HTTPResponse(status: 200, body: Array("\(count) \(through) \(timedOut)".utf8))
         }
         _ = waiter.responder.bind { _ in }
-        waiter.start()
+        #expect(waiter.start())
         #expect(waiter.responder.expire().map { String(decoding: $0.body, as: UTF8.self) } == "1 1 true")
         #expect(journal.counts.waiting == 0)
+    }
+
+    /// Row 1 of issue 19: a poll that can never be met keeps a count, not the lines that
+    /// matched; its answer reads the lines the journal still holds and counts the rest as dropped.
+    @Test func aWaitingPollKeepsNoLinesAndItsAnswerCountsTheDropped() throws {
+        let journal = RequestJournal(capacity: 4)
+        let recorder = Recorder(file: nil, journal: journal)
+        let query = try JournalQuery(queryString: "wait_ms=60000&min=4", counting: false)
+        let waiter = JournalWaiter(query: query, journal: journal) { count, through, timedOut in
+            var response = HTTPResponse(status: 200)
+            response.streamedBody = JournalAnswer(journal: journal, query: query, through: through,
+                                                  form: .waited(count: count, timedOut: timedOut))
+            return response
+        }
+        _ = waiter.responder.bind { _ in }
+        #expect(waiter.start())
+        for _ in 0..<3 { recorder.observe(RecorderTests.exchange()) }
+        journal.evaluateWaiters()
+        for _ in 0..<3 { recorder.observe(RecorderTests.exchange()) }  // drops seq 1 and 2 from the ring of 4
+        let answer = try #require(waiter.responder.expire())
+        let value = try JSONParser.parse(try #require(answer.streamedBody).collect())
+        #expect(value["requests"]?.arrayValue?.compactMap { $0["seq"]?.intValue } == [3, 4, 5, 6])
+        #expect(value["count"]?.intValue == 6)
+        #expect(value["dropped"]?.intValue == 2)
+        #expect(value["timed_out"] == .bool(false))
+    }
+
+    /// Row 2: `token=` is decided from the slot's hash; only the candidates it picks are read.
+    /// The same token in upper and lower case (APNs compares them so) is one hash.
+    @Test func theTokenFilterPicksItsCandidatesByTheSlotsHash() throws {
+        #expect(JournalToken.hash("ABCDEF01".utf8) == JournalToken.hash("abcdef01".utf8))
+        #expect(JournalToken.hash("Tok-1".utf8) != JournalToken.hash("tok-1".utf8), "FCM tokens are case-sensitive")
+        #expect(JournalToken.hash("".utf8) == JournalToken.none)
+        var fcm = RecorderTests.exchange(body: #"{"message":{"token":"from-the-body"}}"#, route: .fcm)
+        fcm.request.path = "/v1/projects/p/messages:send"
+        #expect(JournalToken.hash(of: fcm) == JournalToken.hash("from-the-body".utf8), "read from the body when the service did not")
+        fcm.deviceToken = "from-the-service"
+        #expect(JournalToken.hash(of: fcm) == JournalToken.hash("from-the-service".utf8))
+        var apns = RecorderTests.exchange()
+        apns.request.path = "/3/device/ABCD?x=1"
+        #expect(JournalToken.hash(of: apns) == JournalToken.hash("abcd".utf8))
+    }
+
+    /// Row 3: an answer is read from the ring piece by piece, so one that is never read holds
+    /// one piece; pieces meet the size asked for (give or take a line) and join to the whole.
+    @Test func anAnswerIsReadFromTheRingInPieces() throws {
+        let journal = RequestJournal(capacity: 1000)
+        let recorder = Recorder(file: nil, journal: journal)
+        for _ in 0..<200 { recorder.observe(RecorderTests.exchange()) }
+        let lineBytes = Recorder.encode(RecorderTests.exchange()).suffix.count
+        let answer = JournalAnswer(journal: journal, query: JournalQuery(), form: .lines)
+        var whole: [UInt8] = []
+        var pieces = 0
+        while true {
+            var piece: [UInt8] = []
+            let finished = answer.next(into: &piece, preferredBytes: 4096)
+            #expect(!piece.isEmpty || finished)
+            #expect(piece.count <= 4096 + 2 * lineBytes, "a piece is about the size asked for")
+            whole += piece
+            pieces += 1
+            if finished { break }
+        }
+        #expect(pieces > 200 * lineBytes / 4096 / 2)
+        #expect(try JSONParser.parse(whole).arrayValue?.compactMap { $0["seq"]?.intValue } == Array(1...200))
+        recorder.observe(RecorderTests.exchange())
+        #expect(try Self.journalLines(journal).count == 201, "a new answer covers the new line")
+    }
+
+    /// At most `maxWaiters` polls wait; the next is refused and can register once one ends.
+    @Test func waitingPollsAreCapped() throws {
+        let journal = RequestJournal(capacity: 10)
+        let query = try JournalQuery(queryString: "wait_ms=60000&min=1", counting: true)
+        let waiters = (0..<RequestJournal.maxWaiters).map { _ in
+            JournalWaiter(query: query, journal: journal) { _, _, _ in HTTPResponse(status: 200) }
+        }
+        for waiter in waiters { #expect(waiter.start()) }
+        let oneMore = JournalWaiter(query: query, journal: journal) { _, _, _ in HTTPResponse(status: 200) }
+        #expect(!oneMore.start())
+        waiters[0].responder.cancel()
+        #expect(oneMore.start())
+        #expect(journal.counts.waiting == RequestJournal.maxWaiters)
     }
 }

@@ -83,7 +83,7 @@ private func sequences(_ value: JSONValue?) -> [Int] {
 
         // Nothing matches: the poll answers at its deadline with what there is.
         let timedOut = try admin(serve, "/requests?token=\(goneToken)&wait_ms=300")
-        #expect(timedOut.body == ["requests": [], "count": 0, "timed_out": true])
+        #expect(timedOut.body == ["requests": [], "count": 0, "dropped": 0, "timed_out": true])
         // Already enough: answered at once, in the waiting form.
         let ready = try admin(serve, "/requests/count?wait_ms=60000&min=1")
         #expect(ready.body == ["count": 1, "timed_out": false])
@@ -173,5 +173,109 @@ private func sequences(_ value: JSONValue?) -> [Int] {
         #expect(try admin(serve, "/requests").status == 404)
         #expect(try admin(serve, "/status").body["journal"] == ["enabled": false])
         #expect(!(try curl(["\(serve.adminURL)/metrics"]).output.contains("pushproof_journal")))
+    }
+}
+
+/// `count` VoIP pushes of ~1.1 KB record lines (a 600-byte pad), with h2load.
+private func fillJournal(_ serve: ServeProcess, count: Int, in directory: TemporaryDirectory) throws {
+    let body = try directory.write("padded.json", #"{"aps":{},"pad":"\#(String(repeating: "p", count: 600))"}"#)
+    let load = try runTool("/usr/bin/h2load", ["-n", "\(count)", "-c", "2", "-m", "20", "-d", body,
+                                               "-H", "authorization: bearer any", "-H", "apns-push-type: voip",
+                                               "-H", "apns-topic: com.example.loop.voip", "\(serve.baseURL)/3/device/\(deviceToken)"])
+    #expect(load.output.contains("\(count) succeeded"), "\(load.output)")
+}
+
+/// Starts `count` long polls on threads (each a curl that returns when serve stops or the poll
+/// ends) and waits until the journal says they all wait.
+private func startPolls(_ serve: ServeProcess, _ pathAndQuery: String, count: Int) throws {
+    for _ in 0..<count {
+        Thread { _ = try? curl(["-s", "-o", "/dev/null", "\(serve.adminURL)\(pathAndQuery)"]) }.start()
+    }
+    var waiting = 0
+    for _ in 0..<500 where waiting < count {
+        waiting = try admin(serve, "/status").body["journal"]?["waiting"]?.intValue ?? 0
+        if waiting < count { usleep(10_000) }
+    }
+    #expect(waiting == count, "\(waiting) of \(count) polls wait")
+}
+
+/// Issue 19's rows 1-3: what the control API's askers cost the gateway stays bounded however
+/// they ask. Each test fails on the code before (noted beside its bound).
+@Suite(.serialized) struct JournalBoundsLiveTests {
+    // Row 1: polls that wait for more than will come keep a count, not copies of the lines.
+    @Test func pollsThatAreNeverMetKeepNoCopiesOfTheLinesTheyMatch() throws {
+        let directory = try TemporaryDirectory("journal-never-met")
+        let serve = try ServeProcess(["--h2c"], directory: directory.path)
+        defer { serve.stop() }
+        let tooMany = try admin(serve, "/requests?wait_ms=60000&min=1000000000")
+        #expect(tooMany.status == 400, "an answer could never carry more than the journal holds")
+        #expect(tooMany.body["error"]?.stringValue?.contains("/requests/count") == true)
+        #expect(try admin(serve, "/requests/count?wait_ms=50&min=1000000000").body == ["count": 0, "timed_out": true])
+
+        try startPolls(serve, "/requests?wait_ms=60000&min=100000", count: 8)
+        let before = serve.residentBytes
+        try fillJournal(serve, count: 30_000, in: directory)  // ~39 MB of lines; the journal keeps 16 MiB
+        let growth = serve.residentBytes - before
+        // The ring's 16 MiB and its slots; before, each poll copied every line: ~310 MB here.
+        #expect(growth < 64 << 20, "RSS grew \(growth >> 20) MB")
+        let journal = try admin(serve, "/status").body["journal"]
+        #expect(journal?["waiting"] == 8 && (journal?["bytes"]?.intValue ?? 0) > 12 << 20)
+    }
+
+    // Row 2: polls waiting on a token cost each push a look at its slot, off the push's thread,
+    // not a parse of its line per poll.
+    @Test func waitingTokenPollsCostThePushesLittleCPU() throws {
+        let directory = try TemporaryDirectory("journal-token-polls")
+        let serve = try ServeProcess(["--h2c", "--threads", "1"], directory: directory.path)
+        defer { serve.stop() }
+        try fillJournal(serve, count: 5000, in: directory)
+        let baseStart = serve.cpuSeconds
+        try fillJournal(serve, count: 20_000, in: directory)
+        let base = serve.cpuSeconds - baseStart
+        try startPolls(serve, "/requests?token=\(goneToken)&wait_ms=60000", count: 100)
+        let pollsStart = serve.cpuSeconds
+        try fillJournal(serve, count: 20_000, in: directory)
+        let withPolls = serve.cpuSeconds - pollsStart
+        // Before: 100 line parses a push, ~6 CPU s for these 20000.
+        #expect(withPolls < 2 * base + 0.5, "\(withPolls) CPU s with 100 polls waiting, \(base) without")
+    }
+
+    // Row 3: answers nobody reads, over HTTP/1.1 and over HTTP/2 with a window of 0, hold a
+    // piece each; a client that reads gets every line, on both.
+    @Test func answersNobodyReadsHoldAPieceEachNotTheWholeAnswer() throws {
+        let directory = try TemporaryDirectory("journal-unread")
+        let serve = try ServeProcess(["--h2c"], directory: directory.path)
+        defer { serve.stop() }
+        let adminPort = try #require(serve.adminPort)
+        try fillJournal(serve, count: 20_000, in: directory)
+        let held = try #require(try admin(serve, "/status").body["journal"]?["requests"]?.intValue)
+        let before = serve.residentBytes
+        var clients: [RawClient] = []
+        for _ in 0..<60 {
+            let client = try RawClient(port: adminPort)
+            client.send("GET /requests HTTP/1.1\r\nHost: x\r\n\r\n")
+            clients.append(client)
+        }
+        let stalled = try RawClient(port: adminPort)
+        var frames = clientPreface + http2Frame(type: 0x4, flags: 0, streamID: 0, [0, 0x4, 0, 0, 0, 0])  // INITIAL_WINDOW_SIZE 0
+        let path = Array("/requests".utf8)
+        for index in 0..<60 {  // GET, http, :path literal, :authority x; END_STREAM | END_HEADERS
+            frames += http2Frame(type: 0x1, flags: 0x5, streamID: UInt32(1 + 2 * index),
+                                 [0x82, 0x86, 0x04, UInt8(path.count)] + path + [0x01, 0x01, UInt8(ascii: "x")])
+        }
+        stalled.send(frames)
+        clients.append(stalled)
+        usleep(1_500_000)
+        let growth = serve.residentBytes - before
+        // Before: each answer was built whole, ~16 MiB: 120 of them ~1.9 GB.
+        #expect(growth < 64 << 20, "RSS grew \(growth >> 20) MB")
+
+        for version in ["--http1.1", "--http2-prior-knowledge"] {
+            let whole = try curl(["-s", version, "\(serve.adminURL)/requests"])
+            #expect(sequences(try JSONParser.parse(whole.output)).count == held, "\(version): every line held")
+        }
+        let http10 = try curl(["-s", "--http1.0", "\(serve.adminURL)/requests?limit=3"])
+        #expect(sequences(try JSONParser.parse(http10.output)).count == 3, "HTTP/1.0: delimited by the close")
+        withExtendedLifetime(clients) {}
     }
 }

@@ -93,6 +93,9 @@ public struct HTTPResponse: Sendable {
     /// Set: this is no answer yet; the transport sends what `deferred` is completed with (see
     /// `DeferredResponse`) and ignores every other field here.
     public var deferred: DeferredResponse?
+    /// Set: the body is pulled from here as the connection drains (see `StreamedBody`) and
+    /// `body` is ignored. No `content-length` is sent.
+    public var streamedBody: (any StreamedBody)?
 
     public init(status: Int, headers: [HTTPHeader] = [], body: [UInt8] = [],
                 delayNanos: UInt64 = 0, actions: [ConnectionAction] = []) {

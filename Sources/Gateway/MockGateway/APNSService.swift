@@ -25,6 +25,8 @@ struct ServiceOutcome {
     /// The tape of the body the service read, when it was asked to keep it: the judge reads
     /// it instead of scanning the body again.
     var payloadTape: JSONTape? = nil
+    /// The FCM message's `token`, once the service has read the body (the journal's `token=`).
+    var deviceToken: String? = nil
 }
 
 /// `POST /3/device/{token}`: every rule of apns.md, answered as Apple answers.

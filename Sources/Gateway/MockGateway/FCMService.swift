@@ -54,9 +54,10 @@ final class FCMService: Sendable {
 
     func handle(_ request: HTTPRequest, connection: GatewayConnectionState) -> ServiceOutcome {
         var warnings: [GatewayNote] = []
+        var deviceToken: String?
         func fail(_ error: GoogleError, authenticated: Bool = false, because failure: AuthFailure? = nil) -> ServiceOutcome {
             ServiceOutcome(response: error.response, reason: error.reason, warnings: warnings, authenticated: authenticated,
-                           detail: failure?.detail, authFailure: failure?.kind)
+                           detail: failure?.detail, authFailure: failure?.kind, deviceToken: deviceToken)
         }
         guard let project = Self.project(in: request.path) else {
             return fail(GoogleError(code: 404, status: "NOT_FOUND", message: "Requested entity was not found."))
@@ -100,6 +101,7 @@ final class FCMService: Sendable {
             return fail(.invalidPayload(field: "", "Invalid JSON payload received. \(error.message) at byte \(error.offset)."),
                         authenticated: true)
         }
+        deviceToken = document["message"]?["token"]?.stringValue
         var validator = MessageValidator()
         guard let message = validator.validateRequest(document) else {
             return fail(validator.error ?? .invalidPayload(field: "", "Invalid JSON payload received."), authenticated: true)
@@ -126,9 +128,9 @@ final class FCMService: Sendable {
             }
         }
         if validator.validateOnly {
-            return success(project: project, id: "fake_message_id", warnings: warnings)
+            return success(project: project, id: "fake_message_id", warnings: warnings, deviceToken: deviceToken)
         }
-        return success(project: project, id: identifiers.messageID(), warnings: warnings)
+        return success(project: project, id: identifiers.messageID(), warnings: warnings, deviceToken: deviceToken)
     }
 
     static func quotaExceeded(project: String, retryAfter: Int, _ message: String) -> GoogleError {
@@ -149,13 +151,13 @@ final class FCMService: Sendable {
         GoogleError(.senderIdMismatch, message: "SenderId mismatch")
     }
 
-    func success(project: String, id: String, warnings: [GatewayNote]) -> ServiceOutcome {
+    func success(project: String, id: String, warnings: [GatewayNote], deviceToken: String?) -> ServiceOutcome {
         var w = JSONWriter(capacity: 96)
         w.beginObject()
         w.key("name"); w.string("projects/\(project)/messages/\(id)")
         w.endObject()
         let response = HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "application/json; charset=UTF-8")], body: w.bytes)
-        return ServiceOutcome(response: response, reason: nil, warnings: warnings, authenticated: true)
+        return ServiceOutcome(response: response, reason: nil, warnings: warnings, authenticated: true, deviceToken: deviceToken)
     }
 
     /// `{project}` of `/v1/projects/{project}/messages:send`, nil for any other path.

@@ -55,6 +55,9 @@ public struct GatewayExchange: Sendable {
     public var authFailure: AuthFailureKind?
     /// The subject of the connection's TLS client certificate, when it presented one.
     public var clientCertificateSubject: String?
+    /// The device token the request addressed, as written, when the service read one (an FCM
+    /// message's `token`; APNs' is in the path).
+    public var deviceToken: String?
     /// The record line's members from `protocol` to the request's `headers`, as the line writes
     /// them (`RecordedRequestHead`, kept per connection), when the gateway records lines; nil:
     /// the recorder encodes them.

@@ -234,6 +234,7 @@ public final class MockGateway: HTTPHandler {
         exchange.detail = answer.detail
         exchange.authFailure = answer.authFailure
         exchange.clientCertificateSubject = clientCertificateSubject
+        exchange.deviceToken = answer.deviceToken
         exchange.recordedVerdict = verdictEncoding
         if recordsLines {
             exchange.recordedRequestHead = state.recordedRequestHead.encode(request, route: route.rawValue,

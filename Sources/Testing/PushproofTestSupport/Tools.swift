@@ -127,6 +127,12 @@ public func parseFrames(_ bytes: [UInt8]) -> [(type: UInt8, flags: UInt8, stream
     return frames
 }
 
+/// One HTTP/2 frame (RFC 9113 §4.1): 24-bit length, type, flags, 31-bit stream id, payload.
+public func http2Frame(type: UInt8, flags: UInt8, streamID: UInt32, _ payload: [UInt8]) -> [UInt8] {
+    [UInt8(payload.count >> 16 & 0xff), UInt8(payload.count >> 8 & 0xff), UInt8(payload.count & 0xff), type, flags,
+     UInt8(streamID >> 24 & 0x7f), UInt8(streamID >> 16 & 0xff), UInt8(streamID >> 8 & 0xff), UInt8(streamID & 0xff)] + payload
+}
+
 public let clientPreface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 /// An empty SETTINGS frame.
 public let emptySettingsFrame: [UInt8] = [0, 0, 0, 4, 0, 0, 0, 0, 0]

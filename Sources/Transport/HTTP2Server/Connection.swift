@@ -310,6 +310,10 @@ final class Connection {
             }
         case let .http1(session):
             guard writeOutput() else { return }
+            // A streamed body goes on only as the socket takes what was written of it.
+            while outputStart == output.count, session.continueStreaming() {
+                guard writeOutput() else { return }
+            }
             if session.abortRequested {
                 close()
             } else if outputStart == output.count && session.isFinished {

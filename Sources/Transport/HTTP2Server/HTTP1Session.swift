@@ -12,8 +12,15 @@ final class HTTP1Session {
         /// The handler deferred its answer (`DeferredAnswers`).
         case deferred(DeferredResponse, isHead: Bool, closeAfter: Bool)
         case ready([UInt8], closeAfter: Bool)
+        /// A streamed body (`StreamedBody`): `head` goes out first, then the body as the
+        /// connection drains, as chunks (`chunked`) or delimited by the close.
+        case streaming(head: [UInt8], body: any StreamedBody, chunked: Bool, closeAfter: Bool)
         case abort
     }
+
+    /// Pieces of a streamed body are pulled while the connection holds less unsent output
+    /// than this, so a reader that stalls holds about this much of its answer, never all of it.
+    static let streamedOutputBytes = Connection.outputHighWater
 
     /// The connection owns this session (its phase holds it) and ends it before it closes, and
     /// the session runs only inside the connection's calls (nghttp2's callbacks come from its
@@ -43,6 +50,9 @@ final class HTTP1Session {
     /// not authenticate the request). They are dropped, as the HTTP/2 path drops trailers; their
     /// size still counts toward http-parser's header limit.
     private var inTrailers = false
+    /// Some request on this connection was HTTP/1.0, which knows no chunked coding: a streamed
+    /// body to it is delimited by closing the connection (RFC 9112 §6.3).
+    private var peerSpeaksHTTP10 = false
     /// Responses held back behind a delayed one; `slots[0]` has sequence `firstSlotSequence`.
     private var slots: [Slot] = []
     private var firstSlotSequence = 0
@@ -281,6 +291,7 @@ final class HTTP1Session {
         requestCount &+= 1
         let method = String(cString: http_method_str(http_method(UInt32(parser.pointee.method))))
         let keepAlive = http_should_keep_alive(parser) != 0
+        if parser.pointee.http_major == 1, parser.pointee.http_minor == 0 { peerSpeaksHTTP10 = true }
         let target = RequestTarget(url)
         let request = HTTPRequest(method: method, path: target.path,
                                   authority: target.authority ?? headers.value(of: "host"),
@@ -329,7 +340,7 @@ final class HTTP1Session {
         }
         if slots.isEmpty {
             // Fast path: nothing is held back, serialize straight into the socket buffer.
-            if response.actions.isEmpty {
+            if response.actions.isEmpty && response.streamedBody == nil {
                 serialize(response, isHead: isHead, closeAfter: closeAfter, into: &connection.output)
                 if closeAfter { closeWhenDrained = true }
                 return
@@ -351,9 +362,53 @@ final class HTTP1Session {
             case .setMaxConcurrentStreams: break
             }
         }
+        if let body = response.streamedBody, !isHead {
+            let chunked = !peerSpeaksHTTP10
+            if !chunked { closes = true }
+            var head: [UInt8] = []
+            serializeHead(response, bodyLength: nil, chunked: chunked, closeAfter: closes, into: &head)
+            return .streaming(head: head, body: body, chunked: chunked, closeAfter: closes)
+        }
         var bytes: [UInt8] = []
         serialize(response, isHead: isHead, closeAfter: closes, into: &bytes)
         return .ready(bytes, closeAfter: closes)
+    }
+
+    /// A streamed body at the head of the queue waits for the connection to drain: it goes on
+    /// (and so do the answers queued behind it) once unsent output is below
+    /// `streamedOutputBytes`. True if it added output.
+    func continueStreaming() -> Bool {
+        guard !destroyed, case .streaming = slots.first else { return false }
+        let before = connection.unsentOutputBytes
+        drainSlots()
+        return connection.unsentOutputBytes > before || slots.isEmpty
+    }
+
+    /// Writes pieces of the first slot's streamed body while the connection has room. True once
+    /// the body is complete (its last chunk written).
+    private func pump(head: inout [UInt8], body: any StreamedBody, chunked: Bool) -> Bool {
+        if !head.isEmpty {
+            connection.output.append(contentsOf: head)
+            head = []
+        }
+        var piece: [UInt8] = []
+        while connection.unsentOutputBytes < Self.streamedOutputBytes {
+            piece.removeAll(keepingCapacity: true)
+            let finished = body.next(into: &piece, preferredBytes: Self.streamedOutputBytes / 4)
+            if !piece.isEmpty {
+                if chunked {
+                    appendHex(piece.count, to: &connection.output)
+                    connection.output.append(contentsOf: "\r\n".utf8)
+                }
+                connection.output.append(contentsOf: piece)
+                if chunked { connection.output.append(contentsOf: "\r\n".utf8) }
+            }
+            if finished {
+                if chunked { connection.output.append(contentsOf: "0\r\n\r\n".utf8) }
+                return true
+            }
+        }
+        return false
     }
 
     /// Hands ready responses at the head of the queue to the connection, in order.
@@ -369,6 +424,19 @@ final class HTTP1Session {
                 return
             case let .ready(bytes, closeAfter):
                 connection.output.append(contentsOf: bytes)
+                slots.removeFirst()
+                firstSlotSequence += 1
+                if closeAfter {
+                    stopped = true
+                    closeWhenDrained = true
+                    dropSlots()
+                    return
+                }
+            case .streaming(var head, let body, let chunked, let closeAfter):
+                guard pump(head: &head, body: body, chunked: chunked) else {
+                    slots[0] = .streaming(head: head, body: body, chunked: chunked, closeAfter: closeAfter)
+                    return
+                }
                 slots.removeFirst()
                 firstSlotSequence += 1
                 if closeAfter {
@@ -411,6 +479,14 @@ final class HTTP1Session {
     }
 
     private func serialize(_ response: HTTPResponse, isHead: Bool, closeAfter: Bool, into out: inout [UInt8]) {
+        serializeHead(response, bodyLength: response.body.count, chunked: false, closeAfter: closeAfter, into: &out)
+        if !isHead { out.append(contentsOf: response.body) }
+    }
+
+    /// The status line and headers. `bodyLength` nil: a streamed body, framed by `chunked` or
+    /// by the close.
+    private func serializeHead(_ response: HTTPResponse, bodyLength: Int?, chunked: Bool, closeAfter: Bool,
+                               into out: inout [UInt8]) {
         let status = (100...999).contains(response.status) ? response.status : 500
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(status, to: &out)
@@ -427,12 +503,15 @@ final class HTTP1Session {
             out.append(contentsOf: header.value.utf8)
             out.append(contentsOf: "\r\n".utf8)
         }
-        out.append(contentsOf: "content-length: ".utf8)
-        appendDecimal(response.body.count, to: &out)
-        out.append(contentsOf: "\r\n".utf8)
+        if let bodyLength {
+            out.append(contentsOf: "content-length: ".utf8)
+            appendDecimal(bodyLength, to: &out)
+            out.append(contentsOf: "\r\n".utf8)
+        } else if chunked {
+            out.append(contentsOf: "transfer-encoding: chunked\r\n".utf8)
+        }
         if closeAfter { out.append(contentsOf: "connection: close\r\n".utf8) }
         out.append(contentsOf: "\r\n".utf8)
-        if !isHead { out.append(contentsOf: response.body) }
     }
 }
 
@@ -455,6 +534,13 @@ func isTokenCharacter(_ byte: UInt8) -> Bool {
 private func appendDecimal(_ value: Int, to out: inout [UInt8]) {
     if value >= 10 { appendDecimal(value / 10, to: &out) }
     out.append(UInt8(ascii: "0") + UInt8(value % 10))
+}
+
+/// A chunk size: lowercase hex, no leading zeros (RFC 9112 §7.1).
+private func appendHex(_ value: Int, to out: inout [UInt8]) {
+    if value >= 16 { appendHex(value / 16, to: &out) }
+    let digit = UInt8(value % 16)
+    out.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
 }
 
 /// RFC 9110 §15 reason phrases for the codes the gateway uses; others get a generic one.

@@ -37,6 +37,9 @@ final class HTTP2Stream {
     var deferred: DeferredResponse?
     var responseBody: [UInt8] = []
     var responseOffset = 0
+    /// A body pulled piece by piece into `responseBody` as the window lets it out; nil once
+    /// it has given its last piece.
+    var streamedBody: (any StreamedBody)?
 
     init(arrivalNanos: UInt64) {
         self.arrivalNanos = arrivalNanos
@@ -74,6 +77,7 @@ final class HTTP2Stream {
         deferred = nil
         responseBody = []
         responseOffset = 0
+        streamedBody = nil
     }
 }
 
@@ -475,6 +479,12 @@ final class HTTP2Session {
     fileprivate func readResponseBody(_ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
                                       flags: UnsafeMutablePointer<UInt32>) -> Int {
         guard let stream = stream(streamID) else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        if stream.responseOffset >= stream.responseBody.count, let source = stream.streamedBody {
+            // The next piece, only now that the window takes it: a stalled peer holds one piece.
+            stream.responseBody.removeAll(keepingCapacity: true)
+            stream.responseOffset = 0
+            if source.next(into: &stream.responseBody, preferredBytes: length) { stream.streamedBody = nil }
+        }
         let count = min(length, stream.responseBody.count - stream.responseOffset)
         if count > 0 {
             stream.responseBody.withUnsafeBytes { body in
@@ -484,7 +494,7 @@ final class HTTP2Session {
             stream.responseOffset += count
         }
         if count > 0 { lastResponseProgressNanos = connection.loop.now }
-        if stream.responseOffset >= stream.responseBody.count {
+        if stream.responseOffset >= stream.responseBody.count, stream.streamedBody == nil {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             stream.responseBody = []
             stream.responsePendingSince = nil
@@ -580,11 +590,12 @@ final class HTTP2Session {
             }
         }
         if !replaced {
-            stream.responseBody = response.body
+            stream.responseBody = response.streamedBody == nil ? response.body : []
             stream.responseOffset = 0
-            if !response.body.isEmpty { stream.responsePendingSince = connection.loop.now }
-            submitHeaders(status: response.status, headers: response.headers, hasBody: !response.body.isEmpty,
-                          streamID: streamID)
+            stream.streamedBody = response.streamedBody
+            let hasBody = !response.body.isEmpty || response.streamedBody != nil
+            if hasBody { stream.responsePendingSince = connection.loop.now }
+            submitHeaders(status: response.status, headers: response.headers, hasBody: hasBody, streamID: streamID)
         }
         for action in response.actions {
             switch action {

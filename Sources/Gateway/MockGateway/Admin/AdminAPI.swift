@@ -256,43 +256,45 @@ public final class AdminAPI: HTTPHandler {
 
     /// `GET /requests?…` (the matching record lines, a JSON array) and `GET /requests/count?…`
     /// (`{"count": N}`). With `wait_ms`: a long poll, answered once `min` requests match or
-    /// when the time is up, as `{"requests": […], "count": N, "timed_out": bool}` (or
-    /// `{"count": N, "timed_out": bool}`), without holding up the loop meanwhile.
+    /// when the time is up, as `{"requests": […], "count": N, "dropped": D, "timed_out": bool}`
+    /// (or `{"count": N, "timed_out": bool}`), without holding up the loop meanwhile. Lines
+    /// are streamed from the journal as the client reads them (`JournalAnswer`).
     private func requests(_ path: String, counting: Bool) -> HTTPResponse {
         guard let journal = recorder?.journal else { return journalOff() }
         let queryString = path.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
         let query: JournalQuery
         do { query = try JournalQuery(queryString: queryString, counting: counting) } catch { return self.error(400, error.description) }
         guard query.waitMillis != nil else {
-            let found = journal.matches(query, keep: counting ? 0 : query.limit)
-            return Self.journalAnswer(found.kept, count: found.count, counting: counting, timedOut: nil)
+            if counting { return Self.countAnswer(journal.count(query).count, timedOut: nil) }
+            return Self.linesAnswer(JournalAnswer(journal: journal, query: query, form: .lines))
         }
-        let waiter = JournalWaiter(query: query, keepsLines: !counting, journal: journal) { kept, count, timedOut in
-            Self.journalAnswer(kept, count: count, counting: counting, timedOut: timedOut)
+        if !counting, query.minimum > journal.capacity {
+            return error(400, "min: \(query.minimum) is more requests than the journal holds (--journal-size \(journal.capacity)): "
+                         + "the answer could not carry them; wait on /requests/count instead")
         }
-        waiter.start()
+        let waiter = JournalWaiter(query: query, journal: journal) { count, through, timedOut in
+            counting ? Self.countAnswer(count, timedOut: timedOut)
+                     : Self.linesAnswer(JournalAnswer(journal: journal, query: query, through: through,
+                                                      form: .waited(count: count, timedOut: timedOut)))
+        }
+        guard waiter.start() else {
+            var refusal = error(503, "\(RequestJournal.maxWaiters) long polls are waiting already; try again shortly")
+            refusal.headers.append(HTTPHeader("retry-after", "1"))
+            return refusal
+        }
         return .deferred(waiter.responder)
     }
 
-    /// `timedOut` nil: the plain form (an array, or `{"count": N}`); else the waiting form.
-    private static func journalAnswer(_ kept: [RequestJournal.Line], count: Int, counting: Bool, timedOut: Bool?) -> HTTPResponse {
-        var body: [UInt8] = []
-        switch (counting, timedOut) {
-        case (false, nil):
-            body.reserveCapacity(kept.reduce(2) { $0 + $1.tail.count + 32 })
-            RequestJournal.jsonArray(kept, into: &body)
-        case (false, let timedOut?):
-            body.reserveCapacity(kept.reduce(64) { $0 + $1.tail.count + 32 })
-            body.append(contentsOf: #"{"requests":"#.utf8)
-            RequestJournal.jsonArray(kept, into: &body)
-            body.append(contentsOf: #","count":\#(count),"timed_out":\#(timedOut)}"#.utf8)
-        case (true, nil):
-            body.append(contentsOf: #"{"count":\#(count)}"#.utf8)
-        case (true, let timedOut?):
-            body.append(contentsOf: #"{"count":\#(count),"timed_out":\#(timedOut)}"#.utf8)
-        }
-        body.append(0x0A)
-        return HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "application/json")], body: body)
+    private static func linesAnswer(_ body: JournalAnswer) -> HTTPResponse {
+        var response = HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "application/json")])
+        response.streamedBody = body
+        return response
+    }
+
+    /// `timedOut` nil: `{"count": N}`; else the waiting form.
+    private static func countAnswer(_ count: Int, timedOut: Bool?) -> HTTPResponse {
+        let text = timedOut.map { #"{"count":\#(count),"timed_out":\#($0)}"# } ?? #"{"count":\#(count)}"#
+        return HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "application/json")], body: Array((text + "\n").utf8))
     }
 
     // MARK: Responses

@@ -85,9 +85,10 @@ public struct JournalQuery: Sendable, Equatable {
         }
     }
 
-    /// For a candidate the journal could not decide from its slot: `token=` (the device token is
-    /// in the line's path or body) and, once the journal has more distinct reasons or spec ids
-    /// than it lists (`JournalStrings`), `reason=` and `spec=`. Runs outside the journal's lock.
+    /// For a candidate the journal could not decide for certain from its slot: `token=` (the
+    /// slot's hash picked it, `JournalToken`; the line's path or body confirms it) and, once the
+    /// journal has more distinct reasons or spec ids than it lists (`JournalStrings`), `reason=`
+    /// and `spec=`. Runs outside the journal's lock.
     func matchesLine(_ line: RequestJournal.Line) -> Bool {
         let bytes = line.bytes
         if reason != nil || spec != nil {

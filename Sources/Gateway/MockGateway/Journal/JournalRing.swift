@@ -1,3 +1,5 @@
+import PushModel
+
 /// The request journal's storage, used under its lock: every kept record line back to back in
 /// one byte ring, and beside each a fixed-size slot with the fields the filters read.
 ///
@@ -27,6 +29,8 @@ struct JournalRing: ~Copyable {
         var route: GatewayRoute
         var reason: JournalStrings.ID
         var spec: JournalStrings.ID
+        /// The device token the request addressed (`JournalToken`).
+        var token: UInt64
     }
 
     let maxRequests: Int
@@ -179,4 +183,56 @@ struct JournalStrings {
 
     /// The id of a string already seen, else nil (no slot names it, unless one is `unlisted`).
     func existingID(_ string: String) -> ID? { ids[string] }
+}
+
+/// A device token as a slot keeps it: a hash of its comparable form (what
+/// `AddressedDevice.comparable` makes of it: an all-hex APNs token lowercased), so `token=`
+/// finds its candidates among the slots without reading a line. A hash can collide, so each
+/// candidate's line confirms it (`JournalQuery.matchesLine`). Swift's `Hasher` is seeded per
+/// process: a client cannot craft tokens that collide with another's.
+enum JournalToken {
+    /// The request named no device token (OAuth, an unknown path, an FCM body without one).
+    static let none: UInt64 = 0
+
+    static func hash(_ token: some Collection<UInt8>) -> UInt64 {
+        guard !token.isEmpty else { return none }
+        // One pass copies the bytes out (on the stack) and tells whether they are all hex; an
+        // all-hex token is then lowercased in place and hashed in one call.
+        let value = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: token.count) { buffer -> Int in
+            var isHex = true
+            var count = 0
+            for byte in token {
+                buffer[count] = byte
+                count += 1
+                isHex = isHex && ((0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte))
+            }
+            if isHex {
+                for index in 0..<count where buffer[index] >= 0x41 && buffer[index] <= 0x46 { buffer[index] |= 0x20 }
+            }
+            var hasher = Hasher()
+            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[0..<count])))
+            return hasher.finalize()
+        }
+        let hashed = UInt64(bitPattern: Int64(value))
+        return hashed == none ? 1 : hashed
+    }
+
+    /// The token of a recorded exchange: an APNs path's, or the FCM message's (read by the
+    /// service; the body is parsed here only when the service answered before reading it).
+    static func hash(of exchange: GatewayExchange) -> UInt64 {
+        switch exchange.route {
+        case .apns:
+            let path = exchange.request.path.utf8
+            let prefix = "/3/device/".utf8
+            guard path.starts(with: prefix) else { return none }
+            return hash(path.dropFirst(prefix.count).prefix { $0 != UInt8(ascii: "?") })
+        case .fcm:
+            if let token = exchange.deviceToken { return hash(token.utf8) }
+            let body = exchange.request.body
+            guard !body.isEmpty, body.count <= GatewayRoute.fcm.maxBodyBytes ?? 0 else { return none }
+            return AddressedDevice.token(route: "fcm", path: "", body: body).map { hash($0.utf8) } ?? none
+        case .oauth, .unknown:
+            return none
+        }
+    }
 }

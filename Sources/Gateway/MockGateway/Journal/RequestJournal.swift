@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPCore
 import JSON
 import RecordLine
@@ -9,16 +10,23 @@ import Synchronization
 ///
 /// An observer on the hot path, so its cost per request is one lock taken briefly, to copy
 /// the line `Recorder` already encoded into a byte ring beside a fixed-size slot with the
-/// few fields the filters read (route, status, and reason and spec id as small numbers; see
-/// `JournalRing` for why, with the perf figures). `token=` reads the path or body from the
-/// line itself, outside the lock. Memory is bounded: at most `capacity` requests and
-/// `maxBytes` of lines, whichever comes first; the oldest are dropped (and counted).
+/// few fields the filters read (route, status, reason and spec id as small numbers, the
+/// device token as a hash; see `JournalRing` for why, with the perf figures). Memory is
+/// bounded: at most `capacity` requests and `maxBytes` of lines, whichever comes first; the
+/// oldest are dropped (and counted).
+///
+/// Nothing that asks costs memory beyond those bounds or holds up the requests being
+/// recorded: an answer is streamed from the ring as the client reads it (`JournalAnswer`), a
+/// long poll keeps a count and a sequence number, not lines (`JournalWaiter`), and waiting
+/// polls are evaluated on a queue of their own, at most once a millisecond and each from the
+/// last line it saw, never on the thread that recorded the request. At most `maxWaiters`
+/// polls wait at once.
 ///
 /// Sequence numbers are the record file's when `Recorder` also writes one (it numbers each
 /// line under this journal's lock, so both agree and the ring stays in order); without a
 /// record file the journal numbers lines 1, 2, 3…
 public final class RequestJournal: Sendable {
-    /// One request's line, copied out of the ring for an answer.
+    /// One request's line, copied out of the ring for a filter that must read it.
     struct Line: Sendable {
         var sequence: UInt64
         var route: GatewayRoute
@@ -27,9 +35,7 @@ public final class RequestJournal: Sendable {
 
         /// The whole record line, without its newline.
         func append(to out: inout [UInt8]) {
-            out.append(contentsOf: RecordLine.linePrefix)
-            appendDecimal(sequence, to: &out)
-            out.append(contentsOf: tail.dropLast())
+            Self.append(sequence: sequence, tail: tail, to: &out)
         }
 
         /// The whole record line, without its newline.
@@ -72,20 +78,34 @@ public final class RequestJournal: Sendable {
     public let capacity: Int
     /// The most bytes of record lines held; at least 1.
     public let maxBytes: Int
-    /// Most bytes a query copies out of the ring in one hold of the lock, so a large answer
-    /// does not stall the requests being recorded meanwhile.
-    private let copyBatchBytes: Int
+    /// Most slots one hold of the lock looks at, so a scan of a large journal (up to 10^7
+    /// slots) does not stall the requests being recorded meanwhile.
+    private let slotsPerHold: Int
     private let state: Mutex<State>
+    /// Where waiting polls are evaluated (`scheduleEvaluation`).
+    private let evaluation = DispatchQueue(label: "pushproof.journal.waiters")
+    private let evaluationScheduled = Atomic<Bool>(false)
+    private let lastEvaluationNanos = Atomic<UInt64>(0)
 
-    /// `listedStrings` and `copyBatchBytes`: smaller only in tests, to reach those paths.
+    /// Most long polls waiting at once; one more is answered 503. Each costs the evaluation
+    /// queue a look at every new slot.
+    public static let maxWaiters = 256
+    /// Waiting polls are looked at no more often than this: under a flood of requests one
+    /// pass covers many new lines, so the passes' cost does not grow with the request rate.
+    static let evaluationIntervalNanos: UInt64 = 1_000_000
+    /// Most bytes of candidate lines one step copies out to read (`token=` matching most of
+    /// the journal must not copy all of it at once).
+    static let candidateBytesPerHold = 256 << 10
+
+    /// `listedStrings` and `slotsPerHold`: smaller only in tests, to reach those paths.
     public convenience init(capacity: Int, maxBytes: Int = RequestJournal.defaultMaxBytes) {
-        self.init(capacity: capacity, maxBytes: maxBytes, listedStrings: JournalStrings.defaultLimit, copyBatchBytes: 1 << 20)
+        self.init(capacity: capacity, maxBytes: maxBytes, listedStrings: JournalStrings.defaultLimit, slotsPerHold: 16_384)
     }
 
-    init(capacity: Int, maxBytes: Int, listedStrings: Int, copyBatchBytes: Int) {
+    init(capacity: Int, maxBytes: Int, listedStrings: Int, slotsPerHold: Int) {
         self.capacity = max(1, capacity)
         self.maxBytes = min(max(1, maxBytes), Int(UInt32.max))
-        self.copyBatchBytes = copyBatchBytes
+        self.slotsPerHold = max(1, slotsPerHold)
         state = Mutex(State(ring: JournalRing(maxRequests: self.capacity, maxBytes: self.maxBytes),
                             strings: JournalStrings(limit: listedStrings)))
     }
@@ -98,15 +118,16 @@ public final class RequestJournal: Sendable {
         let status = UInt16(clamping: exchange.response.status)
         let reason = exchange.reason
         let spec = exchange.verdict?["spec"]?.stringValue
-        let waiters = state.withLock { state -> [JournalWaiter] in
+        let token = JournalToken.hash(of: exchange)
+        let hasWaiters = state.withLock { state -> Bool in
             let sequence = number(state.lastSequence + 1)
             state.lastSequence = sequence
             let slot = JournalRing.Slot(sequence: sequence, offset: 0, length: 0, status: status, route: route,
-                                        reason: state.strings.id(reason), spec: state.strings.id(spec))
+                                        reason: state.strings.id(reason), spec: state.strings.id(spec), token: token)
             state.ring.append(lineTail, slot)
-            return state.waiters.isEmpty ? [] : Array(state.waiters.values)
+            return !state.waiters.isEmpty
         }
-        for waiter in waiters { waiter.poke() }
+        if hasWaiters, !evaluationScheduled.load(ordering: .relaxed) { scheduleEvaluation() }
     }
 
     /// Forgets every request held (`DELETE /requests`). Sequence numbers go on from where they
@@ -122,99 +143,160 @@ public final class RequestJournal: Sendable {
         }
     }
 
-    /// The requests that match `query` with a sequence number above `after` (and above
-    /// `query.since`), oldest first: how many, and the first `keep` of them (nil: all).
-    /// Also the newest sequence number looked at, from which a long poll goes on.
-    func matches(_ query: JournalQuery, after: UInt64 = 0, keep: Int? = nil) -> (kept: [Line], count: Int, through: UInt64) {
-        var floor = max(after, query.since)
-        var kept: [Line] = []
-        var count = 0
-        var through: UInt64 = 0
-        while true {
-            let batch = state.withLock { state in
-                Self.scan(query, after: floor, room: keep.map { $0 - kept.count }, copyBatchBytes: copyBatchBytes, in: state)
+    // MARK: Scans
+
+    /// How far a scan has gone: the lines it may look at have sequence numbers in
+    /// (`after`, `through`]; it moves `after` on as it goes.
+    struct Cursor {
+        var after: UInt64
+        /// Fixed by the first step (the newest line then) unless given: an answer covers the
+        /// journal as it was when first read, not the lines that keep arriving.
+        var through: UInt64?
+        /// Matches still wanted (a query's `limit`); nil: every one.
+        var remaining: Int?
+        /// Matches found (and, when writing, written) so far.
+        var found = 0
+        var finished = false
+
+        init(_ query: JournalQuery, after: UInt64 = 0, through: UInt64? = nil) {
+            self.after = max(after, query.since)
+            self.through = through
+            remaining = query.limit
+        }
+    }
+
+    /// Counts the matches of `query` above `after` (and `query.since`), up to the newest line:
+    /// how many, and the sequence number a poll goes on from.
+    func count(_ query: JournalQuery, after: UInt64 = 0) -> (count: Int, through: UInt64) {
+        var cursor = Cursor(query, after: after)
+        cursor.remaining = nil
+        var ignored: [UInt8] = []
+        while !cursor.finished { step(query, &cursor, writing: false, into: &ignored, preferredBytes: .max) }
+        return (cursor.found, max(cursor.after, cursor.through ?? 0))
+    }
+
+    /// One hold of the lock's worth of a scan: at most `slotsPerHold` slots, and when writing
+    /// (`[line,line,…]`'s lines, a comma before each but the first) about `preferredBytes`.
+    /// A filter the slot cannot decide (`token=`, whose hash may collide, or a reason or spec
+    /// past `JournalStrings`' list) copies its candidates and reads them outside the lock.
+    func step(_ query: JournalQuery, _ cursor: inout Cursor, writing: Bool, into out: inout [UInt8], preferredBytes: Int) {
+        var candidates: [Line] = []
+        state.withLock { state in
+            let through = cursor.through ?? state.lastSequence
+            cursor.through = through
+            let readsLines = query.token != nil || (state.strings.overflowed && (query.reason != nil || query.spec != nil))
+            // A reason or spec never seen matches no slot (only `unlisted` ones, when listed out).
+            let reason = query.reason.map { state.strings.existingID($0) ?? JournalStrings.none }
+            let spec = query.spec.map { state.strings.existingID($0) ?? JournalStrings.none }
+            let token = query.token.map { JournalToken.hash($0.utf8) }
+            func fieldMatches(_ id: JournalStrings.ID, _ wanted: JournalStrings.ID?) -> Bool {
+                guard let wanted else { return true }
+                return id == JournalStrings.unlisted || (wanted != JournalStrings.none && id == wanted)
             }
-            through = batch.through
-            if batch.readsLines {
-                for line in batch.lines where query.matchesLine(line) {
-                    count += 1
-                    if keep.map({ kept.count < $0 }) ?? true { kept.append(line) }
+            var index = state.ring.firstIndex(after: cursor.after)
+            var looked = 0
+            var candidateBytes = 0
+            while true {
+                guard index < state.ring.count else {
+                    cursor.finished = true
+                    break
                 }
-            } else {
-                count += batch.counted
-                kept.append(contentsOf: batch.lines)
-            }
-            guard let resume = batch.resumeAfter else { break }
-            floor = resume
-        }
-        return (kept, count, through)
-    }
-
-    /// One hold of the lock's worth of `matches`.
-    private struct Batch {
-        /// Copies of matching lines (`readsLines`: of candidates the line must confirm).
-        var lines: [Line] = []
-        /// Matches found (not `readsLines`), copied or not.
-        var counted = 0
-        /// True when every candidate's line must be read to decide (`token=`, or a reason
-        /// or spec that only the line names).
-        var readsLines = false
-        /// Where to go on when this batch stopped at `copyBatchBytes`.
-        var resumeAfter: UInt64?
-        var through: UInt64 = 0
-    }
-
-    private static func scan(_ query: JournalQuery, after floor: UInt64, room: Int?, copyBatchBytes: Int,
-                             in state: borrowing State) -> Batch {
-        var batch = Batch(readsLines: query.token != nil
-                            || (state.strings.overflowed && (query.reason != nil || query.spec != nil)),
-                          through: state.lastSequence)
-        // A reason or spec never seen matches no slot (only `unlisted` ones, when listed out).
-        let reason = query.reason.map { state.strings.existingID($0) ?? JournalStrings.none }
-        let spec = query.spec.map { state.strings.existingID($0) ?? JournalStrings.none }
-        func fieldMatches(_ id: JournalStrings.ID, _ wanted: JournalStrings.ID?) -> Bool {
-            guard let wanted else { return true }
-            return id == JournalStrings.unlisted || (wanted != JournalStrings.none && id == wanted)
-        }
-        var copied = 0
-        var index = state.ring.firstIndex(after: floor)
-        while index < state.ring.count {
-            let slot = state.ring.slot(index)
-            index += 1
-            if let route = query.route, slot.route != route { continue }
-            if let status = query.status, Int(slot.status) != status { continue }
-            guard fieldMatches(slot.reason, reason), fieldMatches(slot.spec, spec) else { continue }
-            if !batch.readsLines {
-                batch.counted += 1
-                guard room.map({ batch.lines.count < $0 }) ?? true else { continue }
-            }
-            // Copied: the ring may reuse these bytes as soon as the lock is let go.
-            batch.lines.append(Line(sequence: slot.sequence, route: slot.route, tail: Array(state.ring.line(of: slot))))
-            copied += Int(slot.length)
-            if copied >= copyBatchBytes, index < state.ring.count {
-                batch.resumeAfter = slot.sequence
-                break
+                let slot = state.ring.slot(index)
+                guard slot.sequence <= through else {
+                    cursor.finished = true
+                    break
+                }
+                index += 1
+                looked += 1
+                cursor.after = slot.sequence
+                if (query.route.map { slot.route == $0 } ?? true), (query.status.map { Int(slot.status) == $0 } ?? true),
+                   (token.map { slot.token == $0 } ?? true), fieldMatches(slot.reason, reason), fieldMatches(slot.spec, spec) {
+                    if readsLines {
+                        // Copied: the ring may reuse these bytes as soon as the lock is let go.
+                        candidates.append(Line(sequence: slot.sequence, route: slot.route, tail: Array(state.ring.line(of: slot))))
+                        candidateBytes += Int(slot.length)
+                    } else {
+                        if writing {
+                            if cursor.found > 0 { out.append(UInt8(ascii: ",")) }
+                            Line.append(sequence: slot.sequence, tail: state.ring.line(of: slot), to: &out)
+                        }
+                        cursor.found += 1
+                        if let remaining = cursor.remaining {
+                            cursor.remaining = remaining - 1
+                            if remaining == 1 {
+                                cursor.finished = true
+                                break
+                            }
+                        }
+                    }
+                }
+                if looked >= slotsPerHold || out.count >= preferredBytes
+                    || candidateBytes >= min(preferredBytes, Self.candidateBytesPerHold) { break }
             }
         }
-        return batch
+        for line in candidates where !(cursor.remaining == 0) && query.matchesLine(line) {
+            if writing {
+                if cursor.found > 0 { out.append(UInt8(ascii: ",")) }
+                line.append(to: &out)
+            }
+            cursor.found += 1
+            if let remaining = cursor.remaining {
+                cursor.remaining = remaining - 1
+                if remaining == 1 { cursor.finished = true }
+            }
+        }
     }
 
-    func addWaiter(_ waiter: JournalWaiter) {
-        state.withLock { $0.waiters[ObjectIdentifier(waiter)] = waiter }
+    // MARK: Waiting polls
+
+    /// Registers a poll; false when `maxWaiters` are waiting already.
+    func addWaiter(_ waiter: JournalWaiter) -> Bool {
+        state.withLock { state in
+            guard state.waiters.count < Self.maxWaiters else { return false }
+            state.waiters[ObjectIdentifier(waiter)] = waiter
+            return true
+        }
     }
 
     func removeWaiter(_ waiter: JournalWaiter) {
         _ = state.withLock { $0.waiters.removeValue(forKey: ObjectIdentifier(waiter)) }
     }
 
-    /// `[line,line,…]`: the record lines as one JSON array.
-    static func jsonArray(_ lines: [Line], into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "["))
-        for (index, line) in lines.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            line.append(to: &out)
+    /// New lines (or a new poll): every waiting poll is looked at on the evaluation queue, in
+    /// one pass, no sooner than `evaluationIntervalNanos` after the last pass began. Requests
+    /// recorded meanwhile only find the pass already scheduled.
+    func scheduleEvaluation() {
+        guard !evaluationScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let due = lastEvaluationNanos.load(ordering: .relaxed) &+ Self.evaluationIntervalNanos
+        let pass: @Sendable () -> Void = { [self] in
+            lastEvaluationNanos.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+            evaluationScheduled.store(false, ordering: .releasing)
+            evaluateWaiters()
         }
-        out.append(UInt8(ascii: "]"))
+        if due > now {
+            evaluation.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due), execute: pass)
+        } else {
+            evaluation.async(execute: pass)
+        }
+    }
+}
+
+extension RequestJournal {
+    /// One pass over the waiting polls, each from the last line it saw (the evaluation
+    /// queue's work; tests call it to know a pass has looked at what is held).
+    func evaluateWaiters() {
+        let waiters = state.withLock { Array($0.waiters.values) }
+        for waiter in waiters { waiter.evaluate() }
+    }
+}
+
+extension RequestJournal.Line {
+    /// A whole record line from its sequence number and the rest, without its newline.
+    static func append(sequence: UInt64, tail: some Collection<UInt8>, to out: inout [UInt8]) {
+        out.append(contentsOf: RecordLine.linePrefix)
+        appendDecimal(sequence, to: &out)
+        out.append(contentsOf: tail.dropLast())
     }
 }
 
