@@ -458,6 +458,72 @@ def tls_garbage(server, half_open):
         "all closed after %.1f s" % (time.monotonic() - start) if still == 0 else "%d still open after 20 s" % still)
 
 
+def push_burst(server, count):
+    """count APNs VoIP pushes of ~1.1 KB record lines, with h2load: its req/s."""
+    body = os.path.join(server.workdir, "padded.json")
+    with open(body, "w") as f:
+        f.write('{"aps":{},"pad":"%s"}' % ("p" * 600))
+    out = subprocess.run(["h2load", "-n", str(count), "-c", "2", "-m", "20", "-d", body, "-H", "authorization: bearer any",
+                          "-H", "apns-push-type: voip", "-H", "apns-topic: com.example.loop.voip",
+                          "http://127.0.0.1:%d/3/device/%s" % (server.port, "ab" * 32)],
+                         capture_output=True, text=True).stdout
+    found = re.search(r"([0-9.]+) req/s", out)
+    return float(found.group(1)) if found else 0.0
+
+
+def long_polls(server, query, count):
+    """count long polls on the control API, each on a thread until it is answered or serve stops."""
+    def poll():
+        try:
+            urllib.request.urlopen("http://127.0.0.1:%d/requests?%s" % (server.admin_port, query), timeout=120).read()
+        except OSError:
+            pass
+    for _ in range(count):
+        threading.Thread(target=poll, daemon=True).start()
+    time.sleep(1)
+
+
+def journal_never_met(server, polls, pushes):
+    """Issue 19 row 1: polls waiting for more matches than will come, while pushes arrive."""
+    long_polls(server, "wait_ms=60000&min=100000", polls)
+    before = server.status("VmRSS")
+    rate = push_burst(server, pushes)
+    return "%d polls never met, %d pushes at %.0f/s: RSS %d -> %d MB" % (
+        polls, pushes, rate, before >> 20, server.status("VmRSS") >> 20)
+
+
+def journal_token_polls(server, polls, pushes):
+    """Row 2: polls waiting on a token no push names; the pushes' rate and CPU, alone and with them."""
+    push_burst(server, 5000)
+    cpu = server.cpu_seconds()
+    alone = push_burst(server, pushes)
+    cpu_alone = server.cpu_seconds() - cpu
+    long_polls(server, "token=%s&wait_ms=60000" % ("cd" * 32), polls)
+    cpu = server.cpu_seconds()
+    waited = push_burst(server, pushes)
+    cpu_waited = server.cpu_seconds() - cpu
+    return "pushes %.0f/s (%.1f us CPU each) alone, %.0f/s (%.1f us) with %d token polls waiting" % (
+        alone, cpu_alone / pushes * 1e6, waited, cpu_waited / pushes * 1e6, polls)
+
+
+def journal_unread(server, connections):
+    """Row 3: a full journal's GET /requests asked on connections that never read the answer."""
+    push_burst(server, 20000)
+    before = server.status("VmRSS")
+    clients = []
+    for _ in range(connections):
+        s = connect(server.admin_port)
+        s.sendall(b"GET /requests HTTP/1.1\r\nHost: x\r\n\r\n")
+        clients.append(s)
+    rss = 0
+    for _ in range(30):
+        time.sleep(0.1)
+        rss = max(rss, server.status("VmRSS"))
+    for s in clients:
+        s.close()
+    return "%d unread answers of a full journal: RSS %d -> at most %d MB" % (connections, before >> 20, rss >> 20)
+
+
 # name: (serve arguments, RLIMIT_NOFILE, attack)
 ATTACKS = {
     "body-budget": (["--h2c", "--max-body", "262144"], None, lambda s: body_budget(s, 262144, 400)),

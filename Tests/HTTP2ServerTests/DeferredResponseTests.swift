@@ -176,6 +176,37 @@ private struct DeferringHandler: HTTPHandler {
         }
     }
 
+    /// Issue 19: a cancelled wait is freed at once, not kept by its deadline timer until the
+    /// deadline (five minutes for the longest poll).
+    @Test func aCancelledWaitIsFreedBeforeItsDeadline() throws {
+        final class Watching: HTTPHandler, Sendable {
+            let responder = Mutex<WeakResponder>(WeakResponder())
+            let arrivals = ArrivalCounter()
+            func handle(_ request: HTTPRequest, on connection: ConnectionContext) -> HTTPResponse {
+                let deferred = DeferredResponse(timeoutNanos: 60_000_000_000) { HTTPResponse(status: 504) }
+                responder.withLock { $0.value = deferred }
+                arrivals.count.add(1, ordering: .relaxed)
+                return .deferred(deferred)
+            }
+        }
+        struct WeakResponder { weak var value: DeferredResponse? }
+        let handler = Watching()
+        try withServer(handler: handler) { _, port in
+            do {
+                let client = try RawClient(port: port)
+                client.send("GET /defer HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(handler.arrivals.wait(for: 1))
+                #expect(handler.responder.withLock { $0.value } != nil, "waiting: the loop holds it")
+            }
+            var freed = false
+            for _ in 0..<200 where !freed {
+                usleep(10_000)
+                freed = handler.responder.withLock { $0.value } == nil
+            }
+            #expect(freed, "the 60 s timer does not keep a cancelled wait")
+        }
+    }
+
     @Test func shutdownAnswersWaitingRequestsAtOnce() throws {
         let handler = DeferringHandler()
         let server = HTTPServer(listeners: [ListenerConfiguration(host: "127.0.0.1", port: 0, handler: handler)],

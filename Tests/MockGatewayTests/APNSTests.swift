@@ -350,6 +350,28 @@ import SpecValidator
         #expect(h.push(headers: auth(third)).status == 200)
     }
 
+    /// Issue 19: Apple counts a team's token updates across connections, so a sender whose
+    /// connections (or processes) each sign their own token trips the limit on the second.
+    @Test func aNewConnectionsNewTokenCountsAsAnUpdateOfItsTeam() throws {
+        let h = try Harness(try authConfiguration())
+        let first = h.providerToken()
+        #expect(h.push(headers: auth(first)).status == 200)
+        h.clock.advance(seconds: 4)
+        h.newConnection()
+        let second = h.providerToken()
+        let refused = h.push(headers: auth(second))
+        #expect(refused.status == 429)
+        #expect(reason(refused) == "TooManyProviderTokenUpdates")
+        // The team's token on a new connection is fine; another team's first token too.
+        h.newConnection()
+        #expect(h.push(headers: auth(first)).status == 200)
+        h.newConnection()
+        #expect(h.push(headers: auth(h.providerToken(key: TestKeys.otherTeamKey, keyID: otherKeyID, team: otherTeamID))).status == 200)
+        h.clock.advance(seconds: 20 * 60)
+        h.newConnection()
+        #expect(h.push(headers: auth(second)).status == 200, "20 minutes on, a new token is an update Apple takes")
+    }
+
     @Test func connectionIsBoundToOneTeam() throws {
         let h = try Harness(try authConfiguration())
         #expect(h.push(headers: auth(h.providerToken())).status == 200)
@@ -371,13 +393,14 @@ import SpecValidator
         #expect(h.gateway.initialMaxConcurrentStreams() == 1)
         let unauthenticated = h.push()
         #expect(!unauthenticated.actions.contains(.setMaxConcurrentStreams(750)))
-        let first = h.push(headers: auth(h.providerToken()))
+        let token = h.providerToken()
+        let first = h.push(headers: auth(token))
         #expect(first.actions == [.setMaxConcurrentStreams(750)])
-        let second = h.push(headers: auth(h.providerToken()))
+        let second = h.push(headers: auth(token))
         #expect(second.actions.isEmpty)
         // a valid token raises the limit even when the push itself is refused
         h.newConnection()
-        let refused = h.push(headers: auth(h.providerToken()), payload: "")
+        let refused = h.push(headers: auth(token), payload: "")
         #expect(refused.status == 400)
         #expect(refused.actions == [.setMaxConcurrentStreams(750)])
     }

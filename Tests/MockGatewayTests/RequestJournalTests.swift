@@ -194,6 +194,8 @@ import Testing
         #expect(JournalToken.hash("ABCDEF01".utf8) == JournalToken.hash("abcdef01".utf8))
         #expect(JournalToken.hash("Tok-1".utf8) != JournalToken.hash("tok-1".utf8), "FCM tokens are case-sensitive")
         #expect(JournalToken.hash("".utf8) == JournalToken.none)
+        #expect(try JournalQuery(queryString: "token=ABCD", counting: false).tokenHash == JournalToken.hash("abcd".utf8),
+                "a parsed query carries its token's hash, so slots decide without reading lines")
         var fcm = RecorderTests.exchange(body: #"{"message":{"token":"from-the-body"}}"#, route: .fcm)
         fcm.request.path = "/v1/projects/p/messages:send"
         #expect(JournalToken.hash(of: fcm) == JournalToken.hash("from-the-body".utf8), "read from the body when the service did not")

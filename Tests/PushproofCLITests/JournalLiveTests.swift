@@ -185,18 +185,20 @@ private func fillJournal(_ serve: ServeProcess, count: Int, in directory: Tempor
     #expect(load.output.contains("\(count) succeeded"), "\(load.output)")
 }
 
-/// Starts `count` long polls on threads (each a curl that returns when serve stops or the poll
-/// ends) and waits until the journal says they all wait.
-private func startPolls(_ serve: ServeProcess, _ pathAndQuery: String, count: Int) throws {
-    for _ in 0..<count {
-        Thread { _ = try? curl(["-s", "-o", "/dev/null", "\(serve.adminURL)\(pathAndQuery)"]) }.start()
-    }
+/// Starts `count` long polls, each on a connection of its own that is kept open (the poll
+/// waits whether or not its client reads), and waits until the journal says they all wait.
+/// The connections close when the returned clients are released.
+private func startPolls(_ serve: ServeProcess, _ pathAndQuery: String, count: Int) throws -> [RawClient] {
+    let port = try #require(serve.adminPort)
+    let clients = try (0..<count).map { _ in try RawClient(port: port) }
+    for client in clients { client.send("GET \(pathAndQuery) HTTP/1.1\r\nHost: x\r\n\r\n") }
     var waiting = 0
     for _ in 0..<500 where waiting < count {
         waiting = try admin(serve, "/status").body["journal"]?["waiting"]?.intValue ?? 0
         if waiting < count { usleep(10_000) }
     }
     #expect(waiting == count, "\(waiting) of \(count) polls wait")
+    return clients
 }
 
 /// Issue 19's rows 1-3: what the control API's askers cost the gateway stays bounded however
@@ -212,7 +214,7 @@ private func startPolls(_ serve: ServeProcess, _ pathAndQuery: String, count: In
         #expect(tooMany.body["error"]?.stringValue?.contains("/requests/count") == true)
         #expect(try admin(serve, "/requests/count?wait_ms=50&min=1000000000").body == ["count": 0, "timed_out": true])
 
-        try startPolls(serve, "/requests?wait_ms=60000&min=100000", count: 8)
+        let polls = try startPolls(serve, "/requests?wait_ms=60000&min=100000", count: 8)
         let before = serve.residentBytes
         try fillJournal(serve, count: 30_000, in: directory)  // ~39 MB of lines; the journal keeps 16 MiB
         let growth = serve.residentBytes - before
@@ -220,6 +222,7 @@ private func startPolls(_ serve: ServeProcess, _ pathAndQuery: String, count: In
         #expect(growth < 64 << 20, "RSS grew \(growth >> 20) MB")
         let journal = try admin(serve, "/status").body["journal"]
         #expect(journal?["waiting"] == 8 && (journal?["bytes"]?.intValue ?? 0) > 12 << 20)
+        withExtendedLifetime(polls) {}
     }
 
     // Row 2: polls waiting on a token cost each push a look at its slot, off the push's thread,
@@ -232,12 +235,13 @@ private func startPolls(_ serve: ServeProcess, _ pathAndQuery: String, count: In
         let baseStart = serve.cpuSeconds
         try fillJournal(serve, count: 20_000, in: directory)
         let base = serve.cpuSeconds - baseStart
-        try startPolls(serve, "/requests?token=\(goneToken)&wait_ms=60000", count: 100)
+        let polls = try startPolls(serve, "/requests?token=\(goneToken)&wait_ms=60000", count: 100)
         let pollsStart = serve.cpuSeconds
         try fillJournal(serve, count: 20_000, in: directory)
         let withPolls = serve.cpuSeconds - pollsStart
         // Before: 100 line parses a push, ~6 CPU s for these 20000.
         #expect(withPolls < 2 * base + 0.5, "\(withPolls) CPU s with 100 polls waiting, \(base) without")
+        withExtendedLifetime(polls) {}
     }
 
     // Row 3: answers nobody reads, over HTTP/1.1 and over HTTP/2 with a window of 0, hold a

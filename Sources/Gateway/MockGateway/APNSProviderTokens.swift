@@ -155,6 +155,11 @@ final class APNSProviderTokenAuthority: Sendable {
 
     var isEnabled: Bool { !keys.isEmpty }
 
+    /// Forgets every team's token updates (`POST /reset`): the next token of each is its first.
+    func forgetTokenUpdates() {
+        teams.withLock { $0.removeAll() }
+    }
+
     /// Checks the `authorization` header of one request on `connection`. On success returns the
     /// team, and binds the connection to it.
     func authenticate(_ authorization: String?, connection: GatewayConnectionState) -> Result<VerifiedProviderToken, TokenRejection> {
@@ -192,7 +197,7 @@ final class APNSProviderTokenAuthority: Sendable {
         }
         let now = clock.nowSeconds
         if let expired = expiry(of: verified, now: now) { return .failure(expired) }
-        if let sincePrevious = admit(token, team: verified.teamID, now: now, replacing: connection.lastProviderToken != nil) {
+        if let sincePrevious = admit(token, team: verified.teamID, now: now) {
             return .failure(.init(.tooManyProviderTokenUpdates, .tooManyUpdates,
                                   "team \(verified.teamID) switched to a new token \(sincePrevious) s after its previous new one (Apple: no more often than every \(Self.minimumRefreshIntervalSeconds / 60) minutes)"))
         }
@@ -267,17 +272,17 @@ final class APNSProviderTokenAuthority: Sendable {
                                               issuedAtWarning: issuedAt.warning(claim: "iat", acceptedBy: "Apple")))
     }
 
-    /// TooManyProviderTokenUpdates, counted per team: when a connection switches to a token
-    /// the team has not used before, the team's previous new token must be at least 20 minutes
-    /// old. Switching to a token the team already uses is fine (a rotation spreads over many
-    /// connections), and so is a new connection's first token; a sender re-minting tokens on
-    /// a connection more often than every 20 minutes is not.
+    /// TooManyProviderTokenUpdates, counted per team across every connection, as Apple counts
+    /// it: a token the team has not used before is refused while the team's previous new token
+    /// is less than 20 minutes old, whether it comes as a connection's first token or replaces
+    /// one. Tokens the team already uses are fine (a rotation spreads over many connections);
+    /// a sender whose processes or connections each sign their own token is not (share one).
     /// nil when admitted; else the seconds since the team's previous new token.
-    private func admit(_ token: String, team: String, now: Int64, replacing: Bool) -> Int64? {
+    private func admit(_ token: String, team: String, now: Int64) -> Int64? {
         teams.withLock { teams in
             var history = teams[team] ?? TeamTokenHistory()
             if history.recentTokens.contains(token) { return nil }
-            if replacing, history.lastNewTokenAtSeconds != .min,
+            if history.lastNewTokenAtSeconds != .min,
                now - history.lastNewTokenAtSeconds < Self.minimumRefreshIntervalSeconds {
                 return now - history.lastNewTokenAtSeconds
             }

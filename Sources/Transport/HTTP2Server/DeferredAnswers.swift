@@ -64,8 +64,17 @@ final class DeferredMailbox: Sendable {
 
 /// The requests of one loop waiting for a deferred answer. Loop thread only.
 final class DeferredAnswers {
+    /// One request's wait: the responder's identity and a number never reused, so a deadline
+    /// timer can find its wait without holding the responder (an identity alone could name a
+    /// later responder at the same address).
+    struct Registration {
+        var key: ObjectIdentifier
+        var number: UInt64
+    }
+
     let mailbox: DeferredMailbox
-    private var waiting: [ObjectIdentifier: (responder: DeferredResponse, target: DeferredTarget)] = [:]
+    private var waiting: [ObjectIdentifier: (responder: DeferredResponse, target: DeferredTarget, number: UInt64)] = [:]
+    private var registrations: UInt64 = 0
 
     init(wakeFD: Int32) {
         mailbox = DeferredMailbox(wakeFD: wakeFD)
@@ -79,9 +88,11 @@ final class DeferredAnswers {
     func register(_ responder: DeferredResponse, target: DeferredTarget, loop: EventLoop) -> HTTPResponse? {
         let mailbox = mailbox
         if let ready = responder.bind(waker: { mailbox.post($0) }) { return ready }
-        waiting[ObjectIdentifier(responder)] = (responder, target)
+        registrations &+= 1
+        let registration = Registration(key: ObjectIdentifier(responder), number: registrations)
+        waiting[registration.key] = (responder, target, registration.number)
         target.connection.awaitedAnswers += 1
-        loop.schedule(.deferredDeadline(responder), after: max(1, responder.timeoutNanos))
+        loop.schedule(.deferredDeadline(registration), after: max(1, responder.timeoutNanos))
         return nil
     }
 
@@ -94,7 +105,13 @@ final class DeferredAnswers {
     }
 
     /// The deadline timer fired: the answer if one came meanwhile, else the timeout answer.
-    func expire(_ responder: DeferredResponse) {
+    /// Nothing if that wait has ended already.
+    func expire(_ registration: Registration) {
+        guard let entry = waiting[registration.key], entry.number == registration.number else { return }
+        expire(entry.responder)
+    }
+
+    private func expire(_ responder: DeferredResponse) {
         guard let target = remove(responder), let response = responder.expire() else { return }
         target.connection.answerDeferred(target, with: response)
     }
@@ -107,12 +124,12 @@ final class DeferredAnswers {
 
     /// Server shutdown: answer every waiting request now, with what it has.
     func expireAll() {
-        for (responder, _) in Array(waiting.values) { expire(responder) }
+        for (responder, _, _) in Array(waiting.values) { expire(responder) }
     }
 
     /// The loop ends: nothing can be answered any more.
     func close() {
-        for (responder, _) in Array(waiting.values) { cancel(responder) }
+        for (responder, _, _) in Array(waiting.values) { cancel(responder) }
         mailbox.close()
     }
 

@@ -60,8 +60,10 @@ enum TimerKind {
     case delayedHTTP1(Connection, sequence: Int)
     case lingerExpired(Connection)
     case shutdownGrace
-    /// A deferred answer's `timeoutNanos` is up (see `DeferredAnswers`).
-    case deferredDeadline(DeferredResponse)
+    /// A deferred answer's `timeoutNanos` is up (see `DeferredAnswers`). Named by its
+    /// registration, not held: a poll whose client went away is freed at once, leaving the
+    /// heap only this entry until its deadline.
+    case deferredDeadline(DeferredAnswers.Registration)
 }
 
 struct TimerEntry {
@@ -286,7 +288,7 @@ final class EventLoop {
                 resumeAccepting()
             case .shutdownGrace:
                 for connection in Array(connections.values) { connection.close() }
-            case let .deferredDeadline(responder): deferredAnswers.expire(responder)
+            case let .deferredDeadline(registration): deferredAnswers.expire(registration)
             }
         }
     }

@@ -154,13 +154,12 @@ struct SenderOptions {
             retry: RetryPolicy(baseDelay: 0.05, maxDelay: 2, maxAttempts: attempts))
     }
 
-    /// `senders` deliverers over one device store. They share one APNs provider token: Apple
-    /// answers TooManyProviderTokenUpdates when a team's token changes more often than every
-    /// 20 minutes, which separately signed tokens would look like.
+    /// `senders` deliverers over one device store. They share one APNs provider token (as all
+    /// deliverers made from one `DeliveryCredentials` do): Apple answers
+    /// TooManyProviderTokenUpdates when a team's token changes more often than every 20 minutes.
     func makePool(credentials: DeliveryCredentials, projectID: String, store: any DeviceStore,
                         minimumInFlight: Int = 0, log: @escaping @Sendable (String) -> Void) throws(DeliveryError) -> DeliveryPool {
-        var shared = credentials
-        if senders > 1, let apns = credentials.apns { shared.apns = SharedProviderToken(apns) }
+        let shared = credentials
         let configuration = deliveryConfiguration(projectID: projectID, minimumInFlight: minimumInFlight)
         var deliverers: [PushDeliverer] = []
         for _ in 0..<senders {
@@ -176,23 +175,6 @@ struct SenderOptions {
     }
 }
 
-/// One provider token for several deliverers: a token signed less than a minute ago is handed
-/// out again instead of a new one (the deliverers start together and refresh together).
-final class SharedProviderToken: ProviderTokenSource {
-    private let source: any ProviderTokenSource
-    private let cache = Mutex<(token: String, issuedAt: Int)?>(nil)
-
-    init(_ source: any ProviderTokenSource) { self.source = source }
-
-    func makeProviderToken(issuedAt: Int) throws -> String {
-        try cache.withLock { cached in
-            if let current = cached, issuedAt - current.issuedAt < 60 { return current.token }
-            let token = try source.makeProviderToken(issuedAt: issuedAt)
-            cached = (token, issuedAt)
-            return token
-        }
-    }
-}
 
 /// Deterministic device tokens the mock gateway accepts: APNs tokens are 64 hex digits
 /// (apns.md: the gateway checks length and hex), FCM tokens any opaque string.

@@ -133,10 +133,12 @@ public final class AdminAPI: HTTPHandler {
                             body: Array(metrics.render(gauges: gauges).utf8))
     }
 
-    /// Back to the state at start: configured token states and faults, metrics zeroed.
-    /// The record file is never truncated (it is the evidence); its counters keep counting.
+    /// Back to the state at start: configured token states and faults, metrics zeroed, no
+    /// team's provider-token updates counted. The record file is never truncated (it is the
+    /// evidence); its counters keep counting.
     private func reset() -> HTTPResponse {
         let configuration = gateway.configuration
+        gateway.forgetProviderTokenUpdates()
         gateway.tokens.reset(unknownTokens: configuration.tokens.unknownTokens)
         gateway.tokens.apply(configuration.tokens, nowMillis: GatewayClock.system.nowMillis)
         gateway.faults.clearAll()

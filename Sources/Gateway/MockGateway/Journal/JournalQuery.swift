@@ -19,7 +19,11 @@ public struct JournalQuery: Sendable, Equatable {
     public var route: GatewayRoute?
     /// `token=T`, in its comparable form (`AddressedDevice.comparable`): the device token of an
     /// APNs path or an FCM `message.token`, as `pushproof check --expect` compares it.
-    public var token: String?
+    public var token: String? {
+        didSet { tokenHash = token.map { JournalToken.hash($0.utf8) } }
+    }
+    /// `token` as the journal's slots keep it (`JournalToken`), worked out once.
+    private(set) var tokenHash: UInt64?
     /// `spec=ID`: the verdict's spec id (with `serve --specs`).
     public var spec: String?
     /// `status=N`: the answer's HTTP status (0: reset or dropped by an injected fault).
@@ -57,7 +61,9 @@ public struct JournalQuery: Sendable, Equatable {
                     throw JournalQueryError(parameter: name, message: "\"\(value)\" is not a route (apns, fcm, oauth or unknown)")
                 }
                 self.route = route
-            case "token": token = AddressedDevice.comparable(value)
+            case "token":
+                token = AddressedDevice.comparable(value)
+                tokenHash = token.map { JournalToken.hash($0.utf8) }  // an initializer runs no didSet
             case "spec": spec = value
             case "reason": reason = value
             case "status": status = try Self.integer(value, name, in: 0...999)

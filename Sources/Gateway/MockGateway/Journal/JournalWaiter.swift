@@ -7,8 +7,8 @@ import Synchronization
 /// It keeps a count and the last sequence number it looked at, never lines: the answer reads
 /// them from the journal when it is sent (`JournalAnswer`), so a poll that waits for more than
 /// will ever come costs a few hundred bytes, not a copy of everything that matched. The
-/// journal evaluates it on its evaluation queue (`RequestJournal.scheduleEvaluation`), from
-/// the last line it saw; the deadline's evaluation runs on the transport's loop.
+/// journal's evaluation pass counts for it (`RequestJournal.evaluateWaiters`), from the last
+/// line it saw; the deadline's evaluation runs on the transport's loop.
 final class JournalWaiter: Sendable {
     /// The answer, given how many matched, the sequence number counted through, and whether
     /// the time ran out first.
@@ -48,11 +48,18 @@ final class JournalWaiter: Sendable {
         return true
     }
 
-    /// New lines may match (the journal's evaluation queue).
-    func evaluate() {
+    /// The last sequence number looked at; nil once answered or gone.
+    var position: UInt64? {
+        state.withLock { $0.finished ? nil : $0.evaluatedThrough }
+    }
+
+    /// The journal's evaluation pass found `count` more matches up to `through` (the
+    /// evaluation queue): answered if that makes the minimum.
+    func advance(by count: Int, through: UInt64) {
         state.withLock { state in
-            guard !state.finished else { return }
-            advance(&state)
+            guard !state.finished, through > state.evaluatedThrough || count > 0 else { return }
+            state.count += count
+            state.evaluatedThrough = max(state.evaluatedThrough, through)
             guard state.count >= query.minimum else { return }
             finish(&state)
             responder.complete(render(state.count, state.evaluatedThrough, false))

@@ -184,15 +184,7 @@ public final class RequestJournal: Sendable {
         state.withLock { state in
             let through = cursor.through ?? state.lastSequence
             cursor.through = through
-            let readsLines = query.token != nil || (state.strings.overflowed && (query.reason != nil || query.spec != nil))
-            // A reason or spec never seen matches no slot (only `unlisted` ones, when listed out).
-            let reason = query.reason.map { state.strings.existingID($0) ?? JournalStrings.none }
-            let spec = query.spec.map { state.strings.existingID($0) ?? JournalStrings.none }
-            let token = query.token.map { JournalToken.hash($0.utf8) }
-            func fieldMatches(_ id: JournalStrings.ID, _ wanted: JournalStrings.ID?) -> Bool {
-                guard let wanted else { return true }
-                return id == JournalStrings.unlisted || (wanted != JournalStrings.none && id == wanted)
-            }
+            let filter = SlotFilter(query, strings: state.strings)
             var index = state.ring.firstIndex(after: cursor.after)
             var looked = 0
             var candidateBytes = 0
@@ -209,9 +201,8 @@ public final class RequestJournal: Sendable {
                 index += 1
                 looked += 1
                 cursor.after = slot.sequence
-                if (query.route.map { slot.route == $0 } ?? true), (query.status.map { Int(slot.status) == $0 } ?? true),
-                   (token.map { slot.token == $0 } ?? true), fieldMatches(slot.reason, reason), fieldMatches(slot.spec, spec) {
-                    if readsLines {
+                if filter.matches(slot) {
+                    if filter.readsLines {
                         // Copied: the ring may reuse these bytes as soon as the lock is let go.
                         candidates.append(Line(sequence: slot.sequence, route: slot.route, tail: Array(state.ring.line(of: slot))))
                         candidateBytes += Int(slot.length)
@@ -283,11 +274,87 @@ public final class RequestJournal: Sendable {
 }
 
 extension RequestJournal {
-    /// One pass over the waiting polls, each from the last line it saw (the evaluation
-    /// queue's work; tests call it to know a pass has looked at what is held).
+    /// One pass over the waiting polls (the evaluation queue's work; tests call it to know a
+    /// pass has looked at what is held): the new slots are read once for all of them, a hold
+    /// of the lock per `slotsPerHold` slots, each slot checked against every poll that has not
+    /// seen it; the lines a filter must read are copied and read outside the lock.
     func evaluateWaiters() {
         let waiters = state.withLock { Array($0.waiters.values) }
-        for waiter in waiters { waiter.evaluate() }
+        var positions = waiters.map(\.position)
+        guard var floor = positions.compactMap({ $0 }).min() else { return }
+        var counts = [Int](repeating: 0, count: waiters.count)
+        // The pass covers the lines held when it began: it never chases a flood's newest line.
+        var through: UInt64?
+        var finished = false
+        while !finished {
+            var candidates: [(waiter: Int, line: Line)] = []
+            state.withLock { state in
+                let end = through ?? state.lastSequence
+                through = end
+                let filters = waiters.map { SlotFilter($0.query, strings: state.strings) }
+                var index = state.ring.firstIndex(after: floor)
+                var looked = 0
+                while true {
+                    guard index < state.ring.count, state.ring.slot(index).sequence <= end else {
+                        finished = true
+                        break
+                    }
+                    guard looked < slotsPerHold else { break }
+                    let slot = state.ring.slot(index)
+                    index += 1
+                    looked += 1
+                    floor = slot.sequence
+                    for waiter in waiters.indices {
+                        guard let position = positions[waiter], position < slot.sequence, filters[waiter].matches(slot) else { continue }
+                        if filters[waiter].readsLines {
+                            candidates.append((waiter, Line(sequence: slot.sequence, route: slot.route, tail: Array(state.ring.line(of: slot)))))
+                        } else {
+                            counts[waiter] += 1
+                        }
+                    }
+                }
+            }
+            for (waiter, line) in candidates where waiters[waiter].query.matchesLine(line) { counts[waiter] += 1 }
+        }
+        for index in waiters.indices where positions[index] != nil {
+            waiters[index].advance(by: counts[index], through: max(through ?? 0, positions[index] ?? 0))
+            positions[index] = nil
+        }
+    }
+}
+
+/// What a query asks of a slot, with its reason and spec as the journal's string ids: decided
+/// from the slot alone unless `readsLines` (then a match is a candidate its line confirms).
+struct SlotFilter {
+    let route: GatewayRoute?
+    let status: Int?
+    /// nil: any; `JournalStrings.none`: a string never seen, which no listed slot carries.
+    let reason: JournalStrings.ID?
+    let spec: JournalStrings.ID?
+    let token: UInt64?
+    /// `token=` (a hash can collide), or a reason or spec past the journal's listed strings.
+    let readsLines: Bool
+
+    init(_ query: JournalQuery, strings: JournalStrings) {
+        route = query.route
+        status = query.status
+        reason = query.reason.map { strings.existingID($0) ?? JournalStrings.none }
+        spec = query.spec.map { strings.existingID($0) ?? JournalStrings.none }
+        token = query.tokenHash
+        readsLines = query.token != nil || (strings.overflowed && (query.reason != nil || query.spec != nil))
+    }
+
+    func matches(_ slot: JournalRing.Slot) -> Bool {
+        if let route, slot.route != route { return false }
+        if let status, Int(slot.status) != status { return false }
+        if let token, slot.token != token { return false }
+        return Self.matches(slot.reason, reason) && Self.matches(slot.spec, spec)
+    }
+
+    /// An `unlisted` slot may be anything: its line decides (`readsLines`).
+    private static func matches(_ id: JournalStrings.ID, _ wanted: JournalStrings.ID?) -> Bool {
+        guard let wanted else { return true }
+        return id == JournalStrings.unlisted || (wanted != JournalStrings.none && id == wanted)
     }
 }
 

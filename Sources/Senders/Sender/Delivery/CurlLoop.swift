@@ -18,7 +18,7 @@ final class CurlLoop {
     private var activeTransfers = 0
     /// Pushes waiting for their backoff, soonest last (so the next due pops off the end).
     private var retryQueue: [(due: UInt64, job: DeliveryJob)] = []
-    private var providerTokens: ProviderTokenCache?
+    private let providerTokens: SharedProviderTokens?
     /// The FCM access token and its fetch (`requestAccessToken`).
     var accessTokenFetch: AccessTokenFetch
     private var random = SystemRandomNumberGenerator()
@@ -82,9 +82,7 @@ final class CurlLoop {
         apnsOrigin = Self.origin(of: configuration.apnsBaseURL)
         fcmOrigin = Self.origin(of: configuration.fcmBaseURL)
         transfersPerOrigin = Self.effectiveConnectionsPerHost(configuration) * configuration.streamsPerConnection
-        providerTokens = shared.credentials.apns.map {
-            ProviderTokenCache(source: $0, refreshSeconds: shared.configuration.apnsTokenRefreshSeconds)
-        }
+        providerTokens = shared.credentials.sharedProviderTokens(refreshSeconds: shared.configuration.apnsTokenRefreshSeconds)
         accessTokenFetch = AccessTokenFetch(cache: AccessTokenCache(refreshMarginSeconds: shared.configuration.accessTokenRefreshMarginSeconds))
         // HTTP/2 multiplexing: many streams per connection, at most N connections per host.
         _ = cshim_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
@@ -182,13 +180,13 @@ final class CurlLoop {
         var job = job
         let jwt: String
         do {
-            let signedBefore = providerTokens?.signings ?? 0
-            guard let token = try providerTokens?.token(now: Int(SystemClock.wallClockSeconds())) else {
+            guard let current = try providerTokens?.token(now: Int(SystemClock.wallClockSeconds())) else {
                 shared.finish(job, .failed(reason: "MissingAPNsCredentials", status: 0))
                 return
             }
-            jwt = token
-            if (providerTokens?.signings ?? 0) > signedBefore { shared.metrics.providerTokensSigned.add(1, ordering: .relaxed) }
+            jwt = current.token
+            job.credentialGeneration = current.generation
+            if current.signed { shared.metrics.providerTokensSigned.add(1, ordering: .relaxed) }
         } catch {
             shared.finish(job, .failed(reason: "ProviderTokenUnavailable: \(error)", status: 0))
             return
@@ -211,7 +209,6 @@ final class CurlLoop {
             lines.append("Expect:")
             apnsHeaderCache = HeaderSetCache(source: job.push.headers, credential: jwt, set: newHeaderSet(lines))
         }
-        job.credentialGeneration = providerTokens?.signings ?? 0
         startTransfer(url: url, origin: apnsOrigin, headers: apnsHeaderCache.set, body: job.push.body, purpose: .push(job))
     }
 

@@ -1,5 +1,6 @@
 // How a PushDeliverer reaches the gateways. Everything a test needs to point the sender at
 // a mock (`pushproof serve`, nghttpd) is here: base URLs, the OAuth token URL, TLS trust.
+import Synchronization
 
 /// TLS trust for https:// gateways.
 public enum TLSTrust: Sendable, Equatable {
@@ -86,15 +87,42 @@ public struct DeliveryConfiguration: Sendable {
 
 /// Credentials per gateway. A gateway without credentials runs dry: its pushes are logged
 /// and not sent.
+///
+/// Copies share one APNs provider token (`SharedProviderTokens`): every deliverer made from
+/// these credentials signs with the same one, as Apple wants of a team; a new `apns` source
+/// starts a token of its own.
 public struct DeliveryCredentials: Sendable {
-    public var apns: (any ProviderTokenSource)?
+    public var apns: (any ProviderTokenSource)? {
+        didSet { providerTokens = ProviderTokenSharing() }
+    }
     public var fcm: (any OAuthAssertionSource)?
+    private var providerTokens = ProviderTokenSharing()
 
     public init(apns: (any ProviderTokenSource)? = nil, fcm: (any OAuthAssertionSource)? = nil) {
         self.apns = apns
         self.fcm = fcm
     }
 
+    /// The provider token these credentials (and their copies) sign with; nil without `apns`.
+    /// The first deliverer to ask sets the refresh interval.
+    func sharedProviderTokens(refreshSeconds: Int) -> SharedProviderTokens? {
+        apns.map { providerTokens.tokens(source: $0, refreshSeconds: refreshSeconds) }
+    }
+
     /// No credentials at all: local development, every push is logged instead of sent.
     public static let none = DeliveryCredentials()
+}
+
+/// What copies of one `DeliveryCredentials` share: its provider token, made on first use.
+private final class ProviderTokenSharing: Sendable {
+    private let made = Mutex<SharedProviderTokens?>(nil)
+
+    func tokens(source: any ProviderTokenSource, refreshSeconds: Int) -> SharedProviderTokens {
+        made.withLock { made in
+            if let made { return made }
+            let tokens = SharedProviderTokens(source: source, refreshSeconds: refreshSeconds)
+            made = tokens
+            return tokens
+        }
+    }
 }

@@ -1,5 +1,6 @@
 // Credentials on the wire: the APNs provider token (ES256 JWT) and the FCM OAuth2 access
 // token. Both are cached; neither is made per push.
+import Synchronization
 
 /// Signs APNs provider tokens: `{"alg":"ES256","kid":<key id>}` /
 /// `{"iss":<team id>,"iat":<issuedAt>}` with the .p8 key (apns.md, "Token-based authentication").
@@ -53,6 +54,33 @@ struct ProviderTokenCache {
     /// re-signing more often than needed earns TooManyProviderTokenUpdates.
     mutating func invalidate(generation: Int) {
         if generation == signings { current = nil }
+    }
+}
+
+/// The APNs provider token every connection of a process signs with: one at a time, shared by
+/// every deliverer made from the same `DeliveryCredentials`. Apple counts a team's token
+/// updates across all its connections (TooManyProviderTokenUpdates when they come more often
+/// than every 20 minutes), so deliverers or connections that each signed their own would trip it.
+final class SharedProviderTokens: Sendable {
+    private let cache: Mutex<ProviderTokenCache>
+
+    init(source: any ProviderTokenSource, refreshSeconds: Int) {
+        cache = Mutex(ProviderTokenCache(source: source, refreshSeconds: refreshSeconds))
+    }
+
+    /// The token to use at `now`; `generation` names it for `invalidate`, `signed` says this
+    /// call signed it.
+    func token(now: Int) throws -> (token: String, generation: Int, signed: Bool) {
+        try cache.withLock { cache in
+            let before = cache.signings
+            let token = try cache.token(now: now)
+            return (token, cache.signings, cache.signings > before)
+        }
+    }
+
+    /// The gateway refused the token of `generation` as expired: see `ProviderTokenCache.invalidate`.
+    func invalidate(generation: Int) {
+        cache.withLock { $0.invalidate(generation: generation) }
     }
 }
 
