@@ -83,6 +83,15 @@ say "An Android push with a number where FCM needs a string: Google's 400, and a
 "${CURL[@]}" --http2 -H "authorization: Bearer $ACCESS" -H 'content-type: application/json' -d "${FCM_RING/\"sent_at\":\"1793952000000\"/\"sent_at\":1793952000000}" \
   "$GW/v1/projects/poolse-example/messages:send"; echo
 
+say "A second provider token for the same team minutes after the first: 429 TooManyProviderTokenUpdates"
+# Apple counts a team's token updates across every connection: a process that signs its own
+# token while another's is under 20 minutes old is refused. POST /reset forgets the count, so
+# the reference sender below (a new process, its own token) starts as the team's first.
+SECOND_JWT=$("$PUSHPROOF" token apns --key "$OUT/credentials/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456)
+"${CURL[@]}" --http2 -w "  <- HTTP %{http_code}\n" -H "authorization: bearer $SECOND_JWT" -H 'apns-push-type: voip' \
+  -H 'apns-topic: com.example.loop.voip' -H 'apns-priority: 10' -H 'apns-expiration: 0' -d "$RING" "$GW/3/device/$TOKEN_A"
+curl -s -o /dev/null -X POST "http://127.0.0.1:$ADMIN/reset"
+
 say "The reference sender: a poolse group call rung on every member's devices, gone tokens cleaned up"
 "$PUSHPROOF" send demo --apns "$GW" --fcm "$GW" --ca "$CERT" \
     --apns-key "$OUT/credentials/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456 \

@@ -155,9 +155,13 @@ final class APNSProviderTokenAuthority: Sendable {
 
     var isEnabled: Bool { !keys.isEmpty }
 
-    /// Forgets every team's token updates (`POST /reset`): the next token of each is its first.
-    func forgetTokenUpdates() {
-        teams.withLock { $0.removeAll() }
+    /// Forgets every team's token updates: the next token of each is its first. Returns how
+    /// many teams had some.
+    func forgetTokenUpdates() -> Int {
+        teams.withLock { teams in
+            defer { teams.removeAll() }
+            return teams.count
+        }
     }
 
     /// Checks the `authorization` header of one request on `connection`. On success returns the

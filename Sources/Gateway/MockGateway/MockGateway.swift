@@ -71,8 +71,10 @@ public final class MockGateway: HTTPHandler {
     /// Whether APNs requests need a valid provider token (keys are configured).
     public var apnsTokenAuthEnabled: Bool { apns.authority.isEnabled }
 
-    /// Forgets every team's provider-token updates (`POST /reset`).
-    func forgetProviderTokenUpdates() { apns.authority.forgetTokenUpdates() }
+    /// Forgets every team's provider-token updates (`POST /reset`, `DELETE /provider-tokens`);
+    /// how many teams had some.
+    @discardableResult
+    func forgetProviderTokenUpdates() -> Int { apns.authority.forgetTokenUpdates() }
     /// Whether FCM requests need an access token issued by this gateway (service accounts configured).
     public var fcmAuthEnabled: Bool { oauth.authEnabled }
 

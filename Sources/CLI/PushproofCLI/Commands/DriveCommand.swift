@@ -29,7 +29,7 @@ struct DriveCommand: Subcommand {
                    default: "never"),
             .value("transport", "apns|fcm|both", "Only push to APNs, or only to FCM.", default: "both"),
             .value("devices", "FILE", "SQLite device store, created if missing.", default: "in memory"),
-            .value("admin", "URL", "The gateway's control API: --gone-tokens are marked there, and spec violations "
+            .value("admin", "URL", "The gateway's control API: --gone-tokens are marked there, earlier runs' provider tokens forgotten, and spec violations "
                    + "read from its /metrics after the run."),
             .value("gone-tokens", "N", "With --admin: mark N of the group's tokens gone first, to measure token cleanup.",
                    default: "0"),
@@ -187,6 +187,7 @@ struct DriveCommand: Subcommand {
             return ExitCode.failure
         }
         do {
+            try admin?.forgetProviderTokenUpdates()
             try markTokensGone(in: workspace)
         } catch {
             printError("pushproof drive: \(error)")

@@ -37,6 +37,16 @@ struct AdminClient {
     }
 
     /// `GET /metrics`: Prometheus text.
+    /// `DELETE /provider-tokens`: the gateway forgets each team's provider-token updates, as
+    /// if this process's token were the team's first. The mock counts them across connections
+    /// as Apple does, so a second `drive` within 20 minutes of the first (each signs its own
+    /// token) would otherwise be refused TooManyProviderTokenUpdates, which is Apple's answer
+    /// to that but not what a load run measures.
+    func forgetProviderTokenUpdates() throws(AdminError) {
+        let answer = try request("DELETE", "/provider-tokens", body: nil)
+        guard answer.status == 200 else { throw AdminError(message: "DELETE /provider-tokens: HTTP \(answer.status) \(answer.body)") }
+    }
+
     func metrics() throws(AdminError) -> String {
         let response = try request("GET", "/metrics", body: nil)
         guard response.status == 200 else { throw AdminError(message: "control API: GET /metrics answered HTTP \(response.status)") }

@@ -62,6 +62,8 @@ public final class AdminAPI: HTTPHandler {
             return json(200, allFaults())
         case ("GET", "faults", 2), ("PUT", "faults", 2), ("DELETE", "faults", 2):
             return routeFaults(request.method, parts[1], body: request.body)
+        case ("DELETE", "provider-tokens", 1):
+            return json(200, ["teams_forgotten": .number(Double(gateway.forgetProviderTokenUpdates()))])
         case ("GET", "recording", 1): return json(200, recording())
         case ("POST", "recording", 2) where parts[1] == "flush":
             recorder?.file?.flush()
@@ -75,7 +77,7 @@ public final class AdminAPI: HTTPHandler {
         case (_, "requests", 2) where parts[1] == "count":
             return error(405, "method \(request.method) not allowed on \(path)")
         case (_, "status", 1), (_, "metrics", 1), (_, "reset", 1), (_, "tokens", _), (_, "faults", _), (_, "recording", _),
-             (_, "requests", 1):
+             (_, "requests", 1), (_, "provider-tokens", 1):
             return error(405, "method \(request.method) not allowed on \(path)")
         default:
             return error(404, "no such endpoint \(path); see GET /status and the README's Control API")
@@ -138,7 +140,7 @@ public final class AdminAPI: HTTPHandler {
     /// evidence); its counters keep counting.
     private func reset() -> HTTPResponse {
         let configuration = gateway.configuration
-        gateway.forgetProviderTokenUpdates()
+        _ = gateway.forgetProviderTokenUpdates()
         gateway.tokens.reset(unknownTokens: configuration.tokens.unknownTokens)
         gateway.tokens.apply(configuration.tokens, nowMillis: GatewayClock.system.nowMillis)
         gateway.faults.clearAll()

@@ -25,6 +25,14 @@ public struct APNsSigningKey: ProviderTokenSource {
     public func makeProviderToken(issuedAt: Int) throws -> String {
         try APNsProviderToken.make(keyID: keyID, teamID: teamID, issuedAt: issuedAt, key: key)
     }
+
+    /// SHA-256 of the team, the key id and the public key: the same .p8 in any process.
+    public var sharingIdentity: String? {
+        guard let publicKey = try? key.publicKey.spkiDER else { return nil }
+        let digest = SHA256.hash(Array("\(teamID)\n\(keyID)\n".utf8) + publicKey)
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: digest.prefix(16).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] }, as: UTF8.self)
+    }
 }
 
 /// A Firebase service account signs the JWT-bearer assertion for the FCM scopes.

@@ -1,11 +1,20 @@
 // Credentials on the wire: the APNs provider token (ES256 JWT) and the FCM OAuth2 access
 // token. Both are cached; neither is made per push.
+import Foundation
+import Glibc
 import Synchronization
 
 /// Signs APNs provider tokens: `{"alg":"ES256","kid":<key id>}` /
 /// `{"iss":<team id>,"iat":<issuedAt>}` with the .p8 key (apns.md, "Token-based authentication").
 public protocol ProviderTokenSource: Sendable {
     func makeProviderToken(issuedAt: Int) throws -> String
+    /// Names the key (team, key id and the key itself) for `ProviderTokenFile`: processes of
+    /// one machine that sign with the same key use one token. nil: this process signs its own.
+    var sharingIdentity: String? { get }
+}
+
+extension ProviderTokenSource {
+    public var sharingIdentity: String? { nil }
 }
 
 /// Makes the RS256 assertion of Google's JWT-bearer grant from a service account
@@ -32,17 +41,32 @@ struct ProviderTokenCache {
     let source: any ProviderTokenSource
     let refreshSeconds: Int
     private(set) var current: (token: String, issuedAt: Int)?
+    /// Tokens taken into use (signed here or adopted): the generation `invalidate` compares.
     private(set) var signings = 0
+    /// Of `signings`, those another process signed.
+    private(set) var adopted = 0
 
     init(source: any ProviderTokenSource, refreshSeconds: Int) {
         self.source = source
         self.refreshSeconds = refreshSeconds
     }
 
+    /// The current token may still be used at `now`.
+    func isFresh(now: Int) -> Bool {
+        guard let current else { return false }
+        return now - current.issuedAt < refreshSeconds && now >= current.issuedAt
+    }
+
+    /// Uses a token another process signed (`ProviderTokenFile`), as if this cache had: a new
+    /// generation, so a refusal of the previous one does not discard it.
+    mutating func adopt(_ token: String, issuedAt: Int) {
+        signings += 1
+        adopted += 1
+        current = (token, issuedAt)
+    }
+
     mutating func token(now: Int) throws -> String {
-        if let current, now - current.issuedAt < refreshSeconds, now >= current.issuedAt {
-            return current.token
-        }
+        if isFresh(now: now), let current { return current.token }
         let token = try source.makeProviderToken(issuedAt: now)
         signings += 1
         current = (token, now)
@@ -61,20 +85,32 @@ struct ProviderTokenCache {
 /// every deliverer made from the same `DeliveryCredentials`. Apple counts a team's token
 /// updates across all its connections (TooManyProviderTokenUpdates when they come more often
 /// than every 20 minutes), so deliverers or connections that each signed their own would trip it.
+///
+/// Across processes too, through `ProviderTokenFile` when the source names its key: `pushproof
+/// drive`, then `plan`, then `send` on one machine sign once between them, as a team's fleet
+/// should (Apple refuses a team's tokens that change more often than every 20 minutes).
 final class SharedProviderTokens: Sendable {
     private let cache: Mutex<ProviderTokenCache>
+    private let file: ProviderTokenFile?
 
-    init(source: any ProviderTokenSource, refreshSeconds: Int) {
+    /// `file`: where other processes' token is found (default: the source's, if it names its key).
+    init(source: any ProviderTokenSource, refreshSeconds: Int, file: ProviderTokenFile?? = nil) {
         cache = Mutex(ProviderTokenCache(source: source, refreshSeconds: refreshSeconds))
+        self.file = file ?? source.sharingIdentity.flatMap(ProviderTokenFile.init(identity:))
     }
 
     /// The token to use at `now`; `generation` names it for `invalidate`, `signed` says this
     /// call signed it.
     func token(now: Int) throws -> (token: String, generation: Int, signed: Bool) {
         try cache.withLock { cache in
+            if !cache.isFresh(now: now), let file, let left = file.read(now: now, maxAge: cache.refreshSeconds) {
+                cache.adopt(left.token, issuedAt: left.issuedAt)
+            }
             let before = cache.signings
             let token = try cache.token(now: now)
-            return (token, cache.signings, cache.signings > before)
+            let signed = cache.signings > before
+            if signed, let current = cache.current { file?.write(current.token, issuedAt: current.issuedAt) }
+            return (token, cache.signings, signed)
         }
     }
 
@@ -128,5 +164,47 @@ struct AccessTokenCache {
         token = nil
         expiresAt = 0
         refreshAt = 0
+    }
+}
+
+/// The provider token the processes of one machine share, one small file per key: the token
+/// and its `iat`, in a folder only this user may enter (0700; the file 0600, written whole and
+/// renamed into place). It is a bearer credential for at most an hour, as the token in any
+/// sender's memory is. `PUSHPROOF_TOKEN_DIR` moves the folder (default: `$XDG_RUNTIME_DIR`,
+/// else the temporary folder, in `pushproof-provider-tokens-<uid>`). Any failure to read or
+/// write only means this process signs its own token.
+struct ProviderTokenFile: Sendable {
+    let path: String
+
+    init(path: String) { self.path = path }
+
+    init?(identity: String) {
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["PUSHPROOF_TOKEN_DIR"]
+            ?? (environment["XDG_RUNTIME_DIR"] ?? NSTemporaryDirectory()) + "/pushproof-provider-tokens-\(getuid())"
+        guard mkdir(base, 0o700) == 0 || errno == EEXIST else { return nil }
+        // Someone else's folder (or one others may write) is not trusted with a credential.
+        var info = stat()
+        guard stat(base, &info) == 0, info.st_uid == getuid(), info.st_mode & 0o077 == 0 else { return nil }
+        path = base + "/" + identity + ".jwt"
+    }
+
+    /// A token issued no more than `maxAge` seconds before `now` (and not after it).
+    func read(now: Int, maxAge: Int) -> (token: String, issuedAt: Int)? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let parts = text.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, let issuedAt = Int(parts[0]), now >= issuedAt, now - issuedAt < maxAge else { return nil }
+        let token = parts[1].trimmingCharacters(in: .whitespacesAndNewlines)
+        return token.isEmpty ? nil : (token, issuedAt)
+    }
+
+    func write(_ token: String, issuedAt: Int) {
+        let temporary = path + ".\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let bytes = Array("\(issuedAt) \(token)\n".utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        if written == bytes.count { rename(temporary, path) } else { unlink(temporary) }
     }
 }
