@@ -22,6 +22,7 @@ let package = Package(
         // Pure Swift, no C (Clocks: Glibc's clock_gettime only).
         .target(name: "JSON", path: "Sources/Base/JSON"),
         .target(name: "Clocks", path: "Sources/Base/Clocks"),
+        .target(name: "Descriptors", path: "Sources/Base/Descriptors"),
         // Latency histograms (HDR, 3 significant digits): the driver, the sender's metrics, `check --timing`.
         .target(name: "Metrics", path: "Sources/Base/Metrics"),
         .target(name: "HTTPCore", dependencies: ["JSON"], path: "Sources/Base/HTTPCore"),
@@ -35,13 +36,13 @@ let package = Package(
         .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Crypto"], path: "Sources/Model/RecordLine"),
 
         // HTTP/2 (libnghttp2) and HTTP/1.1 (http-parser) over TLS (OpenSSL) or cleartext, epoll loops.
-        .target(name: "HTTP2Server", dependencies: ["HTTPCore", "JSON", "Clocks", "CNGHTTP2", "COpenSSL", "CHTTPParser"], path: "Sources/Transport/HTTP2Server"),
+        .target(name: "HTTP2Server", dependencies: ["HTTPCore", "JSON", "Clocks", "Descriptors", "CNGHTTP2", "COpenSSL", "CHTTPParser"], path: "Sources/Transport/HTTP2Server"),
 
         // JSON Schema 2020-12 and the push spec format; `pattern` runs on PCRE2.
         .target(name: "SpecValidator", dependencies: ["JSON", "HTTPCore", "PushModel", "CPCRE2"], path: "Sources/Validation/SpecValidator"),
 
         // The mock APNs + FCM + OAuth gateway: validation, auth, tokens, faults, recording, admin API.
-        .target(name: "MockGateway", dependencies: ["HTTPCore", "Clocks", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"], path: "Sources/Gateway/MockGateway"),
+        .target(name: "MockGateway", dependencies: ["HTTPCore", "Clocks", "Descriptors", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"], path: "Sources/Gateway/MockGateway"),
 
         // The reference sender: seed rules, payloads, libcurl delivery, token cleanup.
         .target(name: "Sender", dependencies: ["JSON", "Clocks", "Metrics", "Crypto", "PushModel", "CCurl", "CSQLite"], path: "Sources/Senders/Sender"),
@@ -56,7 +57,7 @@ let package = Package(
 
         // `pushproof run`: the sender seam, the reference sender behind it, an embedded
         // gateway, and the verdicts per event and per token-cleanup rule.
-        .target(name: "ScenarioRunner", dependencies: ["JSON", "Clocks", "PushModel", "Crypto", "HTTPCore", "HTTP2Server",
+        .target(name: "ScenarioRunner", dependencies: ["JSON", "Clocks", "Descriptors", "PushModel", "Crypto", "HTTPCore", "HTTP2Server",
                                                        "MockGateway", "SpecValidator", "Sender", "Scenario", "RecordLine"], path: "Sources/Harness/ScenarioRunner"),
 
         // Scenario-driven load (`drive --scenario`, `plan --scenario`): a scenario's events through any
@@ -66,7 +67,7 @@ let package = Package(
                                                      "ScenarioRunner", "Driver"], path: "Sources/Harness/ScenarioLoad"),
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
-        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "Metrics", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "Scenario", "ScenarioRunner", "ScenarioLoad", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
+        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "Descriptors", "Metrics", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "Scenario", "ScenarioRunner", "ScenarioLoad", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"], path: "Sources/CLI/pushproof"),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
@@ -74,6 +75,7 @@ let package = Package(
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
+        .testTarget(name: "DescriptorsTests", dependencies: ["Descriptors"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "JSON"]),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics", "PushproofTestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON"]),

@@ -152,7 +152,7 @@ struct AdapterConversationTests {
         var read: [String] = []
         while true {
             while let line = buffer.nextLine() { read.append(String(decoding: line, as: UTF8.self)) }
-            if buffer.fill(from: ends[0]) <= 0 { break }
+            guard case .done(let count) = try buffer.fill(from: ends[0]), count > 0 else { break }
         }
         #expect(read == lines)
     }

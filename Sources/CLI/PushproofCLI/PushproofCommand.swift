@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import Descriptors
 import Glibc
 #endif
 
@@ -137,16 +138,7 @@ func printNow(_ message: String) {
 }
 
 func writeAll(_ fd: Int32, _ text: String) {
-    var bytes = Array(text.utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-        if n < 0 {
-            if errno == EINTR { continue }
-            return
-        }
-        offset += n
-    }
+    try? Descriptors.writeAll(fd, Array(text.utf8))  // nowhere left to report a failed write to stderr
 }
 
 extension String {

@@ -2,6 +2,7 @@
 // pipes, its standard error forwarded to ours line by line with a prefix, the last lines kept
 // for error messages. Reads and writes are bounded by a deadline, so a silent or stuck
 // adapter becomes an error, never a hang.
+import Descriptors
 import Foundation
 import Glibc
 import Synchronization
@@ -124,16 +125,15 @@ final class AdapterProcess: Sendable {
     func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) throws(AdapterIOFailure) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(input, $0.baseAddress! + offset, $0.count - offset) }
-            if written >= 0 {
-                offset += written
-                continue
+            let start = offset
+            let outcome = bytes.withUnsafeBytes { raw in
+                Result { () throws(SystemCallError) in try systemCall("write") { Glibc.write(input, raw.baseAddress! + start, raw.count - start) } }
             }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: try wait(for: input, events: Int16(POLLOUT), deadline: deadline)
-            case EPIPE: throw .closed
-            default: throw .failed(String(cString: strerror(errno)))
+            switch outcome {
+            case .success(.done(let written)): offset += written
+            case .success(.wouldBlock): try wait(for: input, events: Int16(POLLOUT), deadline: deadline)
+            case .failure(let error) where error.code == EPIPE: throw .closed
+            case .failure(let error): throw .failed(String(cString: strerror(error.code)))
             }
         }
     }
@@ -145,9 +145,9 @@ final class AdapterProcess: Sendable {
                 if let line = buffer.nextLine() { return line }
                 guard buffer.count < Self.lineLimit else { throw .failed("a line longer than \(Self.lineLimit >> 20) MiB") }
                 try wait(for: output, events: Int16(POLLIN), deadline: deadline)
-                let read = buffer.fill(from: output)
-                if read == 0 { throw .closed }
-                if read < 0, errno != EINTR, errno != EAGAIN { throw .failed(String(cString: strerror(errno))) }
+                let filled: IOOutcome<Int>
+                do throws(SystemCallError) { filled = try buffer.fill(from: output) } catch { throw .failed(String(cString: strerror(error.code))) }
+                if filled == .done(0) { throw .closed }
             }
         }
     }
@@ -164,7 +164,7 @@ final class AdapterProcess: Sendable {
             var entry = pollfd(fd: fd, events: events, revents: 0)
             let ready = poll(&entry, 1, milliseconds)
             if ready > 0 { return }  // readable, or hung up: the read or write says which
-            if ready < 0, errno != EINTR { throw .failed(String(cString: strerror(errno))) }
+            if ready < 0, errno != EINTR { throw .failed(String(cString: strerror(errno))) }  // poll: EINTR only shortens the wait
             if ready == 0, exitStatus != nil { throw .closed }
         }
     }
@@ -307,7 +307,8 @@ struct LineBuffer {
     }
 
     /// One read(2) of up to 64 KiB appended; its result.
-    mutating func fill(from fd: Int32) -> Int {
+    /// Reads what `fd` has (one read, EINTR retried): `.done(0)` at end of file.
+    mutating func fill(from fd: Int32) throws(SystemCallError) -> IOOutcome<Int> {
         let chunk = 64 << 10
         if start >= chunk {
             bytes.removeFirst(start)
@@ -316,9 +317,13 @@ struct LineBuffer {
         }
         let old = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: chunk))
-        let read = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + old, chunk) }
-        bytes.removeLast(chunk - max(read, 0))
-        return read
+        let outcome = bytes.withUnsafeMutableBytes { raw in
+            Result { () throws(SystemCallError) in try systemCall("read") { Glibc.read(fd, raw.baseAddress! + old, chunk) } }
+        }
+        var read = 0
+        if case .success(.done(let count)) = outcome { read = count }
+        bytes.removeLast(chunk - read)
+        return try outcome.get()
     }
 
     /// Appends bytes already read (tests, and callers reading by other means).
@@ -363,9 +368,7 @@ final class StderrTail: Sendable {
                 }
             }
             while true {
-                let read = buffer.fill(from: fd)
-                if read < 0, errno == EINTR { continue }
-                if read <= 0 { break }
+                guard case .done(let read)? = try? buffer.fill(from: fd), read > 0 else { break }
                 while let line = buffer.nextLine() { emit(line) }
                 if buffer.count >= Self.pieceLimit { emit(buffer.takeRest()) }
             }

@@ -1,5 +1,6 @@
 // The adapter protocol's other side for the reference sender: what `pushproof adapter` answers,
 // a line in and a line out, with no stdio here so it is tested without a process.
+import Descriptors
 import Glibc
 import JSON
 import Scenario
@@ -188,22 +189,11 @@ extension ReferenceAdapter {
                 guard Self.writeAll(output, reply) else { return 1 }
                 if exit { return 0 }
             }
-            let read = buffer.fill(from: input)
-            if read < 0, errno == EINTR { continue }
-            if read <= 0 { return 0 }
+            guard case .done(let read)? = try? buffer.fill(from: input), read > 0 else { return 0 }
         }
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += written
-        }
-        return true
+        (try? Descriptors.writeAll(fd, bytes)) != nil
     }
 }

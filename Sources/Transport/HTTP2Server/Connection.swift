@@ -4,6 +4,7 @@
 import CHTTPParser
 import CNGHTTP2
 import Clocks
+import Descriptors
 import Glibc
 import HTTPCore
 
@@ -22,7 +23,10 @@ final class Connection {
         case closed
     }
 
+    /// The socket's number: the loop's key for this connection, valid until `close()`.
     let fd: Int32
+    /// The socket itself, closed when the connection closes (or its set-up fails).
+    private var descriptor: FileDescriptor?
     unowned let loop: EventLoop
     let listener: ListenerRuntime
     let id: UInt64
@@ -55,8 +59,9 @@ final class Connection {
     /// connection is not idle while it owes one.
     var awaitedAnswers = 0
 
-    init?(fd: Int32, loop: EventLoop, listener: ListenerRuntime, id: UInt64, peer: String) {
-        self.fd = fd
+    init?(descriptor: consuming FileDescriptor, loop: EventLoop, listener: ListenerRuntime, id: UInt64, peer: String) {
+        fd = descriptor.raw
+        self.descriptor = .some(descriptor)
         self.loop = loop
         self.listener = listener
         self.id = id
@@ -177,15 +182,13 @@ final class Connection {
                     return
                 }
             } else {
-                let read = recv(fd, buffer.baseAddress, buffer.count, 0)
-                if read > 0 {
-                    count = read
-                } else if read == 0 {
+                switch try? systemCall("recv", { recv(fd, buffer.baseAddress, buffer.count, 0) }) {
+                case .done(let read) where read > 0: count = read
+                case .done:
                     peerClosed()
                     return
-                } else {
-                    let code = errno
-                    if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { break reading }
+                case .wouldBlock: break reading
+                case nil:
                     close()
                     return
                 }
@@ -337,10 +340,11 @@ final class Connection {
                     case .closed, .failed: return -1
                     }
                 }
-                let count = send(fd, pending.baseAddress, pending.count, Int32(MSG_NOSIGNAL))
-                if count >= 0 { return count }
-                let code = errno
-                return code == EAGAIN || code == EWOULDBLOCK || code == EINTR ? 0 : -1
+                switch try? systemCall("send", { send(fd, pending.baseAddress, pending.count, Int32(MSG_NOSIGNAL)) }) {
+                case .done(let count): return count
+                case .wouldBlock: return 0
+                case nil: return -1
+                }
             }
             if written < 0 {
                 close()
@@ -383,7 +387,8 @@ final class Connection {
     }
 
     private func updateInterest() {
-        loop.modify(fd, events: (readPaused ? 0 : EPOLLIN.rawValue) | (pollingWritable ? EPOLLOUT.rawValue : 0))
+        // The kernel refusing a change of interest (the socket is gone) leaves nothing to serve.
+        if !loop.modify(fd, events: (readPaused ? 0 : EPOLLIN.rawValue) | (pollingWritable ? EPOLLOUT.rawValue : 0)) { close() }
     }
 
     // MARK: Timers
@@ -510,11 +515,13 @@ final class Connection {
     private func discardInput() {
         let buffer = loop.readBuffer
         while true {
-            let read = recv(fd, buffer.baseAddress, buffer.count, 0)
-            if read > 0 { continue }
-            if read < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
-            close()
-            return
+            switch try? systemCall("recv", { recv(fd, buffer.baseAddress, buffer.count, 0) }) {
+            case .done(let read) where read > 0: continue
+            case .wouldBlock: return
+            case .done, nil:
+                close()
+                return
+            }
         }
     }
 
@@ -536,7 +543,7 @@ final class Connection {
         if isClosed { return }
         endSession()
         loop.unregister(fd)
-        Glibc.close(fd)
+        descriptor = nil  // closes the socket
         phase = .closed
         tls = nil
         output = []

@@ -5,6 +5,7 @@
 import CHTTPParser
 import CNGHTTP2
 import Clocks
+import Descriptors
 import Glibc
 import HTTPCore
 import Synchronization
@@ -213,15 +214,20 @@ final class EventLoop {
         return epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0
     }
 
-    func modify(_ fd: Int32, events: UInt32) {
+    /// False if the kernel refused (the descriptor is not registered, or is gone).
+    @discardableResult
+    func modify(_ fd: Int32, events: UInt32) -> Bool {
         var event = epoll_event()
         event.events = events
         event.data.fd = fd
-        _ = epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+        return epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event) == 0
     }
 
+    /// Before the descriptor is closed. A descriptor never registered (its set-up failed) is
+    /// no error; nothing else can fail here for a descriptor this loop registered.
     func unregister(_ fd: Int32) {
-        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+        let removed = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) == 0
+        assert(removed || errno == ENOENT, "epoll_ctl(DEL) of fd \(fd): errno \(errno)")
     }
 
     @inline(__always)
@@ -242,12 +248,12 @@ final class EventLoop {
         now = SystemClock.monotonicNanoseconds()
         timers.schedule(.idleSweep, at: now &+ idleSweepInterval)
         while true {
-            let ready = epoll_wait(epollFD, events, eventCapacity, waitTimeoutMilliseconds())
-            now = SystemClock.monotonicNanoseconds()
-            if ready < 0 {
-                if errno == EINTR { continue }
+            let timeout = waitTimeoutMilliseconds()
+            // EINTR is retried inside; any other failure means the epoll descriptor is unusable.
+            guard let ready = try? blockingSystemCall("epoll_wait", { epoll_wait(epollFD, events, eventCapacity, timeout) }) else {
                 break
             }
+            now = SystemClock.monotonicNanoseconds()
             for index in 0..<Int(ready) {
                 let event = events[index]
                 let fd = event.data.fd
@@ -347,18 +353,17 @@ final class EventLoop {
                 }
             }
             acceptBackoff.succeeded()
+            let descriptor = FileDescriptor(taking: fd)
             // accept4 is hidden behind _GNU_SOURCE in Swift's Glibc module; two fcntls instead.
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = setSocketOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
             let id = state.nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
-            guard let connection = Connection(fd: fd, loop: self, listener: listener, id: id,
-                                              peer: describeSocketAddress(address)) else {
-                close(fd)
-                continue
-            }
+            // The connection owns the socket from here; a failed set-up closes it.
+            guard let connection = Connection(descriptor: descriptor, loop: self, listener: listener, id: id,
+                                              peer: describeSocketAddress(address)) else { continue }
             guard register(fd, events: EPOLLIN.rawValue) else {
-                close(fd)
+                connection.close()
                 continue
             }
             connections[fd] = connection

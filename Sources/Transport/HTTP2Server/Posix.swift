@@ -1,5 +1,5 @@
-// Thin wrappers over the few syscalls the event loops use: each turns a failure into a
-// thrown `HTTPServerError` on cold paths; hot paths call Glibc directly and check errno.
+// The listening socket and addresses: cold-path calls that turn a failure into a
+// thrown `HTTPServerError`. Reads and writes go through `Descriptors.systemCall`.
 import Glibc
 
 func systemError(_ call: String, _ code: Int32 = errno) -> HTTPServerError {

@@ -1,3 +1,4 @@
+import Descriptors
 import Crypto
 import Dispatch
 import Foundation
@@ -350,11 +351,8 @@ final class SignalWaiter {
             let readEnd = ends[0]
             let reader = Thread {
                 var byte: UInt8 = 0
-                while true {
-                    let count = read(readEnd, &byte, 1)
-                    if count == 1 { continuation.yield(Int32(byte)); continue }
-                    if count < 0 && errno == EINTR { continue }
-                    return
+                while (try? blockingSystemCall("read", { read(readEnd, &byte, 1) })) == 1 {
+                    continuation.yield(Int32(byte))
                 }
             }
             reader.name = "pushproof.serve.signals"
@@ -375,12 +373,10 @@ final class SignalWaiter {
             // mean whoever held the other end is gone.
             let reader = Thread {
                 var buffer = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
-                    if count > 0 || (count < 0 && errno == EINTR) { continue }
-                    continuation.yield(Self.standardInputClosed)
-                    return
-                }
+                while (try? buffer.withUnsafeMutableBytes { raw in
+                    try blockingSystemCall("read", { read(STDIN_FILENO, raw.baseAddress, raw.count) })
+                }) ?? 0 > 0 {}
+                continuation.yield(Self.standardInputClosed)
             }
             reader.name = "pushproof.serve.stdin"
             reader.start()

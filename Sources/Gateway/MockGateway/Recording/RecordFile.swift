@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import Descriptors
 import Glibc
 #endif
 import Synchronization
@@ -150,9 +151,7 @@ public final class RecordFile: Sendable {
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let n = writeBytes(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
+                guard let n = try? blockingSystemCall("write", { writeBytes(descriptor, raw.baseAddress! + offset, raw.count - offset) }) else {
                     writeErrors.add(1, ordering: .relaxed)
                     let written = raw[..<offset]
                     let kept = (written.lastIndex(of: UInt8(ascii: "\n")) ?? -1) + 1
