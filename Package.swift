@@ -29,11 +29,13 @@ let package = Package(
         .target(name: "PushModel", dependencies: ["JSON"], path: "Sources/Model/PushModel"),
 
         // OpenSSL-backed crypto: JWS (ES256, RS256), keys, self-signed certificates.
-        .target(name: "Crypto", dependencies: ["COpenSSL", "JSON"], path: "Sources/Base/Crypto"),
+        // Base64 (RFC 4648), the one codec: plain Swift, so the record line links no OpenSSL.
+        .target(name: "Encoding", path: "Sources/Base/Encoding"),
+        .target(name: "Crypto", dependencies: ["COpenSSL", "JSON", "Encoding"], path: "Sources/Base/Crypto"),
 
         // The record line (`serve --record`, `GET /requests`): its version, field names, encoder
         // and decoder, one contract for the gateway that writes it and the tools that read it.
-        .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Crypto"], path: "Sources/Model/RecordLine"),
+        .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Encoding"], path: "Sources/Model/RecordLine"),
 
         // HTTP/2 (libnghttp2) and HTTP/1.1 (http-parser) over TLS (OpenSSL) or cleartext, epoll loops.
         .target(name: "HTTP2Server", dependencies: ["HTTPCore", "JSON", "Clocks", "Descriptors", "CNGHTTP2", "COpenSSL", "CHTTPParser"], path: "Sources/Transport/HTTP2Server"),
@@ -78,12 +80,13 @@ let package = Package(
         .testTarget(name: "DescriptorsTests", dependencies: ["Descriptors"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "JSON"]),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics", "PushproofTestSupport"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON", "Encoding"]),
+        .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Clocks", "HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "HTTPCore", "PushModel", "PushproofTestSupport"]),
-        .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "MockGateway", "HTTPCore", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine", "PushproofTestSupport"]),
+        .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "MockGateway", "HTTPCore", "JSON", "Crypto", "Encoding", "PushModel", "SpecValidator", "RecordLine", "PushproofTestSupport"]),
         .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON"]),
-        .testTarget(name: "SenderTests", dependencies: ["Clocks", "Metrics", "Sender", "JSON", "Crypto", "PushModel", "PushproofTestSupport"]),
+        .testTarget(name: "SenderTests", dependencies: ["Clocks", "Metrics", "Sender", "JSON", "Crypto", "Encoding", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "DriverTests", dependencies: ["Driver", "Clocks", "Metrics", "JSON", "PushModel"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "JSON"]),
         .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "PushproofTestSupport"]),

@@ -1,3 +1,4 @@
+import Encoding
 import JSON
 import Testing
 @testable import Crypto

@@ -1,5 +1,6 @@
 // Credentials against the mock's strict auth: the APNs provider token (ES256 JWT) and the
 // FCM OAuth exchange, each obtained once and reused for every push.
+import Encoding
 import Crypto
 import Foundation
 import JSON

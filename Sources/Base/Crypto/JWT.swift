@@ -1,3 +1,4 @@
+import Encoding
 import JSON
 
 /// Why a compact JWS could not be decoded. Signature problems are not decode errors: they show

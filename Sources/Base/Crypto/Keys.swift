@@ -55,34 +55,7 @@ public final class ECP256PrivateKey: Sendable {
 }
 
 /// A P-256 public key for verifying ES256 signatures.
-public final class ECP256PublicKey: Sendable {
-    private let owned: OwnedEVPKey
-    var key: OpaquePointer { owned.pointer }
-
-    init(owning key: OpaquePointer) throws(CryptoError) {
-        owned = try OwnedEVPKey(owning: key, requiring: EVPKey.requireP256)
-    }
-
-    /// Reads SPKI ("BEGIN PUBLIC KEY"), or the key of an X.509 certificate ("BEGIN CERTIFICATE").
-    public convenience init(pem: String) throws(CryptoError) {
-        try self.init(owning: PEM.readPublicKey(pem, expected: "P-256 public key (SPKI or certificate)"))
-    }
-
-    /// Reads DER SubjectPublicKeyInfo.
-    public convenience init(spkiDER: [UInt8]) throws(CryptoError) {
-        try self.init(owning: EVPKey.publicKey(fromSPKIDER: spkiDER))
-    }
-
-    /// SPKI PEM ("BEGIN PUBLIC KEY").
-    public var spkiPEM: String {
-        get throws(CryptoError) { try PEM.writeSPKI(key) }
-    }
-
-    /// DER SubjectPublicKeyInfo.
-    public var spkiDER: [UInt8] {
-        get throws(CryptoError) { try EVPKey.spkiDER(key) }
-    }
-}
+public typealias ECP256PublicKey = PublicKey<P256Key>
 
 /// An RSA private key (2048 bits or more) for RS256, such as a Google service-account key.
 public final class RSAPrivateKey: Sendable {
@@ -121,18 +94,44 @@ public final class RSAPrivateKey: Sendable {
 }
 
 /// An RSA public key (2048 bits or more) for verifying RS256 signatures.
-public final class RSAPublicKey: Sendable {
+public typealias RSAPublicKey = PublicKey<RSAKey>
+
+extension PublicKey where Kind == RSAKey {
+    /// Modulus size in bits.
+    public var bits: Int { Int(EVP_PKEY_get_bits(key)) }
+}
+
+/// What a public key must be: checked when it is read, named when it is not.
+public protocol PublicKeyKind: Sendable {
+    /// Throws unless `key` is of this kind (and size).
+    static func require(_ key: OpaquePointer) throws(CryptoError)
+    /// For the error when a PEM holds no such key.
+    static var expectedPEM: String { get }
+}
+
+public enum P256Key: PublicKeyKind {
+    public static func require(_ key: OpaquePointer) throws(CryptoError) { try EVPKey.requireP256(key) }
+    public static let expectedPEM = "P-256 public key (SPKI or certificate)"
+}
+
+public enum RSAKey: PublicKeyKind {
+    public static func require(_ key: OpaquePointer) throws(CryptoError) { try EVPKey.requireRSA(key) }
+    public static let expectedPEM = "RSA public key (SPKI or certificate)"
+}
+
+/// A public key of one kind (`ECP256PublicKey`, `RSAPublicKey`): read from SPKI or a
+/// certificate (as Google publishes its signing keys), written as SPKI.
+public final class PublicKey<Kind: PublicKeyKind>: Sendable {
     private let owned: OwnedEVPKey
     var key: OpaquePointer { owned.pointer }
 
     init(owning key: OpaquePointer) throws(CryptoError) {
-        owned = try OwnedEVPKey(owning: key, requiring: EVPKey.requireRSA)
+        owned = try OwnedEVPKey(owning: key, requiring: Kind.require)
     }
 
-    /// Reads SPKI ("BEGIN PUBLIC KEY"), or the key of an X.509 certificate ("BEGIN CERTIFICATE"),
-    /// as Google publishes its signing keys.
+    /// Reads SPKI ("BEGIN PUBLIC KEY"), or the key of an X.509 certificate ("BEGIN CERTIFICATE").
     public convenience init(pem: String) throws(CryptoError) {
-        try self.init(owning: PEM.readPublicKey(pem, expected: "RSA public key (SPKI or certificate)"))
+        try self.init(owning: PEM.readPublicKey(pem, expected: Kind.expectedPEM))
     }
 
     /// Reads DER SubjectPublicKeyInfo.
@@ -149,7 +148,4 @@ public final class RSAPublicKey: Sendable {
     public var spkiDER: [UInt8] {
         get throws(CryptoError) { try EVPKey.spkiDER(key) }
     }
-
-    /// Modulus size in bits.
-    public var bits: Int { Int(EVP_PKEY_get_bits(key)) }
 }

@@ -1,4 +1,4 @@
-import Crypto
+import Encoding
 import HTTPCore
 import JSON
 

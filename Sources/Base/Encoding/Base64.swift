@@ -88,7 +88,8 @@ public struct Base64: Sendable {
         return Array(bytes).withUnsafeBufferPointer { decode(buffer: $0) }
     }
 
-    func decode(buffer rawInput: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    /// Decodes bytes in place (no copy into an array first), as `decode(bytes:)` does.
+    public func decode(buffer rawInput: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var input = rawInput
         // Strip padding only when it brings the length to a multiple of four.
         if input.count % 4 == 0, input.count > 0, input[input.count - 1] == UInt8(ascii: "=") {
@@ -142,5 +143,5 @@ public enum Base64URL {
     public static func encode(_ bytes: some Collection<UInt8>) -> String { Base64.url.encode(bytes) }
     public static func decode(_ text: some StringProtocol) -> [UInt8]? { Base64.url.decode(text) }
     public static func decode(bytes: some Collection<UInt8>) -> [UInt8]? { Base64.url.decode(bytes: bytes) }
-    static func decode(buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? { Base64.url.decode(buffer: buffer) }
+    public static func decode(buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? { Base64.url.decode(buffer: buffer) }
 }
