@@ -86,4 +86,12 @@ public struct GatewayExchange: Sendable {
 /// must not block (the recorder appends to a buffer; metrics bump atomics).
 public protocol GatewayObserver: Sendable {
     func observe(_ exchange: GatewayExchange)
+    /// This observer writes record lines: the gateway then hands it the request's members
+    /// already encoded (`GatewayExchange.recordedRequestHead`, kept per connection), which
+    /// saves the encoding of what repeats from one request to the next.
+    var wantsRecordedRequestHead: Bool { get }
+}
+
+extension GatewayObserver {
+    public var wantsRecordedRequestHead: Bool { false }
 }

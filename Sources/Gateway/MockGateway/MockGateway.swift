@@ -54,7 +54,7 @@ public final class MockGateway: HTTPHandler {
                 judge: SpecJudge? = nil, clock: GatewayClock = .system) throws(GatewayConfigurationError) {
         self.configuration = configuration
         self.observers = observers
-        recordsLines = observers.contains { $0 is Recorder }
+        recordsLines = observers.contains { $0.wantsRecordedRequestHead }
         self.judge = judge
         self.clock = clock
         tokens = DeviceTokenRegistry(configuration: configuration.tokens, nowMillis: clock.nowMillis)

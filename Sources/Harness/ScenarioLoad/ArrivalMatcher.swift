@@ -288,7 +288,7 @@ public struct ArrivalMatcher: Sendable {
                        store: (listed: [ListedDevice], live: Set<String>)?) -> (summary: RunSummary, cleanup: [CleanupFinding]) {
         var events = self.events
         var missing = 0
-        var notPushedAgain: [String] = [], dropped: [String] = []
+        var missedPushProblems: [Problem] = []
         for (key, indices) in waiting {
             for index in indices {
                 if deathTime[key.token] != nil {
@@ -296,11 +296,8 @@ public struct ArrivalMatcher: Sendable {
                     continue
                 }
                 missing += 1
-                if cleanup.reRegistered.contains(key.token) {
-                    notPushedAgain.append("\(deviceName(key.token)) registered again after cleanup but got no \(key.spec)")
-                } else if let refusal = cleanup.refused[key.token] {
-                    dropped.append("\(deviceName(key.token)) got no \(key.spec): token dropped on a "
-                                   + "\(refusal == .transient ? "transient" : "payload") error")
+                if let problem = cleanup.missedPushProblem(token: key.token, spec: key.spec, deviceName: deviceName(key.token)) {
+                    missedPushProblems.append(problem)
                 }
             }
         }
@@ -338,12 +335,9 @@ public struct ArrivalMatcher: Sendable {
             storeProblems = EventJudge.compareStore(listed: store.listed, live: store.live.subtracting(deathTime.keys),
                                                     dead: Set(deathTime.keys), deviceName: deviceName).map(\.message)
         }
-        let byRule: [String: [String]] = [
-            "no push to a dead token": deadTokenPushes,
-            "tokens kept after transient and payload errors": dropped.sorted(),
-            "a device registered again is pushed again": notPushedAgain.sorted(),
-            "the sender's store matches the gateway's answers": storeProblems,
-        ]
+        var byRule = Dictionary(grouping: missedPushProblems) { $0.cleanupRule ?? "" }.mapValues { $0.map(\.message).sorted() }
+        byRule[Problem.cleanupRule(of: .deadTokenPush) ?? ""] = deadTokenPushes
+        byRule[Problem.cleanupRule(of: .storeMismatch) ?? ""] = storeProblems
         let findings = Problem.cleanupRules.map { CleanupFinding(rule: $0, problems: byRule[$0] ?? []) }
         return (summary, findings)
     }

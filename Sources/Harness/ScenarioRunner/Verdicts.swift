@@ -93,12 +93,15 @@ public struct Problem: Sendable, Equatable {
                                       "a device registered again is pushed again", "the sender's store matches the gateway's answers"]
 
     /// The token-cleanup rule it breaks, nil for a delivery problem.
-    public var cleanupRule: String? {
+    public var cleanupRule: String? { Self.cleanupRule(of: kind) }
+
+    /// The token-cleanup rule a kind of problem breaks (one of `cleanupRules`), nil for a delivery problem.
+    public static func cleanupRule(of kind: Kind) -> String? {
         switch kind {
-        case .deadTokenPush: "no push to a dead token"
-        case .droppedOnTransient, .droppedOnPayloadError: "tokens kept after transient and payload errors"
-        case .notPushedAfterRegistering: "a device registered again is pushed again"
-        case .storeMismatch: "the sender's store matches the gateway's answers"
+        case .deadTokenPush: cleanupRules[0]
+        case .droppedOnTransient, .droppedOnPayloadError: cleanupRules[1]
+        case .notPushedAfterRegistering: cleanupRules[2]
+        case .storeMismatch: cleanupRules[3]
         default: nil
         }
     }
@@ -139,6 +142,18 @@ public struct CleanupState: Sendable {
     public mutating func registered(_ token: String) {
         let key = AddressedDevice.comparable(token)
         if dead.removeValue(forKey: key) != nil { reRegistered.insert(key) }
+    }
+
+    /// The cleanup rule an expected push that never came breaks, if one does: its device was
+    /// registered again after its token died and got nothing since, or its token was dropped
+    /// after a transient or payload error (which must not end a token).
+    public func missedPushProblem(token: String, spec: String, deviceName name: String) -> Problem? {
+        if reRegistered.contains(token) {
+            return Problem(.notPushedAfterRegistering, "\(name) registered again after cleanup but got no \(spec)")
+        }
+        guard let refusal = refused[token] else { return nil }
+        return Problem(refusal == .transient ? .droppedOnTransient : .droppedOnPayloadError,
+                       "\(name) got no \(spec): token dropped on a \(refusal == .transient ? "transient" : "payload") error")
     }
 }
 
@@ -187,13 +202,11 @@ public enum EventJudge {
             let name = deviceName(entry.token)
             let spec = entry.spec ?? "a push"
             let refused = refusals[token] ?? []
-            if cleanup.reRegistered.contains(token) {
-                problems.append(Problem(.notPushedAfterRegistering, "\(name) registered again after cleanup but got no \(spec)"))
-            } else if let refusal = cleanup.refused[token], got == 0, refused.isEmpty {
-                // Dropped: nothing went to the token at all. A sender still pushing it and refused
-                // again (a bad signature on every push) kept it; its answer says why below.
-                problems.append(Problem(refusal == .transient ? .droppedOnTransient : .droppedOnPayloadError,
-                                        "\(name) got no \(spec): token dropped on a \(refusal == .transient ? "transient" : "payload") error"))
+            // Dropped only if nothing went to the token at all: a sender still pushing it and
+            // refused again (a bad signature on every push) kept it; its answer says why below.
+            if let problem = cleanup.missedPushProblem(token: token, spec: spec, deviceName: name),
+               problem.kind == .notPushedAfterRegistering || (got == 0 && refused.isEmpty) {
+                problems.append(problem)
             }
             var message = "missing: \(spec) to \(name) (accepted \(got) of \(entry.count))"
             if !refused.isEmpty {

@@ -30,6 +30,8 @@ public final class Recorder: GatewayObserver {
         self.journal = journal
     }
 
+    public var wantsRecordedRequestHead: Bool { true }
+
     public func observe(_ exchange: GatewayExchange) {
         var writer = spareWriters.withLock { $0.popLast() }
             ?? JSONWriter(capacity: RecordLine.lineCapacity(bodyBytes: exchange.request.body.count))
