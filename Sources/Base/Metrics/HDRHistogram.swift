@@ -1,7 +1,7 @@
 // A log-linear (HDR) latency histogram, after Gil Tene's HdrHistogram: a fixed array of counts
 // indexed by (power-of-two bucket, linear sub-bucket), so recording is a few shifts and an add,
 // and merging is element-wise addition. The suite's convention (load-testing.md, "Latency"):
-// 3 significant digits over 1 µs .. 1 h, merge across threads, never average percentiles.
+// 3 significant digits over 0 ns .. 1 h (exact up to 2047 ns), merge across threads, never average percentiles.
 
 /// Latency histogram over nanoseconds, 0 ns ... 1 h, 3 significant decimal digits.
 ///

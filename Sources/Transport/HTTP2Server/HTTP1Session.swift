@@ -2,6 +2,7 @@
 // (a delayed response holds back the ones after it), Content-Length and chunked bodies.
 import CHTTPParser
 import Clocks
+import JSON
 import Glibc
 import HTTPCore
 
@@ -489,7 +490,7 @@ final class HTTP1Session {
                                into out: inout [UInt8]) {
         let status = (100...999).contains(response.status) ? response.status : 500
         out.append(contentsOf: "HTTP/1.1 ".utf8)
-        appendDecimal(status, to: &out)
+        appendDecimal(UInt64(status), to: &out)
         out.append(UInt8(ascii: " "))
         out.append(contentsOf: reasonPhrase(status).utf8)
         out.append(contentsOf: "\r\n".utf8)
@@ -505,7 +506,7 @@ final class HTTP1Session {
         }
         if let bodyLength {
             out.append(contentsOf: "content-length: ".utf8)
-            appendDecimal(bodyLength, to: &out)
+            appendDecimal(UInt64(bodyLength), to: &out)
             out.append(contentsOf: "\r\n".utf8)
         } else if chunked {
             out.append(contentsOf: "transfer-encoding: chunked\r\n".utf8)
@@ -531,10 +532,6 @@ func isTokenCharacter(_ byte: UInt8) -> Bool {
     }
 }
 
-private func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-    if value >= 10 { appendDecimal(value / 10, to: &out) }
-    out.append(UInt8(ascii: "0") + UInt8(value % 10))
-}
 
 /// A chunk size: lowercase hex, no leading zeros (RFC 9112 §7.1).
 private func appendHex(_ value: Int, to out: inout [UInt8]) {

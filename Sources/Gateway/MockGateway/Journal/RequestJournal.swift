@@ -366,8 +366,3 @@ extension RequestJournal.Line {
         out.append(contentsOf: tail.dropLast())
     }
 }
-
-private func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
-    if value >= 10 { appendDecimal(value / 10, to: &out) }
-    out.append(UInt8(ascii: "0") + UInt8(value % 10))
-}

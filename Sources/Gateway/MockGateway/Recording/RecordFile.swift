@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import JSON
 import Descriptors
 import Glibc
 #endif
@@ -168,18 +169,5 @@ public final class RecordFile: Sendable {
             }
             fileEnd += raw.count
         }
-    }
-}
-
-private func appendDecimal(_ value: UInt64, to buffer: inout [UInt8]) {
-    var width = 1
-    var scale: UInt64 = 10
-    while width < 20, value >= scale { width += 1; scale = scale &* 10 }
-    let start = buffer.count
-    buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width))
-    var v = value
-    for i in stride(from: start + width - 1, through: start, by: -1) {
-        buffer[i] = UInt8(ascii: "0") + UInt8(v % 10)
-        v /= 10
     }
 }
