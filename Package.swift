@@ -23,6 +23,7 @@ let package = Package(
         .target(name: "JSON", path: "Sources/Base/JSON"),
         .target(name: "Clocks", path: "Sources/Base/Clocks"),
         .target(name: "Descriptors", path: "Sources/Base/Descriptors"),
+        .target(name: "Hashing", path: "Sources/Base/Hashing"),
         // Latency histograms (HDR, 3 significant digits): the driver, the sender's metrics, `check --timing`.
         .target(name: "Metrics", path: "Sources/Base/Metrics"),
         .target(name: "HTTPCore", dependencies: ["JSON"], path: "Sources/Base/HTTPCore"),
@@ -44,10 +45,10 @@ let package = Package(
         .target(name: "SpecValidator", dependencies: ["JSON", "HTTPCore", "PushModel", "CPCRE2"], path: "Sources/Validation/SpecValidator"),
 
         // The mock APNs + FCM + OAuth gateway: validation, auth, tokens, faults, recording, admin API.
-        .target(name: "MockGateway", dependencies: ["HTTPCore", "Clocks", "Descriptors", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"], path: "Sources/Gateway/MockGateway"),
+        .target(name: "MockGateway", dependencies: ["HTTPCore", "Clocks", "Descriptors", "Hashing", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"], path: "Sources/Gateway/MockGateway"),
 
         // The reference sender: seed rules, payloads, libcurl delivery, token cleanup.
-        .target(name: "Sender", dependencies: ["JSON", "Clocks", "Metrics", "Crypto", "PushModel", "CCurl", "CSQLite"], path: "Sources/Senders/Sender"),
+        .target(name: "Sender", dependencies: ["JSON", "Clocks", "Hashing", "Metrics", "Crypto", "PushModel", "CCurl", "CSQLite"], path: "Sources/Senders/Sender"),
 
         // Load runs: fans group calls and message storms through a sender; HDR histograms,
         // thresholds, JUnit/JSON/HTML reports.
@@ -55,7 +56,7 @@ let package = Package(
 
         // Scenarios: the file model (people, devices, events, expected deliveries), its decoder
         // and generator, and the delivery comparison `check --expect` and `run` share.
-        .target(name: "Scenario", dependencies: ["JSON", "PushModel"], path: "Sources/Model/Scenario"),
+        .target(name: "Scenario", dependencies: ["JSON", "Hashing", "PushModel"], path: "Sources/Model/Scenario"),
 
         // `pushproof run`: the sender seam, the reference sender behind it, an embedded
         // gateway, and the verdicts per event and per token-cleanup rule.
@@ -73,18 +74,19 @@ let package = Package(
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"], path: "Sources/CLI/pushproof"),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
-        .target(name: "PushproofTestSupport", path: "Sources/Testing/PushproofTestSupport"),
+        .target(name: "PushproofTestSupport", dependencies: ["Hashing"], path: "Sources/Testing/PushproofTestSupport"),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
         .testTarget(name: "DescriptorsTests", dependencies: ["Descriptors"]),
+        .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "JSON"]),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics", "PushproofTestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON", "Encoding"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Clocks", "HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "HTTPCore", "PushModel", "PushproofTestSupport"]),
-        .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "MockGateway", "HTTPCore", "JSON", "Crypto", "Encoding", "PushModel", "SpecValidator", "RecordLine", "PushproofTestSupport"]),
+        .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "MockGateway", "HTTPCore", "JSON", "Crypto", "Encoding", "Hashing", "PushModel", "SpecValidator", "RecordLine", "PushproofTestSupport"]),
         .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON"]),
         .testTarget(name: "SenderTests", dependencies: ["Clocks", "Metrics", "Sender", "JSON", "Crypto", "Encoding", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "DriverTests", dependencies: ["Driver", "Clocks", "Metrics", "JSON", "PushModel"]),

@@ -1,3 +1,4 @@
+import Hashing
 import Testing
 @testable import MockGateway
 
@@ -58,7 +59,7 @@ import Testing
         let maxBytes = 4096, maxRequests = 40, longest = 300
         var ring = JournalRing(maxRequests: maxRequests, maxBytes: maxBytes)
         for sequence in UInt64(1)...1500 {
-            let length = 2 + Int(splitMix64(sequence) % UInt64(longest - 1))  // the same lengths every run
+            let length = 2 + Int(SplitMix64.mix(sequence) % UInt64(longest - 1))  // the same lengths every run
             let kept = ring.append(Self.line(sequence, length: length), Self.slot(sequence))
             #expect(kept)
             let held = Self.held(ring)

@@ -2,6 +2,7 @@
 // random source, message ids, hex and base64url helpers. No Foundation here: everything runs
 // once per request.
 #if canImport(Glibc)
+import Hashing
 import Clocks
 import Glibc
 #endif
@@ -31,17 +32,6 @@ extension ManualClock {
     }
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a full-period bijective mixer. Fed with a counter it
-/// is a random stream any number of threads can draw from with one atomic increment, and the
-/// same seed replays the same sequence of draws.
-@inline(__always)
-func splitMix64(_ value: UInt64) -> UInt64 {
-    var z = value &+ 0x9E37_79B9_7F4A_7C15
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-}
-
 /// A seedable random source shared by all event loops without a lock.
 final class CounterRandomSource: Sendable {
     private let seed: UInt64
@@ -50,7 +40,9 @@ final class CounterRandomSource: Sendable {
     init(seed: UInt64) { self.seed = seed }
 
     func next() -> UInt64 {
-        splitMix64(seed ^ splitMix64(counter.add(1, ordering: .relaxed).newValue))
+        // A counter through SplitMix64's mixer: a random stream any number of threads draw from
+        // with one atomic increment; the same seed replays the same draws.
+        SplitMix64.mix(seed ^ SplitMix64.mix(counter.add(1, ordering: .relaxed).newValue))
     }
 
     /// Uniform in [0, 1).

@@ -1,5 +1,6 @@
 // Device tokens derived from device ids, so a scenario need not spell out tokens and every
 // run of it addresses the same ones.
+import Hashing
 
 public enum ScenarioTokens {
     /// iOS: 64 hex digits (apns.md: a device token is 32 bytes, sent as hex). Android: the
@@ -21,20 +22,13 @@ public enum ScenarioTokens {
         }
     }
 
-    /// FNV-1a over the id's bytes, the seed mixed in first.
+    /// FNV-1a over the id's bytes, the seed mixed into the basis, then SplitMix64's mixer to
+    /// spread FNV's weak low bits over the word.
     static func fnv1a(_ text: String, seed: UInt64) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ (seed &* 0x9e37_79b9_7f4a_7c15)
-        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return splitmix(hash)
+        SplitMix64.mix(FNV1a.hash64(text.utf8, basis: FNV1a.offsetBasis ^ (seed &* SplitMix64.gamma)))
     }
 
-    /// SplitMix64's output step: spreads FNV's weak low bits over the word.
-    static func splitmix(_ value: UInt64) -> UInt64 {
-        var z = value &+ 0x9e37_79b9_7f4a_7c15
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
+    static func splitmix(_ value: UInt64) -> UInt64 { SplitMix64.mix(value) }
 
     static func hex(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
@@ -44,17 +38,14 @@ public enum ScenarioTokens {
 
 /// A seeded generator (SplitMix64), so `generate` gives the same population on every run.
 public struct ScenarioRandom: Sendable {
-    private var state: UInt64
+    private var generator: SplitMix64
 
-    public init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
-    public mutating func next() -> UInt64 {
-        state = state &+ 0x9e37_79b9_7f4a_7c15
-        return ScenarioTokens.splitmix(state &- 0x9e37_79b9_7f4a_7c15)
-    }
+    public mutating func next() -> UInt64 { generator.next() }
 
     /// A draw in [0, 1).
-    public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+    public mutating func unit() -> Double { generator.unit() }
 
     /// True with probability `share`.
     public mutating func chance(_ share: Double) -> Bool { unit() < share }

@@ -1,20 +1,5 @@
-/// A small seeded generator (SplitMix64, Steele, Lea and Flood 2014), so a test that feeds random
-/// input reproduces its failures from the seed.
-public struct SplitMix64: RandomNumberGenerator {
-    public var state: UInt64
+import Hashing
 
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A value in 0..<bound (0 when bound is 0).
-    public mutating func next(below bound: Int) -> Int {
-        bound <= 0 ? 0 : Int(next() % UInt64(bound))
-    }
-}
+/// The seeded generator tests feed random input from, so a failure reproduces from its seed
+/// (the one SplitMix64, in the Hashing module).
+public typealias SplitMix64 = Hashing.SplitMix64

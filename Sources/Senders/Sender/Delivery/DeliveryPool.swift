@@ -3,6 +3,7 @@
 // nothing waits in a map of early results, and a waiter can stop waiting (task cancellation)
 // without leaving a continuation hanging.
 import Clocks
+import Hashing
 import PushModel
 import Synchronization
 
@@ -29,9 +30,7 @@ public final class DeliveryPool: Sendable {
     /// prefixes or suffixes, so no part of it alone will do).
     private func shard(of push: PushRequest) -> Int {
         guard deliverers.count > 1 else { return 0 }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in push.device.token.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return Int(hash % UInt64(deliverers.count))
+        return Int(FNV1a.hash64(push.device.token.utf8) % UInt64(deliverers.count))
     }
 
     /// Sends one push and waits for its result; see `deliver(contentsOf:each:)` for cancellation.
