@@ -42,10 +42,10 @@ let package = Package(
         .target(name: "HTTP2Server", dependencies: ["HTTPCore", "JSON", "Clocks", "Descriptors", "CNGHTTP2", "COpenSSL", "CHTTPParser"], path: "Sources/Transport/HTTP2Server"),
 
         // JSON Schema 2020-12 and the push spec format; `pattern` runs on PCRE2.
-        .target(name: "SpecValidator", dependencies: ["JSON", "HTTPCore", "PushModel", "CPCRE2"], path: "Sources/Validation/SpecValidator"),
+        .target(name: "SpecValidator", dependencies: ["JSON", "HTTPCore", "Encoding", "PushModel", "CPCRE2"], path: "Sources/Validation/SpecValidator"),
 
         // The mock APNs + FCM + OAuth gateway: validation, auth, tokens, faults, recording, admin API.
-        .target(name: "MockGateway", dependencies: ["HTTPCore", "Clocks", "Descriptors", "Hashing", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"], path: "Sources/Gateway/MockGateway"),
+        .target(name: "MockGateway", dependencies: ["HTTPCore", "Clocks", "Descriptors", "Encoding", "Hashing", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"], path: "Sources/Gateway/MockGateway"),
 
         // The reference sender: seed rules, payloads, libcurl delivery, token cleanup.
         .target(name: "Sender", dependencies: ["JSON", "Clocks", "Hashing", "Metrics", "Crypto", "PushModel", "CCurl", "CSQLite"], path: "Sources/Senders/Sender"),

@@ -1,3 +1,4 @@
+import Encoding
 import RecordLine
 import Crypto
 import HTTPCore
@@ -267,32 +268,7 @@ final class OAuthService: Sendable {
     }
 
     static func percentDecode(_ bytes: ArraySlice<UInt8>) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = bytes.startIndex
-        while i < bytes.endIndex {
-            let b = bytes[i]
-            if b == UInt8(ascii: "+") {
-                out.append(0x20)
-            } else if b == UInt8(ascii: "%"), bytes.endIndex - i >= 3,
-                      let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) {
-                out.append(high << 4 | low)
-                i += 3
-                continue
-            } else {
-                out.append(b)
-            }
-            i += 1
-        }
-        return String(decoding: out, as: UTF8.self)
+        String(decoding: PercentEncoding.decode(bytes, plusIsSpace: true, lenient: true) ?? Array(bytes), as: UTF8.self)
     }
 
-    static func hexValue(_ b: UInt8) -> UInt8? {
-        switch b {
-        case 0x30...0x39: b - 0x30
-        case 0x41...0x46: b - 0x41 + 10
-        case 0x61...0x66: b - 0x61 + 10
-        default: nil
-        }
-    }
 }

@@ -1,3 +1,4 @@
+import Encoding
 import Foundation
 import JSON
 import PushModel
@@ -125,8 +126,9 @@ public struct JournalQuery: Sendable, Equatable {
         return value
     }
 
+    /// Form-decoded (`+` a space, `%XX`); a bad escape leaves the text as written.
     private static func decoded(_ text: Substring) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
+        PercentEncoding.decode(text.utf8, plusIsSpace: true).flatMap { String(validating: $0, as: UTF8.self) }
+            ?? text.replacingOccurrences(of: "+", with: " ")
     }
 }

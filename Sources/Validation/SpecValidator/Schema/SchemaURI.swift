@@ -1,3 +1,4 @@
+import Encoding
 /// Just enough of RFC 3986 to resolve `$id` and `$ref` against a base URI (§5.2, reference
 /// resolution with dot-segment removal). Compile-time only.
 struct SchemaURI: Equatable {
@@ -103,27 +104,9 @@ struct SchemaURI: Equatable {
     }
 }
 
-/// `%XX` decoding for URI fragments holding JSON pointers (`#/$defs/foo%22bar`).
+/// `%XX` decoding for URI fragments holding JSON pointers (`#/$defs/foo%22bar`): nil for a
+/// bad escape or bytes that are not UTF-8.
 func percentDecoded(_ text: String) -> String? {
     guard text.contains("%") else { return text }
-    var bytes: [UInt8] = []
-    var iterator = Array(text.utf8).makeIterator()
-    while let byte = iterator.next() {
-        if byte == UInt8(ascii: "%") {
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
-            bytes.append(high << 4 | low)
-        } else {
-            bytes.append(byte)
-        }
-    }
-    return String(validating: bytes, as: UTF8.self)
-}
-
-private func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
-    }
+    return PercentEncoding.decode(text.utf8).flatMap { String(validating: $0, as: UTF8.self) }
 }
