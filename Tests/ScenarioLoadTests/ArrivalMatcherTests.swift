@@ -85,6 +85,12 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
         let deadRule = cleanup.first { $0.rule == "no push to a dead token" }
         #expect(deadRule?.problems.count == 1)
         #expect(deadRule?.problems.first?.contains("person/tok-a") == true)
+        // Counted, so a threshold can bound it as k6 users write it.
+        #expect(summary.counts.deadTokenPushes == 1)
+        let bound = Thresholds([try! Threshold(parsing: "dead_token_pushes==0")])
+        #expect(!RunReport(summary: summary, thresholds: bound).passed)
+        #expect(try! Threshold(parsing: "abandoned==0").metric == .missing)
+        #expect(try! Threshold(parsing: "retry_after_violations==0").metric == .retriesTooSoon)
     }
 
     @Test func anExpectedPushToATokenThatDiedMeanwhileIsNotMissingAndTheStoreIsCompared() {

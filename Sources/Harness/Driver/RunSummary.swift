@@ -34,6 +34,9 @@ public struct RunCounts: Sendable, Equatable {
     public var unexpected = 0
     /// Retries of a 429 or 503 sent before its Retry-After had passed (scenario runs).
     public var retriesTooSoon = 0
+    /// Pushes to a token the gateway had answered gone or bad, past the grace a sender gets to
+    /// learn it (scenario runs: the "no push to a dead token" cleanup rule).
+    public var deadTokenPushes = 0
 
     public init() {}
 }
@@ -357,7 +360,7 @@ extension RunCounts {
 
     /// Fields a summary written by an earlier version lacks: read when present.
     static var laterFields: [(String, WritableKeyPath<RunCounts, Int>)] {
-        [("unexpected", \.unexpected), ("retries_too_soon", \.retriesTooSoon)]
+        [("unexpected", \.unexpected), ("retries_too_soon", \.retriesTooSoon), ("dead_token_pushes", \.deadTokenPushes)]
     }
 
     var json: JSONValue {

@@ -31,11 +31,15 @@ public enum ThresholdMetric: String, Sendable, CaseIterable {
     case unexpected = "unexpected"
     /// Scenario runs: retries of a 429 or 503 sent before its Retry-After had passed.
     case retriesTooSoon = "retry_too_soon"
+    /// Scenario runs: pushes to a token already answered gone or bad.
+    case deadTokenPushes = "dead_token_pushes"
 
     /// Other spellings accepted on input.
     static let aliases: [String: ThresholdMetric] = [
         "p999_ms": .p999, "p99_9_ms": .p999, "throughput_per_s": .throughput, "ring_all_ms": .timeToRingAll,
         "dropped_iterations": .droppedIterations, "late_iterations": .lateIterations,
+        // The names issue reports and k6 users reach for.
+        "abandoned": .missing, "retry_after_violations": .retriesTooSoon, "retries_too_soon": .retriesTooSoon,
     ]
 
     init?(name: String) {
@@ -64,6 +68,7 @@ public enum ThresholdMetric: String, Sendable, CaseIterable {
         case .missing: return Double(summary.counts.abandoned)
         case .unexpected: return Double(summary.counts.unexpected)
         case .retriesTooSoon: return Double(summary.counts.retriesTooSoon)
+        case .deadTokenPushes: return Double(summary.counts.deadTokenPushes)
         }
     }
 }

@@ -313,6 +313,7 @@ public struct ArrivalMatcher: Sendable {
         counts.abandoned = missing
         counts.unexpected = unexpected
         counts.retriesTooSoon = retriesTooSoon
+        counts.deadTokenPushes = deadTokenPushes.count
         let withPushes = events.filter { $0.expected > 0 }
         counts.fanOuts = withPushes.filter { $0.matched >= $0.expected }.count
         counts.fanOutsFullyDelivered = withPushes.filter { $0.accepted == $0.expected }.count
