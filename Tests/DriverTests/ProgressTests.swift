@@ -1,4 +1,5 @@
 import Driver
+import JSON
 import Testing
 
 private let second: UInt64 = 1_000_000_000
@@ -42,5 +43,27 @@ private let second: UInt64 = 1_000_000_000
         #expect(s.pushes == 2)
         #expect(s.p99Nanoseconds.map { $0 >= 4_900_000 && $0 <= 5_100_000 } == true)
         #expect(s.total == 3)
+    }
+
+    /// `--metrics-out`: each line carries the interval's rate and latencies, and the interval
+    /// starts afresh after each line; the run's p99 (the progress line's) is not reset.
+    @Test func metricsLinesCarryTheIntervalSinceThePreviousLine() throws {
+        let counters = ProgressCounters(total: 10, plannedSeconds: nil)
+        var line = MetricsLine()
+        counters.played.add(2, ordering: .relaxed)
+        for _ in 0..<4 { counters.pushArrived(latencyNanoseconds: 20_000_000) }
+        let first = try JSONParser.parse(line.line(for: counters.snapshot(elapsedNanoseconds: second), interval: counters.takeInterval()))
+        #expect(first["t"]?.doubleValue == 1 && first["played"] == 2 && first["total"] == 10 && first["pushes"] == 4)
+        #expect(first["pushes_per_s"]?.doubleValue == 4)
+        #expect(first["p99_ms"]?.doubleValue.map { abs($0 - 20) < 0.1 } == true)
+        counters.pushArrived(latencyNanoseconds: 2_000_000)
+        let last = try JSONParser.parse(line.line(for: counters.snapshot(elapsedNanoseconds: 3 * second),
+                                                  interval: counters.takeInterval(), final: true))
+        #expect(last["pushes_per_s"]?.doubleValue == 0.5, "1 push over the 2 s since the first line")
+        #expect(last["max_ms"]?.doubleValue.map { abs($0 - 2) < 0.01 } == true, "only the interval's push")
+        #expect(last["final"] == true)
+        #expect(counters.snapshot(elapsedNanoseconds: 0).p99Nanoseconds.map { $0 >= 19_000_000 } == true)
+        let idle = try JSONParser.parse(line.line(for: counters.snapshot(elapsedNanoseconds: 4 * second), interval: counters.takeInterval()))
+        #expect(idle["p50_ms"] == nil, "no latency over an interval without pushes")
     }
 }

@@ -92,6 +92,28 @@ import Testing
         #expect(saved["counts"]?["fan_outs"] == 40)
     }
 
+    /// `--metrics-out` (into a folder that does not exist yet): a JSON line a second while the
+    /// run goes, the last marked final and counting every push the report counts.
+    @Test func metricsOutWritesALineASecondAndAFinalOne() throws {
+        let directory = try TemporaryDirectory("drive-metrics")
+        let credentials = try writeCredentials(in: directory)
+        let serve = try ServeProcess(["--h2c", "--config", credentials + "/gateway.json"], directory: directory.path)
+        let metrics = directory.file("out/metrics.jsonl")
+        let json = directory.file("storm.json")
+        let result = try pushproof(["drive", "message-storm", "--members", "4", "--rate", "50", "--duration", "2.5",
+                                    "--h2c", "--gateway", serve.baseURL, "--json", json, "--metrics-out", metrics]
+                                   + credentialArguments(credentials, gateway: serve.baseURL))
+        serve.stop()
+        #expect(result.status == 0, "\(result.output)\n\(result.error)")
+        let lines = try String(contentsOfFile: metrics, encoding: .utf8).split(separator: "\n").map { try JSONParser.parse(String($0)) }
+        #expect(lines.count >= 3, "one a second over 2.5 s, and the final one: \(lines.count)")
+        #expect(lines.dropLast().allSatisfy { $0["final"] == nil } && lines.last?["final"] == true)
+        let pushes = lines.compactMap { $0["pushes"]?.intValue }
+        #expect(pushes == pushes.sorted(), "pushes only grow")
+        #expect(lines.contains { ($0["pushes_per_s"]?.doubleValue ?? 0) > 0 && $0["p99_ms"] != nil })
+        #expect(pushes.last == (try readJSON(json))["counts"]?["completed"]?.intValue, "the final line has every push")
+    }
+
     /// A message storm is messages: --rate 200 for 1 s is 200 messages, each fanned out by the
     /// rules to the 5 other members' alert and Android tokens.
     @Test func anOpenModelMessageStormSendsEveryMessageDueInItsDurationToEveryMember() throws {

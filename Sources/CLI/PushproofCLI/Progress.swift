@@ -5,7 +5,9 @@
 import Glibc
 #endif
 import Clocks
+import Descriptors
 import Driver
+import Synchronization
 import MockGateway
 import PushModel
 import Scenario
@@ -49,8 +51,49 @@ final class TerminalProgress: Sendable {
     }
 }
 
+/// `--metrics-out FILE`: a JSON line of the run's figures every second (`MetricsLine`), written
+/// and flushed as the run goes, and a last one when it ends.
+final class MetricsStream: Sendable {
+    private let task: Task<Void, Never>
+    private let finish: @Sendable () -> Void
+
+    static let intervalNanoseconds: UInt64 = 1_000_000_000
+
+    /// Opens (creating its folder) and truncates `path`; throws a message naming it.
+    init(path: String, counters: ProgressCounters) throws {
+        try createParentDirectory(of: path)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw FileError(path: path, reason: String(cString: strerror(errno))) }
+        let started = SystemClock.monotonicNanoseconds()
+        let line = Mutex(MetricsLine())
+        let write: @Sendable (Bool) -> Void = { final in
+            let snapshot = counters.snapshot(elapsedNanoseconds: SystemClock.monotonicNanoseconds() &- started)
+            let bytes = line.withLock { $0.line(for: snapshot, interval: counters.takeInterval(), final: final) }
+            try? Descriptors.writeAll(fd, bytes)
+        }
+        task = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .nanoseconds(Int64(Self.intervalNanoseconds)))
+                if Task.isCancelled { break }
+                write(false)
+            }
+        }
+        finish = {
+            write(true)
+            close(fd)
+        }
+    }
+
+    /// Stops the ticks and writes the final line.
+    func stop() async {
+        task.cancel()
+        await task.value
+        finish()
+    }
+}
+
 /// The built-in load's target, counting each push's outcome (and its service time) for the
-/// progress line. Only used while a line is drawn: it takes a lock per push.
+/// progress line and `--metrics-out`. Only used while one of them is on: it takes a lock per push.
 struct ProgressTarget: PushTarget {
     let target: any PushTarget
     let counters: ProgressCounters

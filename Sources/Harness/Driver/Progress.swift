@@ -2,6 +2,7 @@
 // place. The counters are fed by whatever runs (the load runner's target, a scenario's
 // gateway observer); `ProgressLine` turns their snapshots into the line and decides when a
 // new one is due. Neither touches a terminal: the CLI writes the line, and only to a TTY.
+import JSON
 import Metrics
 import Synchronization
 
@@ -11,7 +12,8 @@ public final class ProgressCounters: Sendable {
     public let played = Atomic<Int>(0)
     /// Pushes that reached the gateway (or whose outcome came back).
     public let pushes = Atomic<Int>(0)
-    private let latency = Mutex(HDRHistogram())
+    /// The whole run's latencies, and those since the last `takeInterval` (`--metrics-out`).
+    private let latency = Mutex((run: HDRHistogram(), interval: HDRHistogram()))
     /// How many events or iterations the run has in all; nil when not known in advance.
     public let total: Int?
     /// Open model: how long the run is planned to take, in seconds.
@@ -25,11 +27,24 @@ public final class ProgressCounters: Sendable {
     /// One push arrived, `latencyNanoseconds` after its intended time (nil: not measured).
     public func pushArrived(latencyNanoseconds: UInt64?) {
         pushes.add(1, ordering: .relaxed)
-        if let latencyNanoseconds { latency.withLock { $0.record(latencyNanoseconds) } }
+        if let latencyNanoseconds {
+            latency.withLock { histograms in
+                histograms.run.record(latencyNanoseconds)
+                histograms.interval.record(latencyNanoseconds)
+            }
+        }
+    }
+
+    /// The latencies recorded since the last call, and a fresh start for the next interval.
+    public func takeInterval() -> LatencySummary {
+        latency.withLock { histograms in
+            defer { histograms.interval = HDRHistogram() }
+            return histograms.interval.summary
+        }
     }
 
     public func snapshot(elapsedNanoseconds: UInt64) -> ProgressSnapshot {
-        let (count, p99) = latency.withLock { ($0.totalCount, $0.value(atPercentile: 99)) }
+        let (count, p99) = latency.withLock { ($0.run.totalCount, $0.run.value(atPercentile: 99)) }
         return ProgressSnapshot(played: played.load(ordering: .relaxed), total: total, pushes: pushes.load(ordering: .relaxed),
                                 p99Nanoseconds: count > 0 ? p99 : nil, elapsedNanoseconds: elapsedNanoseconds,
                                 plannedSeconds: plannedSeconds)
@@ -120,5 +135,43 @@ public struct ProgressLine: Sendable {
             out.append(c)
         }
         return (n < 0 ? "-" : "") + out
+    }
+}
+
+/// One line of `--metrics-out`: the run's figures at one moment, and over the interval since
+/// the previous line (k6's `--out json`, one object a second), so a dashboard or a script can
+/// follow a long run. Fields: `t` (seconds since the start), `played` and `total` (events or
+/// iterations handed over, of how many), `pushes` (so far), `pushes_per_s` (over the
+/// interval), `p50_ms`, `p99_ms`, `max_ms` (of the pushes completed in the interval; absent when
+/// none), `final` (the last line, written when the run ends).
+public struct MetricsLine: Sendable {
+    private var previousPushes = 0
+    private var previousNanoseconds: UInt64 = 0
+
+    public init() {}
+
+    public mutating func line(for snapshot: ProgressSnapshot, interval: LatencySummary, final: Bool = false) -> [UInt8] {
+        let seconds = Double(snapshot.elapsedNanoseconds &- previousNanoseconds) / 1e9
+        let rate = seconds > 0 ? Double(snapshot.pushes - previousPushes) / seconds : 0
+        previousPushes = snapshot.pushes
+        previousNanoseconds = snapshot.elapsedNanoseconds
+        var w = JSONWriter(capacity: 160)
+        w.beginObject()
+        w.key("t"); w.double((Double(snapshot.elapsedNanoseconds) / 1e6).rounded() / 1e3)
+        w.key("played"); w.int(snapshot.played)
+        if let total = snapshot.total { w.key("total"); w.int(total) }
+        w.key("pushes"); w.int(snapshot.pushes)
+        w.key("pushes_per_s"); w.double((rate * 10).rounded() / 10)
+        if interval.count > 0 {
+            func ms(_ ns: UInt64) -> Double { (Double(ns) / 1e3).rounded() / 1e3 }
+            w.key("p50_ms"); w.double(ms(interval.p50))
+            w.key("p99_ms"); w.double(ms(interval.p99))
+            w.key("max_ms"); w.double(ms(interval.max))
+        }
+        if final { w.key("final"); w.bool(true) }
+        w.endObject()
+        var bytes = w.bytes
+        bytes.append(0x0A)
+        return bytes
     }
 }

@@ -208,13 +208,23 @@ struct DriveCommand: Subcommand {
         }
         let result: RunResult
         let progress = TerminalProgress.start(counters, unit: scenario == .ringFanout ? "calls" : "messages", quiet: reporting.quiet)
+        let metrics: MetricsStream?
+        do {
+            metrics = try reporting.metricsOutPath.map { try MetricsStream(path: $0, counters: counters) }
+        } catch {
+            printError("pushproof drive: --metrics-out: \(error)")
+            await pool.shutdown()
+            return ExitCode.ioError
+        }
         do {
             let sender = SenderTarget(pool: pool)
-            let target: any PushTarget = progress == nil ? sender : ProgressTarget(target: sender, counters: counters)
+            let target: any PushTarget = progress == nil && metrics == nil ? sender : ProgressTarget(target: sender, counters: counters)
             result = try await LoadRunner(plan: plan, target: target).run(source: source)
             await progress?.stop()
+            await metrics?.stop()
         } catch {
             await progress?.stop()
+            await metrics?.stop()
             printError("pushproof drive: \(error)")
             await pool.shutdown()
             return ExitCode.usage

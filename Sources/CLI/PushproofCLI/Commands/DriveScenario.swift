@@ -107,12 +107,22 @@ struct ScenarioDrive: Subcommand {
         let counters = ProgressCounters(total: scenario.events.count,
                                         plannedSeconds: options.rate.map { Double(scenario.events.count) / $0 })
         let progress = TerminalProgress.start(counters, unit: "events", quiet: reporting.quiet)
+        let metrics: MetricsStream?
+        do {
+            metrics = try reporting.metricsOutPath.map { try MetricsStream(path: $0, counters: counters) }
+        } catch {
+            await progress?.stop()
+            printError("pushproof drive: --metrics-out: \(error)")
+            return ExitCode.ioError
+        }
         let result: ScenarioLoadResult
         do {
             result = try await gateway.run(scenario, judge: judge, sender: sender, options: options, progress: counters)
             await progress?.stop()
+            await metrics?.stop()
         } catch {
             await progress?.stop()
+            await metrics?.stop()
             printError("pushproof drive: \(error)")
             return ExitCode.failure
         }

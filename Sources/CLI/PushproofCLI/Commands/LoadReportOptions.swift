@@ -16,6 +16,8 @@ struct LoadReportOptions {
         .value("json", "FILE", "Write the report as JSON."),
         .value("junit", "FILE", "Write JUnit XML: a testcase per threshold and baseline bound."),
         .value("html", "FILE", "Write a self-contained HTML report."),
+        .value("metrics-out", "FILE", "While the run goes, append a JSON line of its figures every second (played, pushes, "
+               + "pushes/s, p50/p99/max over the second), for a dashboard or a script to follow; the last line has \"final\": true."),
         .flag("quiet", "Print no report text and no progress line, only failures."),
     ]
 
@@ -27,6 +29,7 @@ struct LoadReportOptions {
     let jsonPath: String?
     let junitPath: String?
     let htmlPath: String?
+    let metricsOutPath: String?
     let quiet: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -55,6 +58,7 @@ struct LoadReportOptions {
         jsonPath = arguments.value("json")
         junitPath = arguments.value("junit")
         htmlPath = arguments.value("html")
+        metricsOutPath = arguments.value("metrics-out")
         quiet = arguments.has("quiet")
     }
 
