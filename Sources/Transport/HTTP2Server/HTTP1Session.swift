@@ -425,29 +425,27 @@ final class HTTP1Session {
                 return
             case let .ready(bytes, closeAfter):
                 connection.output.append(contentsOf: bytes)
-                slots.removeFirst()
-                firstSlotSequence += 1
-                if closeAfter {
-                    stopped = true
-                    closeWhenDrained = true
-                    dropSlots()
-                    return
-                }
+                guard sent(closeAfter: closeAfter) else { return }
             case .streaming(var head, let body, let chunked, let closeAfter):
                 guard pump(head: &head, body: body, chunked: chunked) else {
                     slots[0] = .streaming(head: head, body: body, chunked: chunked, closeAfter: closeAfter)
                     return
                 }
-                slots.removeFirst()
-                firstSlotSequence += 1
-                if closeAfter {
-                    stopped = true
-                    closeWhenDrained = true
-                    dropSlots()
-                    return
-                }
+                guard sent(closeAfter: closeAfter) else { return }
             }
         }
+    }
+
+    /// The first slot has all gone out: the next one's turn, unless it closed the connection
+    /// (then false: nothing after it is sent).
+    private func sent(closeAfter: Bool) -> Bool {
+        slots.removeFirst()
+        firstSlotSequence += 1
+        guard closeAfter else { return true }
+        stopped = true
+        closeWhenDrained = true
+        dropSlots()
+        return false
     }
 
     /// The transport's own answer to a request it will not pass on; closes afterwards.
