@@ -114,6 +114,22 @@ import Testing
         #expect(pushes.last == (try readJSON(json))["counts"]?["completed"]?.intValue, "the final line has every push")
     }
 
+    /// A `--metrics-out` that cannot be written is an I/O error naming it, before anything is sent.
+    @Test func aMetricsOutThatCannotBeWrittenIsAnIOErrorBeforeTheRun() throws {
+        let directory = try TemporaryDirectory("drive-metrics-bad")
+        let credentials = try writeCredentials(in: directory)
+        let serve = try ServeProcess(["--h2c", "--config", credentials + "/gateway.json"], directory: directory.path)
+        let notAFolder = try directory.write("plain-file", "x")
+        let result = try pushproof(["drive", "message-storm", "--members", "3", "--rate", "10", "--duration", "1",
+                                    "--h2c", "--gateway", serve.baseURL, "--metrics-out", notAFolder + "/metrics.jsonl"]
+                                   + credentialArguments(credentials, gateway: serve.baseURL))
+        let requests = try curl(["-s", serve.adminURL + "/status"])
+        serve.stop()
+        #expect(result.status == 2, "\(result.output)\n\(result.error)")
+        #expect(result.error.contains("--metrics-out") && result.error.contains("plain-file"), "\(result.error)")
+        #expect((try JSONParser.parse(requests.output))["requests"] == 0, "nothing was sent")
+    }
+
     /// A message storm is messages: --rate 200 for 1 s is 200 messages, each fanned out by the
     /// rules to the 5 other members' alert and Android tokens.
     @Test func anOpenModelMessageStormSendsEveryMessageDueInItsDurationToEveryMember() throws {
