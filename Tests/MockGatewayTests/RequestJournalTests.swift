@@ -231,6 +231,33 @@ import Testing
         #expect(try Self.journalLines(journal).count == 201, "a new answer covers the new line")
     }
 
+    /// Many polls on the token every line names: each line is read once for all of them, in
+    /// holds of a bounded number of bytes, and every poll counts every line.
+    @Test func manyTokenPollsOnOneBusyTokenCountEveryLine() throws {
+        let journal = RequestJournal(capacity: 1000, maxBytes: 1 << 20, listedStrings: JournalStrings.defaultLimit, slotsPerHold: 7)
+        let recorder = Recorder(file: nil, journal: journal)
+        let query = try JournalQuery(queryString: "token=ABCD&wait_ms=60000&min=300", counting: true)
+        let answered = Atomic<Int>(0)
+        let waiters = (0..<50).map { _ in
+            JournalWaiter(query: query, journal: journal) { count, _, _ in HTTPResponse(status: 200, body: Array("\(count)".utf8)) }
+        }
+        for waiter in waiters {
+            _ = waiter.responder.bind { _ in answered.add(1, ordering: .relaxed) }
+            #expect(waiter.start())
+        }
+        for index in 0..<300 {
+            var exchange = RecorderTests.exchange()
+            exchange.request.path = "/3/device/" + (index % 2 == 0 ? "abcd" : "ABCD")
+            recorder.observe(exchange)
+        }
+        // The evaluation queue may be in the middle of a pass: whichever pass finishes last
+        // counts what the other did not, and none counts a line twice.
+        journal.evaluateWaiters()
+        Self.waitUntil { answered.load(ordering: .relaxed) == 50 }
+        #expect(answered.load(ordering: .relaxed) == 50)
+        #expect(waiters.allSatisfy { $0.responder.take().map { String(decoding: $0.body, as: UTF8.self) } == "300" })
+    }
+
     /// At most `maxWaiters` polls wait; the next is refused and can register once one ends.
     @Test func waitingPollsAreCapped() throws {
         let journal = RequestJournal(capacity: 10)

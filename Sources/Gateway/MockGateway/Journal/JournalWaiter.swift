@@ -53,11 +53,12 @@ final class JournalWaiter: Sendable {
         state.withLock { $0.finished ? nil : $0.evaluatedThrough }
     }
 
-    /// The journal's evaluation pass found `count` more matches up to `through` (the
-    /// evaluation queue): answered if that makes the minimum.
-    func advance(by count: Int, through: UInt64) {
+    /// The journal's evaluation pass found `count` more matches after `from` (the position it
+    /// read) up to `through`: answered if that makes the minimum. Ignored if the poll moved on
+    /// meanwhile (another pass, or its deadline), so no line is counted twice.
+    func advance(by count: Int, from: UInt64, through: UInt64) {
         state.withLock { state in
-            guard !state.finished, through > state.evaluatedThrough || count > 0 else { return }
+            guard !state.finished, state.evaluatedThrough == from, through > from || count > 0 else { return }
             state.count += count
             state.evaluatedThrough = max(state.evaluatedThrough, through)
             guard state.count >= query.minimum else { return }

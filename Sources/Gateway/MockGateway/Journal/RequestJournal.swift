@@ -93,8 +93,9 @@ public final class RequestJournal: Sendable {
     /// Waiting polls are looked at no more often than this: under a flood of requests one
     /// pass covers many new lines, so the passes' cost does not grow with the request rate.
     static let evaluationIntervalNanos: UInt64 = 1_000_000
-    /// Most bytes of candidate lines one step copies out to read (`token=` matching most of
-    /// the journal must not copy all of it at once).
+    /// Most bytes of candidate lines one hold of the lock copies out to read (`token=` matching
+    /// most of the journal must not copy all of it at once, for an answer or for a pass over
+    /// the waiting polls, where a line many polls read is copied once).
     static let candidateBytesPerHold = 256 << 10
 
     /// `listedStrings` and `slotsPerHold`: smaller only in tests, to reach those paths.
@@ -287,7 +288,9 @@ extension RequestJournal {
         var through: UInt64?
         var finished = false
         while !finished {
-            var candidates: [(waiter: Int, line: Line)] = []
+            // A line some polls must read, copied once for all of them.
+            var candidates: [(waiters: [Int], line: Line)] = []
+            var candidateBytes = 0
             state.withLock { state in
                 let end = through ?? state.lastSequence
                 through = end
@@ -299,26 +302,29 @@ extension RequestJournal {
                         finished = true
                         break
                     }
-                    guard looked < slotsPerHold else { break }
+                    guard looked < slotsPerHold, candidateBytes < Self.candidateBytesPerHold else { break }
                     let slot = state.ring.slot(index)
                     index += 1
                     looked += 1
                     floor = slot.sequence
+                    var readers: [Int] = []
                     for waiter in waiters.indices {
                         guard let position = positions[waiter], position < slot.sequence, filters[waiter].matches(slot) else { continue }
-                        if filters[waiter].readsLines {
-                            candidates.append((waiter, Line(sequence: slot.sequence, route: slot.route, tail: Array(state.ring.line(of: slot)))))
-                        } else {
-                            counts[waiter] += 1
-                        }
+                        if filters[waiter].readsLines { readers.append(waiter) } else { counts[waiter] += 1 }
+                    }
+                    if !readers.isEmpty {
+                        candidates.append((readers, Line(sequence: slot.sequence, route: slot.route, tail: Array(state.ring.line(of: slot)))))
+                        candidateBytes += Int(slot.length)
                     }
                 }
             }
-            for (waiter, line) in candidates where waiters[waiter].query.matchesLine(line) { counts[waiter] += 1 }
+            for (readers, line) in candidates {
+                for waiter in readers where waiters[waiter].query.matchesLine(line) { counts[waiter] += 1 }
+            }
         }
-        for index in waiters.indices where positions[index] != nil {
-            waiters[index].advance(by: counts[index], through: max(through ?? 0, positions[index] ?? 0))
-            positions[index] = nil
+        for index in waiters.indices {
+            guard let from = positions[index] else { continue }
+            waiters[index].advance(by: counts[index], from: from, through: max(through ?? 0, from))
         }
     }
 }
