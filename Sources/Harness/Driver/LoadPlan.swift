@@ -61,14 +61,20 @@ public enum LoadItem: Sendable {
 
 /// How iterations are started (load-testing.md, "Coordinated omission").
 public enum LoadModel: Sendable, Equatable {
-    /// Iterations start at `ratePerSecond`, evenly spaced, for `duration`, whether or not
-    /// earlier ones have finished (wrk2's constant throughput). Latency is measured from each
-    /// push's intended send time, so a stalled target shows up in the percentiles.
-    case open(ratePerSecond: Double, duration: Duration)
+    /// Iterations start on `schedule` (a constant rate, wrk2's constant throughput, or k6's
+    /// ramping stages), whether or not earlier ones have finished. Latency is measured from
+    /// each push's intended send time, so a stalled target shows up in the percentiles. A
+    /// warm-up runs at the schedule's start rate before its stages.
+    case open(ArrivalSchedule)
     /// `concurrency` workers each run the next iteration as soon as their previous push
     /// finished, `count` measured iterations in all (h2load's model). Under-reports latency when
     /// the target stalls; intended and actual send times coincide.
     case closed(concurrency: Int, count: Int)
+
+    /// `ratePerSecond`, evenly spaced, for `duration`.
+    public static func open(ratePerSecond: Double, duration: Duration) -> LoadModel {
+        .open(.constant(ratePerSecond, for: duration))
+    }
 }
 
 /// What to run: a named scenario, a load model, a warm-up, and the bounds that end it.
@@ -111,13 +117,14 @@ public struct LoadPlan: Sendable, Equatable {
     public func validate() throws(LoadPlanError) {
         if scenario.isEmpty { throw LoadPlanError("scenario name is empty") }
         switch model {
-        case .open(let rate, let duration):
-            guard rate.isFinite, rate > 0 else { throw LoadPlanError("open model: rate must be a positive number, got \(rate)") }
-            guard duration > .zero else { throw LoadPlanError("open model: duration must be positive") }
+        case .open(let schedule):
+            if schedule.isConstant {
+                let rate = schedule.startRate
+                guard rate.isFinite, rate > 0 else { throw LoadPlanError("open model: rate must be a positive number, got \(rate)") }
+                guard schedule.duration > .zero else { throw LoadPlanError("open model: duration must be positive") }
+            }
             guard maxInFlight > 0 else { throw LoadPlanError("maxInFlight must be at least 1, got \(maxInFlight)") }
-            // Every iteration is scheduled up front by index; keep the index in range.
-            let seconds = Self.seconds(warmUp + duration)
-            guard rate * seconds < 1e12 else { throw LoadPlanError("open model: rate x duration is too large") }
+            try schedule.preceded(by: warmUp).validate()
         case .closed(let concurrency, let count):
             guard concurrency > 0 else { throw LoadPlanError("closed model: concurrency must be at least 1, got \(concurrency)") }
             guard count >= 0 else { throw LoadPlanError("closed model: count must not be negative, got \(count)") }
@@ -131,7 +138,7 @@ public struct LoadPlan: Sendable, Equatable {
     var effectiveTimeLimit: Duration {
         if let timeLimit { return timeLimit }
         switch model {
-        case .open(_, let duration): return warmUp + duration + drainTimeout
+        case .open(let schedule): return warmUp + schedule.duration + drainTimeout
         case .closed: return .seconds(600)
         }
     }
@@ -141,11 +148,11 @@ public struct LoadPlan: Sendable, Equatable {
         if case .open = model { true } else { false }
     }
 
-    /// "open 5000/s for 30s" or "closed 64 workers x 100000".
+    /// "open 5000/s for 30s", "open ramping 0/s, 100/s over 30s, ..." or "closed 64 workers x 100000".
     public var modelDescription: String {
         switch model {
-        case .open(let rate, let duration):
-            "open \(Format.number(rate))/s for \(Format.seconds(Self.seconds(duration)))"
+        case .open(let schedule):
+            "open \(schedule.description)"
         case .closed(let concurrency, let count):
             "closed \(concurrency) workers x \(count)"
         }

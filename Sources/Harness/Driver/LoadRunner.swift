@@ -201,8 +201,8 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
     let timeLimit: UInt64
     let lateAfter: UInt64
     let dropAfter: UInt64?
-    /// Open model: nanoseconds between iterations, as a Double to keep fractional rates exact.
-    let interval: Double
+    /// Open model: when each iteration is due, the warm-up first.
+    let schedule: ArrivalSchedule?
     /// Open model: iterations due before this offset are in the plan...
     let plannedEnd: UInt64
     /// ...and those due before this one (the plan cut at the time limit) are started.
@@ -218,12 +218,12 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
         lateAfter = HDRHistogram.nanoseconds(plan.lateAfter)
         dropAfter = plan.dropAfter.map(HDRHistogram.nanoseconds)
         switch plan.model {
-        case .open(let rate, let duration):
-            interval = 1e9 / rate
-            plannedEnd = warmUpEnd &+ HDRHistogram.nanoseconds(duration)
+        case .open(let stages):
+            schedule = stages.preceded(by: plan.warmUp)
+            plannedEnd = warmUpEnd &+ HDRHistogram.nanoseconds(stages.duration)
             scheduleEnd = Swift.min(plannedEnd, timeLimit)
         case .closed:
-            interval = 0
+            schedule = nil
             plannedEnd = timeLimit
             scheduleEnd = timeLimit
         }
@@ -242,18 +242,9 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
         try await clock.sleep(until: start.advanced(by: .nanoseconds(Int64(clamping: offset))), tolerance: .zero)
     }
 
-    /// Open model: when iteration `index` is due, in nanoseconds from the start.
-    @inline(__always)
-    func dueTime(of index: Int) -> UInt64 {
-        UInt64((Double(index) * interval).rounded())
-    }
-
     /// Open model: how many iterations are due strictly before `offset`.
     func iterationsDue(before offset: UInt64) -> Int {
-        var count = Int((Double(offset) / interval).rounded(.up))
-        while count > 0, dueTime(of: count - 1) >= offset { count -= 1 }
-        while dueTime(of: count) < offset { count += 1 }
-        return count
+        schedule?.iterationsDue(before: offset) ?? 0
     }
 
     func work(worker: Int, target: any PushTarget) async {
@@ -301,8 +292,7 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
                 let measured: Bool
                 switch plan.model {
                 case .open:
-                    let due = dueTime(of: iteration)
-                    guard due < scheduleEnd else {
+                    guard let due = schedule?.dueTime(of: iteration), due < scheduleEnd else {
                         cursor.exhausted = true
                         return nil
                     }

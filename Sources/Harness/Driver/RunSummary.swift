@@ -172,9 +172,10 @@ public struct RunSummary: Sendable, Equatable {
          sendLag: HDRHistogram, timeToRingAll: HDRHistogram, completedPerSecond: [Int], deliveredPerSecond: [Int], timedOut: Bool) {
         var targetRate: Double?, plannedSeconds: Double?, concurrency: Int?, plannedCount: Int?
         switch plan.model {
-        case .open(let rate, let duration):
-            targetRate = rate
-            plannedSeconds = LoadPlan.seconds(duration)
+        case .open(let schedule):
+            // A ramp's target is its peak: the rate the run had to reach.
+            targetRate = schedule.peakRate
+            plannedSeconds = LoadPlan.seconds(schedule.duration)
         case .closed(let workers, let count):
             concurrency = workers
             plannedCount = count

@@ -18,6 +18,11 @@ public struct ScenarioLoadOptions: Sendable {
     /// Events per second (open model: event i is due i/rate seconds after the start); nil:
     /// each event as soon as the sender has taken the previous one (closed model).
     public var rate: Double?
+    /// Instead of `rate`: event i is due when the ramping schedule's iteration i is
+    /// (`drive --stages`); events the schedule has no time for are not played.
+    public var stages: ArrivalSchedule?
+    /// Events come on a schedule (`rate` or `stages`), not back to back.
+    public var isOpenModel: Bool { rate != nil || stages != nil }
     /// The end of the run waits for the expected pushes, then for this long without any.
     public var settleMilliseconds = 50
     /// The longest the end of the run waits for the pushes still expected.
@@ -202,9 +207,11 @@ public enum ScenarioLoad {
         }
 
         let inFlight = max(1, options.eventsInFlight)
-        let plan = LoadPlan(scenario: scenario.name, model: options.rate.map { rate in
-            .open(ratePerSecond: rate, duration: .nanoseconds(Int64(Double(max(1, scenario.events.count)) / rate * 1e9)))
-        } ?? .closed(concurrency: inFlight, count: scenario.events.count), lateAfter: options.lateAfter)
+        let schedule = options.stages ?? options.rate.map { rate in
+            ArrivalSchedule.constant(rate, for: .nanoseconds(Int64(Double(max(1, scenario.events.count)) / rate * 1e9)))
+        }
+        let plan = LoadPlan(scenario: scenario.name, model: schedule.map(LoadModel.open) ?? .closed(concurrency: inFlight, count: scenario.events.count),
+                            lateAfter: options.lateAfter)
         var aborted: String?
         var played = 0
         let oracle = ScenarioOracle(scenario, app: app)
@@ -224,7 +231,13 @@ public enum ScenarioLoad {
             var delivering = 0
             events: for (index, event) in scenario.events.enumerated() where aborted == nil {
                 while delivering >= inFlight, await deliveries.next() != nil { delivering -= 1 }
-                let intended = options.rate.map { UInt64((Double(index) * 1e9 / $0).rounded()) } ?? now()
+                let intended: UInt64
+                if let schedule {
+                    guard let due = schedule.dueTime(of: index) else { break events }
+                    intended = due
+                } else {
+                    intended = now()
+                }
                 let early = now()
                 if intended > early { try? await Task.sleep(for: .nanoseconds(Int64(intended - early)), tolerance: .zero, clock: .continuous) }
                 // The rules forget tokens the gateway answered dead, as the sender should have.
@@ -307,6 +320,9 @@ public enum ScenarioLoad {
         let peak = window.peak
         if inFlight > 1 { summary.notes.append("events in flight: at most \(inFlight), \(peak) at the peak") }
         if let aborted { summary.notes.append("the run stopped early: \(aborted)") }
+        if aborted == nil, played < scenario.events.count {
+            summary.notes.append("\(scenario.events.count - played) of \(scenario.events.count) events not played: the stages end first")
+        }
         return ScenarioLoadResult(summary: summary, cleanup: finished.cleanup, sender: sender.name, aborted: aborted,
                                   unexpectedPushes: shared.withLock { $0.unexpected }, peakEventsInFlight: peak)
     }

@@ -19,6 +19,10 @@ struct DriveCommand: Subcommand {
             .value("rate", "R", "Open model: iterations per second (ring-fanout: calls/s; message-storm: messages/s; "
                    + "--scenario: events/s).", default: "message-storm 10"),
             .value("duration", "SECONDS", "Open model: how long iterations are started.", default: "10"),
+            .value("stages", "LIST", "Open model, ramping (k6's ramping-arrival-rate): DURATION:RATE stages, the rate moving "
+                   + "linearly to each stage's RATE over its DURATION (500ms, 30s, 2m, 1h, 1m30s), e.g. 30s:100,2m:1000,30s:0. "
+                   + "Instead of --rate and --duration."),
+            .value("start-rate", "R", "With --stages: iterations per second at the start.", default: "0"),
             .value("count", "N", "Closed model: measured iterations (ring-fanout: calls).", default: "ring-fanout 5"),
             .value("concurrency", "N", "Closed model: workers, i.e. pushes in flight.", default: "--max-in-flight"),
             .value("warm-up", "SECONDS", "Iterations started this early are sent but not measured.", default: "0"),
@@ -99,12 +103,14 @@ struct DriveCommand: Subcommand {
 
         let rate = try Self.double(arguments, "rate", range: 0.001...10_000_000)
         let duration = try Self.double(arguments, "duration", range: 0.001...86_400)
+        let stages = try Self.stages(arguments)
         let count = try arguments.value("count").map { _ throws(UsageError) in try arguments.int("count", default: 0, range: 1...100_000_000) }
         let concurrency = try arguments.value("concurrency").map { _ throws(UsageError) in
             try arguments.int("concurrency", default: 0, range: 1...100_000)
         }
         if rate != nil, count != nil { throw UsageError(message: "--rate (open model) and --count (closed model) exclude each other") }
-        if rate != nil || (scenario == .messageStorm && count == nil) {
+        if stages != nil, count != nil { throw UsageError(message: "--stages (open model) and --count (closed model) exclude each other") }
+        if rate != nil || stages != nil || (scenario == .messageStorm && count == nil) {
             if concurrency != nil { throw UsageError(message: "--concurrency is for the closed model (--count), not --rate") }
         } else if duration != nil {
             throw UsageError(message: "--duration is for the open model (--rate)")
@@ -112,6 +118,8 @@ struct DriveCommand: Subcommand {
         let model: LoadModel
         if let count {
             model = .closed(concurrency: concurrency ?? options.maxInFlight, count: count)
+        } else if let stages {
+            model = .open(stages)
         } else if let rate {
             model = .open(ratePerSecond: rate, duration: .milliseconds(Int64((duration ?? 10) * 1000)))
         } else if scenario == .messageStorm {
@@ -264,12 +272,29 @@ struct DriveCommand: Subcommand {
         return reporting.finish(summary, inputs: inputs, findings: findings, extraJSON: json, command: "drive")
     }
 
+    /// `--stages` with `--start-rate`, nil without; they exclude `--rate` and `--duration`.
+    static func stages(_ arguments: ParsedArguments) throws(UsageError) -> ArrivalSchedule? {
+        guard let text = arguments.value("stages") else {
+            if arguments.value("start-rate") != nil { throw UsageError(message: "--start-rate is for --stages") }
+            return nil
+        }
+        for other in ["rate", "duration"] where arguments.value(other) != nil {
+            throw UsageError(message: "--stages and --\(other) exclude each other: the stages say the rate and how long")
+        }
+        let startRate = try double(arguments, "start-rate", range: 0...10_000_000) ?? 0
+        do {
+            return try ArrivalSchedule.parse(stages: text, startRate: startRate)
+        } catch {
+            throw UsageError(message: "--stages: \(error.description)")
+        }
+    }
+
     /// The plan's iterations (open: rate x duration) and, open, its length.
     private func progressCounters() -> ProgressCounters {
         switch plan.model {
-        case .open(let rate, let duration):
-            let seconds = Double(HDRHistogram.nanoseconds(plan.warmUp + duration)) / 1e9
-            return ProgressCounters(total: Int((rate * seconds).rounded(.up)), plannedSeconds: seconds)
+        case .open(let schedule):
+            let whole = schedule.preceded(by: plan.warmUp)
+            return ProgressCounters(total: whole.iterationCount, plannedSeconds: whole.durationSeconds)
         case .closed(_, let count):
             return ProgressCounters(total: count, plannedSeconds: nil)
         }

@@ -66,10 +66,11 @@ struct ScenarioDrive: Subcommand {
         specs = ScenarioSpecs(arguments)
         var options = ScenarioLoadOptions()
         options.rate = try DriveCommand.double(arguments, "rate", range: 0.001...10_000_000)
+        options.stages = try DriveCommand.stages(arguments)
         options.lateAfter = .milliseconds(try arguments.int("late-after", default: 10, range: 0...3_600_000))
         options.settleMilliseconds = try arguments.int("settle-ms", default: 50, range: 0...60_000)
         options.drainTimeoutMilliseconds = try arguments.int("drain-timeout-ms", default: 10_000, range: 10...3_600_000)
-        options.eventsInFlight = try arguments.int("events-in-flight", default: options.rate == nil ? 1 : Self.openModelEventsInFlight,
+        options.eventsInFlight = try arguments.int("events-in-flight", default: options.isOpenModel ? Self.openModelEventsInFlight : 1,
                                                    range: 1...100_000)
         self.options = options
         senderChoice = try ScenarioSenderChoice(arguments)
@@ -99,13 +100,15 @@ struct ScenarioDrive: Subcommand {
         guard let (scenario, judge) = Self.load(path, specs: specs, command: "drive") else { return ExitCode.ioError }
         let sender = senderChoice.make(scenarioFile: path)
         if !reporting.quiet {
-            let pace = (options.rate.map { "open \(Format.significant($0)) events/s" } ?? "closed, events back to back")
+            let pace = (options.stages.map { "open, events \($0.description)" }
+                ?? options.rate.map { "open \(Format.significant($0)) events/s" } ?? "closed, events back to back")
                 + ", at most \(options.eventsInFlight) in flight"
             printNow("pushproof drive --scenario \(scenario.name): \(scenario.events.count) events, \(scenario.people.count) people, "
                      + "\(pace), through \(senderChoice.description) against \(gateway.description)")
         }
-        let counters = ProgressCounters(total: scenario.events.count,
-                                        plannedSeconds: options.rate.map { Double(scenario.events.count) / $0 })
+        let counters = ProgressCounters(total: min(scenario.events.count, options.stages?.iterationCount ?? .max),
+                                        plannedSeconds: options.stages.map(\.durationSeconds)
+                                            ?? options.rate.map { Double(scenario.events.count) / $0 })
         let progress = TerminalProgress.start(counters, unit: "events", quiet: reporting.quiet)
         let metrics: MetricsStream?
         do {
