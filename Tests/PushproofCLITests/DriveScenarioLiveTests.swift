@@ -53,6 +53,23 @@ private func writeScenario(in directory: TemporaryDirectory) throws -> String {
         #expect(baseline.sender?.name == "pushproof reference")
     }
 
+    /// `--stages` paces the events as k6's ramping-arrival-rate would: 0 -> 2 events/s over
+    /// 1 s calls for one event, so the second and third are not played, and the report says so.
+    @Test func aScenarioDriveOnStagesPlaysTheEventsTheRampHasTimeFor() throws {
+        let directory = try TemporaryDirectory("drive-scenario-stages")
+        let json = directory.file("report.json")
+        let result = try pushproof(["drive", "--scenario", try writeScenario(in: directory), "--stages", "1s:2", "--specs", specsDirectory,
+                                    "--json", json])
+        #expect(result.status == 0, "\(result.output)\n\(result.error)")
+        #expect(result.output.contains("open, events ramping 0/s, 2/s over 1s"), "\(result.output)")
+        let report = try readJSON(json)
+        #expect(report["counts"]?["iterations"] == 1)
+        #expect(report["model"]?["description"] == "open ramping 0/s, 2/s over 1s")
+        #expect(report["model"]?["rate_per_s"] == 2)
+        let notes = report["notes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(notes.contains("2 of 3 events not played: the stages end first"), "\(notes)")
+    }
+
     /// The same scenario through the reference sender behind the adapter protocol: the same
     /// pushes, and the report names the sender its `hello` gave.
     @Test func aScenarioDriveThroughAnAdapterCountsTheSamePushes() throws {
@@ -150,6 +167,12 @@ private func writeScenario(in directory: TemporaryDirectory) throws -> String {
         ["drive", "--scenario", "s.json", "--sender", "mine"],
         ["plan", "--scenario", "s.json", "--members", "5"],
         ["plan", "--specs", "Specs", "--apns-key", "k.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM123456"],
+        ["drive", "--scenario", "s.json", "--stages", "10s:5", "--rate", "3"],
+        ["drive", "--scenario", "s.json", "--stages", "10x:5"],
+        ["drive", "--scenario", "s.json", "--stages", "10s:0"],
+        ["drive", "--scenario", "s.json", "--start-rate", "5"],
+        ["drive", "message-storm", "--stages", "10s:5", "--count", "3", "--apns-key", "k.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM123456"],
+        ["drive", "message-storm", "--stages", "10s:5", "--duration", "3", "--apns-key", "k.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM123456"],
     ])
     func scenarioUsageErrorsExit64(_ arguments: [String]) throws {
         let result = try pushproof(arguments)
