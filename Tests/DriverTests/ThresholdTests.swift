@@ -158,3 +158,28 @@ func fixtureSummary(p50: Double = 5, p99: Double = 200, p999: Double = 400, max:
         #expect(comparison.passed)
     }
 }
+
+@Suite struct LiveThresholdTests {
+    private func thresholds(_ texts: String...) throws -> [Threshold] { try texts.map { try Threshold(parsing: $0) } }
+
+    @Test func onlyUpperBoundsOnGrowingFiguresAreWatched() throws {
+        let live = LiveThresholds(try thresholds("unexpected==0", "max_ms<50", "dead_token_pushes<=2", "retry_too_soon<1",
+                                                 "p99_ms<5", "error_rate<0.01", "tokens_removed>=1", "unexpected>=0", "missing==0"))
+        #expect(live.watched.map(\.description) == ["unexpected==0", "max_ms<50", "dead_token_pushes<=2", "retry_too_soon<1"])
+    }
+
+    @Test func aBreachIsReportedOnlyOnceTheBoundCanNeverHold() throws {
+        let counters = ProgressCounters(total: nil, plannedSeconds: nil)
+        let live = LiveThresholds(try thresholds("unexpected==3", "max_ms<50"))
+        #expect(live.firstBreach(counters) == nil)
+        counters.unexpected.store(3, ordering: .relaxed)
+        #expect(live.firstBreach(counters) == nil, "3 may still be the end's figure")
+        counters.pushArrived(latencyNanoseconds: 49_000_000)
+        #expect(live.firstBreach(counters) == nil)
+        counters.unexpected.store(4, ordering: .relaxed)
+        #expect(live.firstBreach(counters) == "unexpected==3 failed: unexpected = 4")
+        counters.unexpected.store(0, ordering: .relaxed)
+        counters.pushArrived(latencyNanoseconds: 60_000_000)
+        #expect(live.firstBreach(counters)?.hasPrefix("max_ms<50 failed: max_ms = 60") == true)
+    }
+}

@@ -70,6 +70,29 @@ private func writeScenario(in directory: TemporaryDirectory) throws -> String {
         #expect(notes.contains("2 of 3 events not played: the stages end first"), "\(notes)")
     }
 
+    /// `--abort-on-fail`: a scenario whose `expect` calls for no push makes every push
+    /// unexpected, so `unexpected==0` (a scenario run's default) fails for good at the first;
+    /// the run stops long before its 10 s of events and says why.
+    @Test func abortOnFailStopsAScenarioRunAtTheFirstBreach() throws {
+        let directory = try TemporaryDirectory("drive-scenario-abort")
+        let events = (0..<200).map { #"{"type": "message.sent", "conversation": "c0", "message": "m\#($0)", "sender": "p1", "text": "hi"}"# }
+        let path = directory.file("abort.json")
+        try Data("""
+            {"format": 1, "product": "poolse", "generate": {"people": 20, "seed": 3, "devices": {"alert": 1}},
+             "events": [\(events.joined(separator: ","))], "expect": []}
+            """.utf8).write(to: URL(fileURLWithPath: path))
+        let json = directory.file("report.json")
+        let started = Date()
+        let result = try pushproof(["drive", "--scenario", path, "--rate", "20", "--specs", specsDirectory, "--abort-on-fail", "--json", json])
+        #expect(result.status == 3, "\(result.output)\n\(result.error)")
+        #expect(Date().timeIntervalSince(started) < 9, "stopped before the schedule's 10 s")
+        let report = try readJSON(json)
+        #expect((report["counts"]?["iterations"]?.intValue ?? 200) < 200)
+        let notes = report["notes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(notes.contains { $0.hasPrefix("aborted after") && $0.contains("(--abort-on-fail): unexpected==0 failed") }, "\(notes)")
+        #expect(notes.contains { $0.hasSuffix("events not played: the run was cancelled") }, "\(notes)")
+    }
+
     /// The same scenario through the reference sender behind the adapter protocol: the same
     /// pushes, and the report names the sender its `hello` gave.
     @Test func aScenarioDriveThroughAnAdapterCountsTheSamePushes() throws {

@@ -138,3 +138,34 @@ struct ProgressSender: ScenarioSender {
     func devices() async throws(SenderError) -> [ListedDevice]? { try await sender.devices() }
     func tearDown() async throws(SenderError) { try await sender.tearDown() }
 }
+
+/// `--abort-on-fail`: runs `body` while checking `live`'s thresholds against `counters` four
+/// times a second, and cancels it at the first that fails for good. Returns what `body`
+/// returned (a cancelled run returns its figures so far) and the breach, with the run's time.
+func runAbortingOnFail<Result: Sendable>(_ live: LiveThresholds?, counters: ProgressCounters,
+                                         _ body: @escaping @Sendable () async throws -> Result) async throws -> (Result, String?) {
+    guard let live, !live.watched.isEmpty else { return (try await body(), nil) }
+    let run = Task { try await body() }
+    let started = SystemClock.monotonicNanoseconds()
+    let breach = Mutex<String?>(nil)
+    let watcher = Task {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(250))
+            if let message = live.firstBreach(counters) {
+                let seconds = Double(SystemClock.monotonicNanoseconds() &- started) / 1e9
+                breach.withLock { $0 = "aborted after \(Format.significant(seconds)) s (--abort-on-fail): \(message)" }
+                run.cancel()
+                return
+            }
+        }
+    }
+    let result: Result
+    do {
+        result = try await run.value
+    } catch {
+        watcher.cancel()
+        throw error
+    }
+    watcher.cancel()
+    return (result, breach.withLock { $0 })
+}

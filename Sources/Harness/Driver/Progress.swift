@@ -14,6 +14,10 @@ public final class ProgressCounters: Sendable {
     public let pushes = Atomic<Int>(0)
     /// The whole run's latencies, and those since the last `takeInterval` (`--metrics-out`).
     private let latency = Mutex((run: HDRHistogram(), interval: HDRHistogram()))
+    /// Findings so far, for `--abort-on-fail` (scenario runs count them; they stay 0 otherwise).
+    public let unexpected = Atomic<Int>(0)
+    public let deadTokenPushes = Atomic<Int>(0)
+    public let retriesTooSoon = Atomic<Int>(0)
     /// How many events or iterations the run has in all; nil when not known in advance.
     public let total: Int?
     /// Open model: how long the run is planned to take, in seconds.
@@ -32,6 +36,20 @@ public final class ProgressCounters: Sendable {
                 histograms.run.record(latencyNanoseconds)
                 histograms.interval.record(latencyNanoseconds)
             }
+        }
+    }
+
+    /// The run's figure for `metric` so far, where the counters keep it: the longest latency
+    /// recorded and the scenario findings; nil for the rest.
+    public func liveValue(of metric: ThresholdMetric) -> Double? {
+        switch metric {
+        case .maxLatency:
+            let (count, max) = latency.withLock { ($0.run.totalCount, $0.run.max) }
+            return count > 0 ? Double(max) / 1e6 : nil
+        case .unexpected: return Double(unexpected.load(ordering: .relaxed))
+        case .deadTokenPushes: return Double(deadTokenPushes.load(ordering: .relaxed))
+        case .retriesTooSoon: return Double(retriesTooSoon.load(ordering: .relaxed))
+        default: return nil
         }
     }
 

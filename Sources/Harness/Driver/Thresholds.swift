@@ -152,6 +152,36 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// `--abort-on-fail` (k6's `abortOnFail`): the thresholds a run can fail for good before it
+/// ends, checked while it goes. Unlike k6, which also aborts on a percentile that the rest of
+/// the run might have brought back, only bounds that can never pass again are watched: an
+/// upper bound (`<`, `<=`, `==`) on a figure that only grows (the longest latency, unexpected
+/// pushes, pushes to dead tokens, retries too soon). So an aborted run fails exactly the
+/// threshold it would have failed at the end, sooner.
+public struct LiveThresholds: Sendable {
+    public let watched: [Threshold]
+
+    public static let growingMetrics: Set<ThresholdMetric> = [.maxLatency, .unexpected, .deadTokenPushes, .retriesTooSoon]
+
+    public init(_ thresholds: [Threshold]) {
+        watched = thresholds.filter { threshold in
+            Self.growingMetrics.contains(threshold.metric)
+                && [.lessThan, .lessOrEqual, .equal].contains(threshold.comparison)
+        }
+    }
+
+    /// The first watched threshold the figures so far fail for good, as its end-of-run message would say it.
+    public func firstBreach(_ counters: ProgressCounters) -> String? {
+        for threshold in watched {
+            guard let actual = counters.liveValue(of: threshold.metric) else { continue }
+            // `==` fails for good only once the figure is past the limit; below it may still get there.
+            let lost = threshold.comparison == .equal ? actual > threshold.limit : !threshold.comparison.holds(actual, threshold.limit)
+            if lost { return "\(threshold) failed: \(threshold.metric.rawValue) = \(Format.significant(actual))" }
+        }
+        return nil
+    }
+}
+
 /// One threshold's verdict. `actual` is nil when the run did not measure the metric (a failure).
 public struct ThresholdOutcome: Sendable, Equatable {
     public var threshold: Threshold

@@ -80,6 +80,8 @@ public struct ArrivalMatcher: Sendable {
     /// Tokens the gateway holds as bad: an FCM INVALID_ARGUMENT for one is about the token.
     public var badTokens: Set<String> = []
     private var deadTokenPushes: [String] = []
+    /// Pushes to a token already answered dead, so far.
+    public var deadTokenPushCount: Int { deadTokenPushes.count }
     /// A push answered 429 or 503 with a Retry-After, by device and spec: the retry must not
     /// come before `until` (`EventJudge.retriesTooSoon` is the same rule in `run`).
     private var retryNotBefore: [Key: (until: UInt64, refused: Int, answer: String, wait: Int)] = [:]

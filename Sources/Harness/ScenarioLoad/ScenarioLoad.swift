@@ -201,8 +201,15 @@ public enum ScenarioLoad {
                 var exchange = ObservedExchange(sequence: 0, route: raw.route, path: raw.path, body: raw.body, status: raw.status,
                                                 reason: raw.reason, verdict: raw.verdict)
                 exchange.retryAfterSeconds = raw.retryAfterSeconds
-                let latency = shared.withLock { $0.arrive(exchange, at: raw.at) }
-                progress?.pushArrived(latencyNanoseconds: latency)
+                let (latency, unexpected, dead, tooSoon) = shared.withLock { matcher in
+                    (matcher.arrive(exchange, at: raw.at), matcher.unexpected, matcher.deadTokenPushCount, matcher.retriesTooSoon)
+                }
+                if let progress {
+                    progress.pushArrived(latencyNanoseconds: latency)
+                    progress.unexpected.store(unexpected, ordering: .relaxed)
+                    progress.deadTokenPushes.store(dead, ordering: .relaxed)
+                    progress.retriesTooSoon.store(tooSoon, ordering: .relaxed)
+                }
             }
         }
 
@@ -231,6 +238,8 @@ public enum ScenarioLoad {
             var delivering = 0
             events: for (index, event) in scenario.events.enumerated() where aborted == nil {
                 while delivering >= inFlight, await deliveries.next() != nil { delivering -= 1 }
+                // Cancelled (`--abort-on-fail`): the events not handed over are not played.
+                if Task.isCancelled { break events }
                 let intended: UInt64
                 if let schedule {
                     guard let due = schedule.dueTime(of: index) else { break events }
@@ -286,7 +295,7 @@ public enum ScenarioLoad {
         // The end: every expected push arrived and the gateway went quiet, or the drain timeout.
         let settle = UInt64(options.settleMilliseconds) * 1_000_000
         let deadline = now() &+ UInt64(options.drainTimeoutMilliseconds) * 1_000_000
-        while now() < deadline {
+        while now() < deadline, !Task.isCancelled {
             let (outstanding, last) = shared.withLock { ($0.outstanding, $0.lastArrival) }
             let current = now()
             if outstanding == 0, current &- min(last, current) >= settle { break }
@@ -321,7 +330,8 @@ public enum ScenarioLoad {
         if inFlight > 1 { summary.notes.append("events in flight: at most \(inFlight), \(peak) at the peak") }
         if let aborted { summary.notes.append("the run stopped early: \(aborted)") }
         if aborted == nil, played < scenario.events.count {
-            summary.notes.append("\(scenario.events.count - played) of \(scenario.events.count) events not played: the stages end first")
+            let why = Task.isCancelled ? "the run was cancelled" : "the stages end first"
+            summary.notes.append("\(scenario.events.count - played) of \(scenario.events.count) events not played: \(why)")
         }
         return ScenarioLoadResult(summary: summary, cleanup: finished.cleanup, sender: sender.name, aborted: aborted,
                                   unexpectedPushes: shared.withLock { $0.unexpected }, peakEventsInFlight: peak)

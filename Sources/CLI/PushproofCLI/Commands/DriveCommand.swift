@@ -215,6 +215,7 @@ struct DriveCommand: Subcommand {
                      + "\(options.streams) streams each")
         }
         let result: RunResult
+        let abortedBy: String?
         let progress = TerminalProgress.start(counters, unit: scenario == .ringFanout ? "calls" : "messages", quiet: reporting.quiet)
         let metrics: MetricsStream?
         do {
@@ -226,8 +227,13 @@ struct DriveCommand: Subcommand {
         }
         do {
             let sender = SenderTarget(pool: pool)
-            let target: any PushTarget = progress == nil && metrics == nil ? sender : ProgressTarget(target: sender, counters: counters)
-            result = try await LoadRunner(plan: plan, target: target).run(source: source)
+            let counted = progress != nil || metrics != nil || reporting.abortOnFail
+            let target: any PushTarget = counted ? ProgressTarget(target: sender, counters: counters) : sender
+            let plan = self.plan
+            (result, abortedBy) = try await runAbortingOnFail(reporting.abortOnFail ? LiveThresholds(inputs.thresholds.thresholds) : nil,
+                                                              counters: counters) {
+                try await LoadRunner(plan: plan, target: target).run(source: source)
+            }
             await progress?.stop()
             await metrics?.stop()
         } catch {
@@ -240,6 +246,7 @@ struct DriveCommand: Subcommand {
         await pool.shutdown()
 
         var summary = result.summary
+        if let abortedBy { summary.notes.append(abortedBy) }
         let statistics = pool.statistics
         summary.notes.append(cleanupNote(statistics))
         if let error = sourceError.text.withLock({ $0 }) { summary.notes.append("the run stopped early: \(error)") }

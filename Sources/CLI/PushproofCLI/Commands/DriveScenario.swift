@@ -119,8 +119,13 @@ struct ScenarioDrive: Subcommand {
             return ExitCode.ioError
         }
         let result: ScenarioLoadResult
+        let abortedBy: String?
         do {
-            result = try await gateway.run(scenario, judge: judge, sender: sender, options: options, progress: counters)
+            let (gateway, options) = (self.gateway, self.options)
+            let live = reporting.abortOnFail ? LiveThresholds(inputs.thresholds.withScenarioDefaults().thresholds) : nil
+            (result, abortedBy) = try await runAbortingOnFail(live, counters: counters) {
+                try await gateway.run(scenario, judge: judge, sender: sender, options: options, progress: counters)
+            }
             await progress?.stop()
             await metrics?.stop()
         } catch {
@@ -130,6 +135,7 @@ struct ScenarioDrive: Subcommand {
             return ExitCode.failure
         }
         var summary = result.summary
+        if let abortedBy { summary.notes.append(abortedBy) }
         // After the run: an adapter names itself in its `hello`.
         summary.sender = senderChoice.identity(of: sender, gatewaySharesMachine: gateway.sharesMachine)
         summary.notes.append("token cleanup: \(summary.counts.tokensRemoved) pushes answered gone or bad; "

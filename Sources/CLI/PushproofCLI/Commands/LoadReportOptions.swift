@@ -18,6 +18,8 @@ struct LoadReportOptions {
         .value("html", "FILE", "Write a self-contained HTML report."),
         .value("metrics-out", "FILE", "While the run goes, append a JSON line of its figures every second (played, pushes, "
                + "pushes/s, p50/p99/max over the second), for a dashboard or a script to follow; the last line has \"final\": true."),
+        .flag("abort-on-fail", "Stop the run as soon as a threshold fails for good (k6's abortOnFail): an upper bound on "
+              + "max_ms, unexpected, dead_token_pushes or retry_too_soon, checked four times a second; the report says when."),
         .flag("quiet", "Print no report text and no progress line, only failures."),
     ]
 
@@ -30,6 +32,7 @@ struct LoadReportOptions {
     let junitPath: String?
     let htmlPath: String?
     let metricsOutPath: String?
+    let abortOnFail: Bool
     let quiet: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -59,6 +62,7 @@ struct LoadReportOptions {
         junitPath = arguments.value("junit")
         htmlPath = arguments.value("html")
         metricsOutPath = arguments.value("metrics-out")
+        abortOnFail = arguments.has("abort-on-fail")
         quiet = arguments.has("quiet")
     }
 
