@@ -1,4 +1,4 @@
-import Driver
+@testable import Driver
 import JSON
 import Testing
 
@@ -16,6 +16,17 @@ private let second: UInt64 = 1_000_000_000
         #expect(line.line(for: snapshot(played: 0, pushes: 0, at: 0)) == "events 0/100  pushes 0  -/s  p99 -  elapsed 0:00")
         let text = line.line(for: snapshot(played: 40, pushes: 12_000, at: 2 * second, p99: 12_400_000))
         #expect(text == "events 40/100  pushes 12,000  6,000/s  p99 12.4 ms  elapsed 0:02  remaining 0:03")
+    }
+
+    @Test func aRunThatTimesNothingShowsNoP99AndTheDrainIsNamed() {
+        var untimed = snapshot(played: 3, pushes: 9, at: 2 * second, total: 10)
+        untimed.measuresLatency = false
+        #expect(ProgressLine.format(untimed, unit: "events", rate: nil) == "events 3/10  pushes 9  -/s  elapsed 0:02  remaining 0:04")
+        // All handed over: the pushes still out are waited for, not counted down.
+        #expect(ProgressLine.format(snapshot(played: 100, pushes: 90, at: 2 * second), unit: "events", rate: nil)
+                == "events 100/100  pushes 90  -/s  p99 -  elapsed 0:02  draining")
+        #expect(ProgressLine.format(snapshot(played: 7, pushes: 7, at: 11 * second, total: nil, planned: 10), unit: "messages", rate: nil)
+                == "messages 7  pushes 7  -/s  p99 -  elapsed 0:11  draining")
     }
 
     @Test func atMostFourLinesASecond() {

@@ -23,9 +23,14 @@ public final class ProgressCounters: Sendable {
     /// Open model: how long the run is planned to take, in seconds.
     public let plannedSeconds: Double?
 
-    public init(total: Int?, plannedSeconds: Double?) {
+    /// False when the run times no push (`run` plays events back to back and judges what
+    /// arrived): its line then has no p99 at all rather than a dash throughout.
+    public let measuresLatency: Bool
+
+    public init(total: Int?, plannedSeconds: Double?, measuresLatency: Bool = true) {
         self.total = total
         self.plannedSeconds = plannedSeconds
+        self.measuresLatency = measuresLatency
     }
 
     /// One push arrived, `latencyNanoseconds` after its intended time (nil: not measured).
@@ -63,9 +68,11 @@ public final class ProgressCounters: Sendable {
 
     public func snapshot(elapsedNanoseconds: UInt64) -> ProgressSnapshot {
         let (count, p99) = latency.withLock { ($0.run.totalCount, $0.run.value(atPercentile: 99)) }
-        return ProgressSnapshot(played: played.load(ordering: .relaxed), total: total, pushes: pushes.load(ordering: .relaxed),
-                                p99Nanoseconds: count > 0 ? p99 : nil, elapsedNanoseconds: elapsedNanoseconds,
-                                plannedSeconds: plannedSeconds)
+        var snapshot = ProgressSnapshot(played: played.load(ordering: .relaxed), total: total, pushes: pushes.load(ordering: .relaxed),
+                                        p99Nanoseconds: count > 0 ? p99 : nil, elapsedNanoseconds: elapsedNanoseconds,
+                                        plannedSeconds: plannedSeconds)
+        snapshot.measuresLatency = measuresLatency
+        return snapshot
     }
 }
 
@@ -77,6 +84,8 @@ public struct ProgressSnapshot: Sendable, Equatable {
     public var p99Nanoseconds: UInt64?
     public var elapsedNanoseconds: UInt64
     public var plannedSeconds: Double?
+    /// False: the line shows no p99 (the run times nothing).
+    public var measuresLatency = true
 
     public init(played: Int, total: Int?, pushes: Int, p99Nanoseconds: UInt64?, elapsedNanoseconds: UInt64, plannedSeconds: Double?) {
         self.played = played
@@ -122,11 +131,24 @@ public struct ProgressLine: Sendable {
         parts.append("\(unit) \(grouped(s.played))" + (s.total.map { "/\(grouped($0))" } ?? ""))
         parts.append("pushes \(grouped(s.pushes))")
         parts.append(rate.map { "\(grouped(Int($0.rounded())))/s" } ?? "-/s")
-        parts.append("p99 " + (s.p99Nanoseconds.map { Format.milliseconds($0) + " ms" } ?? "-"))
+        if s.measuresLatency { parts.append("p99 " + (s.p99Nanoseconds.map { Format.milliseconds($0) + " ms" } ?? "-")) }
         let elapsed = Double(s.elapsedNanoseconds) / 1e9
         parts.append("elapsed " + clock(elapsed))
-        if let remaining = remainingSeconds(s, elapsed: elapsed) { parts.append("remaining " + clock(remaining)) }
+        if isDraining(s, elapsed: elapsed) {
+            // Everything handed over: what is left is the pushes still out, which no clock predicts.
+            parts.append("draining")
+        } else if let remaining = remainingSeconds(s, elapsed: elapsed) {
+            parts.append("remaining " + clock(remaining))
+        }
         return parts.joined(separator: "  ")
+    }
+
+    /// Every event or iteration was handed over (or the plan's time is up): the run waits for
+    /// the pushes still out, which "remaining 0:00" would hide.
+    static func isDraining(_ s: ProgressSnapshot, elapsed: Double) -> Bool {
+        if let total = s.total, total > 0, s.played >= total { return true }
+        if let planned = s.plannedSeconds, elapsed >= planned { return true }
+        return false
     }
 
     /// The plan's end when it has one (open model), else the played share of a known total.

@@ -191,7 +191,8 @@ struct RunCommand: Subcommand {
             }
         }
         var reports: [ScenarioReport] = []
-        let counters = ProgressCounters(total: scenarios.reduce(0) { $0 + $1.events.count }, plannedSeconds: nil)
+        let counters = ProgressCounters(total: scenarios.reduce(0) { $0 + $1.events.count }, plannedSeconds: nil,
+                                        measuresLatency: false)
         let progress = TerminalProgress.start(counters, unit: "events", quiet: quiet)
         for (file, scenario) in zip(scenarioFiles, scenarios) {
             do {
