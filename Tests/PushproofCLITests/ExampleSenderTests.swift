@@ -60,6 +60,26 @@ private func scenario(_ name: String) -> String {
 @Suite(.serialized) struct ExampleSenderTests {
     /// The example's own unit tests (rules, answer classification, retries, the protocol loop;
     /// no gateway) pass.
+    /// The README's 10-minute path: the adapter skeleton speaks the protocol as it stands and
+    /// sends nothing, so its own-app scenario runs and fails on exactly the two missing pushes;
+    /// the reference sender passes the same file.
+    @Test func theAdapterSkeletonRunsAndMissesEveryPushUntilItIsFilledIn() throws {
+        let skeleton = repository + "/examples/adapter-skeleton"
+        let directory = try TemporaryDirectory("adapter-skeleton")
+        let json = directory.file("report.json")
+        let result = try pushproof(["run", skeleton + "/my-app.json", "--specs", specsDirectory, "--json", json,
+                                    "--event-timeout-ms", "500", "--sender-cmd", "python3 adapter.py"], directory: directory.path)
+        #expect(result.status == 1, "\(result.output)\(result.error)")
+        #expect(result.output.contains("sender my sender 0.0.1, oracle: reference rules"), "\(result.output)")
+        #expect(result.output.contains("missing: concierge.reply.apns to ana/ana-iphone"))
+        #expect(result.output.contains("missing: concierge.reply.fcm to ana/ana-android"))
+        #expect(result.error.contains("[sender] adapter: setup: 1 people of com.acme.shop"), "\(result.error)")
+        let problems = problems(try readJSON(json))
+        #expect(problems.count == 2, "\(problems)")
+        let reference = try pushproof(["run", skeleton + "/my-app.json", "--specs", specsDirectory], directory: directory.path)
+        #expect(reference.status == 0, "\(reference.output)\(reference.error)")
+    }
+
     @Test func itsPythonUnitTestsPass() throws {
         let result = try runTool("/usr/bin/env", ["python3", "-m", "unittest", "discover", "-s", "tests"], currentDirectory: example)
         #expect(result.status == 0, "\(result.output)\(result.error)")
