@@ -166,7 +166,7 @@ func sampleRun() async throws -> RunResult {
             try report.text.write(toFile: directory + "/sample.txt", atomically: true, encoding: .utf8)
         }
         let parsed = try XMLCollector.parse(html)
-        #expect(parsed.named("svg").count == 3)
+        #expect(parsed.named("svg").count == 4)
         #expect(parsed.named("polyline").count >= 2)
         #expect(parsed.named("section").count == 1)
         #expect(parsed.named("script").isEmpty)
@@ -188,7 +188,39 @@ func sampleRun() async throws -> RunResult {
         summary.deliveredPerSecond = []
         summary.outcomes = []
         let parsed = try XMLCollector.parse(HTMLReport.html([RunReport(summary: summary), RunReport(summary: fixtureSummary())]))
-        #expect(parsed.named("svg").count == 6)
+        #expect(parsed.named("svg").count == 8)
         #expect(parsed.text.contains("no latency samples"))
+    }
+
+    /// The storm report's complaints: a failed run says why at the top, in red; findings are
+    /// rows; latency over time and offered against served are charts; nothing is clipped.
+    @Test func htmlShowsTheVerdictFirstLatencyOverTimeAndOfferedAgainstServed() async throws {
+        let run = try await sampleRun()
+        #expect(!run.summary.perSecond.offered.isEmpty && run.summary.perSecond.latencyCount.reduce(0, +) == run.summary.counts.completed)
+        #expect(run.summary.perSecond.offered.reduce(0, +) == run.summary.counts.sent)
+        var report = RunReport(summary: run.summary, thresholds: try Thresholds(parsing: "p99_ms<0.001"))
+        report.findings = ["token cleanup 'a dead token is not pushed again' (1): a push to a dead token: p7/p7-alert (push #12)"]
+        let html = HTMLReport.html(report)
+        let parsed = try XMLCollector.parse(html)
+        #expect(parsed.elements.contains { $0.attributes["class"] == "verdict failed" })
+        #expect(html.range(of: "verdict failed")!.lowerBound < html.range(of: "<table>")!.lowerBound, "the verdict comes before the figures")
+        #expect(html.contains("<li>p99_ms&lt;0.001 failed"), "the failed threshold is named in the verdict")
+        #expect(parsed.elements.contains { $0.attributes["class"] == "finding fail" })
+        #expect(parsed.text.contains("p7/p7-alert"))
+        #expect(parsed.text.contains("Latency over time") && parsed.text.contains("Offered and served per second"))
+        #expect(parsed.named("polyline").contains { $0.attributes["stroke-dasharray"] != nil }, "offered, dashed")
+        // The percentile axis's last label ends at the plot's right edge instead of running past the picture.
+        let labels = parsed.named("text").filter { ($0.attributes["y"].flatMap(Double.init) ?? 0) == HTMLReport.top + HTMLReport.plotHeight + 16 }
+        let rightmost = try #require(labels.max { Double($0.attributes["x"]!)! < Double($1.attributes["x"]!)! })
+        #expect(Double(rightmost.attributes["x"]!)! <= HTMLReport.width - HTMLReport.right)
+        #expect(labels.filter { $0.attributes["text-anchor"] == "end" }.count >= 1)
+        // The series survive the JSON a baseline is read from.
+        let read = try RunSummary(jsonText: run.summary.json.serialized())
+        #expect(read.perSecond == run.summary.perSecond)
+        // A report written before the series reads as having none.
+        var old = run.summary.json.objectValue!
+        old["offered_per_second"] = nil
+        old["latency_per_second"] = nil
+        #expect(try RunSummary(jsonText: JSONValue.object(old).serialized()).perSecond.isEmpty)
     }
 }

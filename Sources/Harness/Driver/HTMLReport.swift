@@ -32,6 +32,11 @@ public enum HTMLReport {
         .pass { color: #17702e; font-weight: bold; }
         .fail { color: #b3261e; font-weight: bold; }
         .note { color: #8a5a00; }
+        .verdict { padding: 0.6em 0.9em; border-radius: 4px; margin: 0.5em 0 1em; }
+        .verdict.failed { background: #fbe9e7; border: 1px solid #b3261e; color: #7a1a14; }
+        .verdict.passed { background: #e8f5ec; border: 1px solid #17702e; color: #0f4d20; }
+        .verdict ul { margin: 0.3em 0 0; }
+        td.finding { text-align: left; }
         svg { display: block; margin: 0.5em 0 1.5em; background: #fcfcfc; border: 1px solid #eee; }
         svg text { font-size: 11px; fill: #333; }
 
@@ -42,6 +47,14 @@ public enum HTMLReport {
         let c = s.counts
         var out = "<section>\n<h2>\(XML.escape(s.scenario)) <span class=\"\(report.passed ? "pass" : "fail")\">"
         out += "\(report.passed ? "PASSED" : "FAILED")</span></h2>\n"
+        // The verdict first, in colour: a failed run says why before any figure.
+        if report.passed {
+            out += "<div class=\"verdict passed\">PASSED: every threshold and baseline bound held, no finding.</div>\n"
+        } else {
+            out += "<div class=\"verdict failed\"><strong>FAILED</strong>\n<ul>\n"
+            for message in report.failureMessages { out += "<li>\(XML.escape(message))</li>\n" }
+            out += "</ul></div>\n"
+        }
         out += "<p>\(XML.escape(s.modelDescription))"
         if s.warmUpSeconds > 0 { out += ", warm-up \(Format.seconds(s.warmUpSeconds))" }
         out += "; \(s.environment.cores) cores, \(XML.escape(s.environment.hostname)), \(XML.escape(s.environment.date))</p>\n"
@@ -78,6 +91,11 @@ public enum HTMLReport {
         }
         out += "</table>\n"
 
+        if !report.findings.isEmpty {
+            out += "<h3>Findings</h3>\n<table>\n<tr><th>finding</th></tr>\n"
+            for finding in report.findings { out += "<tr><td class=\"finding fail\">\(XML.escape(finding))</td></tr>\n" }
+            out += "</table>\n"
+        }
         if let thresholds = report.thresholds {
             out += "<h3>Thresholds</h3>\n<table>\n<tr><th>threshold</th><th>actual</th><th>verdict</th></tr>\n"
             for outcome in thresholds.outcomes {
@@ -100,7 +118,8 @@ public enum HTMLReport {
         }
 
         out += "<h3>Latency by percentile</h3>\n" + percentileChart(s)
-        out += "<h3>Throughput per second</h3>\n" + throughputChart(s)
+        out += "<h3>Latency over time</h3>\n" + latencyOverTimeChart(s)
+        out += "<h3>Offered and served per second</h3>\n" + throughputChart(s)
         out += "<h3>Outcomes</h3>\n" + outcomeChart(s)
         out += "</section>\n"
         return out
@@ -114,7 +133,7 @@ public enum HTMLReport {
     // MARK: - Charts
 
     static let width = 720.0, height = 300.0
-    static let left = 60.0, right = 20.0, top = 20.0, bottom = 40.0
+    static let left = 60.0, right = 20.0, top = 32.0, bottom = 40.0
     static var plotWidth: Double { width - left - right }
     static var plotHeight: Double { height - top - bottom }
 
@@ -173,7 +192,8 @@ public enum HTMLReport {
             let x = left + plotWidth * Double(tick) / xMax
             out += line(x, top, x, top + plotHeight, stroke: "#e4e4e4")
             let label = tick == 0 ? "0%" : Format.number(100 - 100 / pow(10, Double(tick))) + "%"
-            out += text(x, top + plotHeight + 16, label)
+            // The last label ends at the plot's edge, so "99.999%" is never cut off.
+            out += text(x, top + plotHeight + 16, label, anchor: tick == Int(xMax) ? "end" : "middle")
         }
         out += text(left + plotWidth / 2, height - 6, "percentile (log scale of 1/(1-p))")
         for (index, (name, colour, points)) in series.enumerated() {
@@ -186,38 +206,84 @@ public enum HTMLReport {
             if !coordinates.isEmpty {
                 out += "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\" points=\"\(coordinates.joined(separator: " "))\"/>\n"
             }
-            let legendY = top + 12 + Double(index) * 16
-            out += "<rect x=\"\(c(left + 10))\" y=\"\(c(legendY - 9))\" width=\"12\" height=\"4\" fill=\"\(colour)\"/>\n"
-            out += text(left + 28, legendY - 4, name, anchor: "start")
+            out += legend(index, name, colour)
         }
         return out + "</svg>\n"
     }
 
-    /// Completed pushes per second after warm-up (bars) with delivered ones (line).
-    static func throughputChart(_ s: RunSummary) -> String {
-        var out = open("throughput per second")
-        let completed = s.completedPerSecond
-        guard !completed.isEmpty else {
-            return out + text(width / 2, height / 2, "no completions") + "</svg>\n"
+    /// A legend entry in the margin above the plot, never on a curve: entries side by side.
+    static func legend(_ index: Int, _ name: String, _ colour: String, dashed: Bool = false) -> String {
+        let x = left + Double(index) * 230
+        let y = top - 8
+        var out = "<line x1=\"\(c(x))\" y1=\"\(c(y))\" x2=\"\(c(x + 16))\" y2=\"\(c(y))\" stroke=\"\(colour)\" stroke-width=\"3\""
+        out += dashed ? " stroke-dasharray=\"4 3\"/>\n" : "/>\n"
+        return out + text(x + 22, y + 4, name, anchor: "start")
+    }
+
+    /// Mean and longest latency from the intended time of the pushes completed each second: a
+    /// backlog that grows through the run shows as a rising line, which the percentiles hide.
+    static func latencyOverTimeChart(_ s: RunSummary) -> String {
+        var out = open("latency over time")
+        let counts = s.perSecond.latencyCount
+        guard counts.contains(where: { $0 > 0 }) else {
+            return out + text(width / 2, height / 2, "no latency samples over time") + "</svg>\n"
         }
-        let yMax = niceCeiling(Double(completed.max() ?? 1))
-        out += yAxis(maximum: yMax, unit: "pushes/s")
-        let slot = plotWidth / Double(completed.count)
-        for (second, count) in completed.enumerated() {
-            let h = plotHeight * Double(count) / yMax
-            out += "<rect x=\"\(c(left + slot * Double(second) + slot * 0.1))\" y=\"\(c(top + plotHeight - h))\" width=\"\(c(slot * 0.8))\" height=\"\(c(h))\" fill=\"#9bbbe8\"><title>second \(second): \(count) completed</title></rect>\n"
+        let means = s.perSecond.latencyMean, maxima = s.perSecond.latencyMax
+        let yMax = niceCeiling(Double(maxima.max() ?? 1) / 1e6)
+        out += yAxis(maximum: yMax, unit: "ms")
+        let slot = plotWidth / Double(counts.count)
+        for (index, (name, colour, values)) in [("max", "#c8453b", maxima), ("mean", "#1f5fbf", means)].enumerated() {
+            let points = values.indices.filter { counts[$0] > 0 }.map { second in
+                "\(c(left + slot * (Double(second) + 0.5))),\(c(top + plotHeight - plotHeight * Swift.min(1, Double(values[second]) / 1e6 / yMax)))"
+            }
+            out += "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\" points=\"\(points.joined(separator: " "))\"/>\n"
+            out += legend(index, "\(name) latency of the second's completions", colour)
         }
-        let delivered = s.deliveredPerSecond.enumerated().map { second, count in
-            "\(c(left + slot * (Double(second) + 0.5))),\(c(top + plotHeight - plotHeight * Double(count) / yMax))"
-        }
-        if delivered.count > 1 {
-            out += "<polyline fill=\"none\" stroke=\"#17702e\" stroke-width=\"2\" points=\"\(delivered.joined(separator: " "))\"/>\n"
-        }
-        let labelEvery = Swift.max(1, completed.count / 10)
-        for second in stride(from: 0, to: completed.count, by: labelEvery) {
+        out += secondLabels(count: counts.count, slot: slot)
+        out += text(left + plotWidth / 2, height - 6, "seconds after warm-up, by completion")
+        return out + "</svg>\n"
+    }
+
+    static func secondLabels(count: Int, slot: Double) -> String {
+        var out = ""
+        let labelEvery = Swift.max(1, count / 10)
+        for second in stride(from: 0, to: count, by: labelEvery) {
             out += text(left + slot * (Double(second) + 0.5), top + plotHeight + 16, String(second))
         }
-        out += text(left + plotWidth / 2, height - 6, "seconds after warm-up (bars: completed, line: delivered)")
+        return out
+    }
+
+    /// Served (completed pushes per second after warm-up, bars; delivered, a line) against
+    /// offered (the pushes due in each second, dashed): a sender short of its schedule shows
+    /// as bars below the dashed line.
+    static func throughputChart(_ s: RunSummary) -> String {
+        var out = open("offered and served per second")
+        let completed = s.completedPerSecond
+        let offered = s.perSecond.offered
+        guard !completed.isEmpty || !offered.isEmpty else {
+            return out + text(width / 2, height / 2, "no completions") + "</svg>\n"
+        }
+        let seconds = Swift.max(completed.count, offered.count)
+        let yMax = niceCeiling(Double(Swift.max(completed.max() ?? 1, offered.max() ?? 1)))
+        out += yAxis(maximum: yMax, unit: "pushes/s")
+        let slot = plotWidth / Double(seconds)
+        for (second, count) in completed.enumerated() {
+            let h = plotHeight * Double(count) / yMax
+            out += "<rect x=\"\(c(left + slot * Double(second) + slot * 0.1))\" y=\"\(c(top + plotHeight - h))\" width=\"\(c(slot * 0.8))\" height=\"\(c(h))\" fill=\"#9bbbe8\"><title>second \(second): \(count) completed, \(second < offered.count ? offered[second] : 0) offered</title></rect>\n"
+        }
+        func polyline(_ values: [Int], colour: String, dashed: Bool) -> String {
+            guard !values.isEmpty else { return "" }
+            let points = values.enumerated().map { second, count in
+                "\(c(left + slot * (Double(second) + 0.5))),\(c(top + plotHeight - plotHeight * Double(count) / yMax))"
+            }
+            return "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\"\(dashed ? " stroke-dasharray=\"4 3\"" : "") points=\"\(points.joined(separator: " "))\"/>\n"
+        }
+        out += polyline(offered, colour: "#555", dashed: true) + legend(0, "offered (due that second)", "#555", dashed: true)
+        out += polyline(s.deliveredPerSecond, colour: "#17702e", dashed: false) + legend(1, "delivered", "#17702e")
+        out += "<rect x=\"\(c(left + 460))\" y=\"\(c(top - 12))\" width=\"16\" height=\"8\" fill=\"#9bbbe8\"/>\n"
+        out += text(left + 482, top - 4, "completed (bars)", anchor: "start")
+        out += secondLabels(count: seconds, slot: slot)
+        out += text(left + plotWidth / 2, height - 6, "seconds after warm-up")
         return out + "</svg>\n"
     }
 

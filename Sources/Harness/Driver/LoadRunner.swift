@@ -148,6 +148,8 @@ struct Cursor {
     var ringAll = HDRHistogram()
     var fanOutsCompleted = 0
     var fanOutsFullyDelivered = 0
+    /// Measured pushes by the second they were due in, after warm-up.
+    var offered = PerSecondSeries()
 }
 
 struct FanOutProgress {
@@ -174,6 +176,8 @@ struct ShardStats {
     /// Measured completions per second since the end of warm-up.
     var completedPerSecond: [Int] = []
     var deliveredPerSecond: [Int] = []
+    /// Served latency second by second (offered is the cursor's).
+    var perSecond = PerSecondSeries()
     /// Nanoseconds from the start of the last measured completion.
     var lastCompletion: UInt64 = 0
 }
@@ -321,6 +325,7 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
                 if measured {
                     cursor.measuredStarted += 1
                     cursor.iterations += 1
+                    cursor.offered.offer(item.pushCount, atSecond: Int((intended &- Swift.min(warmUpEnd, intended)) / 1_000_000_000))
                 } else {
                     cursor.warmUpIterations += 1
                 }
@@ -354,6 +359,7 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
                 stats.deliveredPerSecond.append(contentsOf: repeatElement(0, count: grown - stats.deliveredPerSecond.count))
             }
             stats.completedPerSecond[second] += 1
+            stats.perSecond.complete(latency: doneAt &- Swift.min(job.intended, doneAt), atSecond: second)
             switch outcome {
             case .delivered:
                 stats.delivered += 1
@@ -404,6 +410,7 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
                 merged.lastCompletion = Swift.max(merged.lastCompletion, stats.lastCompletion)
                 Self.add(stats.completedPerSecond, into: &merged.completedPerSecond)
                 Self.add(stats.deliveredPerSecond, into: &merged.deliveredPerSecond)
+                merged.perSecond.merge(stats.perSecond)
             }
         }
         let cursor = self.cursor.withLock { $0 }
@@ -449,7 +456,11 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
             timeToRingAll: cursor.ringAll,
             completedPerSecond: merged.completedPerSecond, deliveredPerSecond: merged.deliveredPerSecond,
             timedOut: timedOut)
-        return RunResult(summary: summary, latency: merged.corrected, serviceTime: merged.uncorrected,
+        var withSeries = summary
+        var series = merged.perSecond
+        series.merge(cursor.offered)
+        withSeries.perSecond = series
+        return RunResult(summary: withSeries, latency: merged.corrected, serviceTime: merged.uncorrected,
                          sendLag: merged.sendLag, timeToRingAll: cursor.ringAll)
     }
 

@@ -120,6 +120,8 @@ public struct RunSummary: Sendable, Equatable {
     /// Measured completions per second after warm-up, by second.
     public var completedPerSecond: [Int]
     public var deliveredPerSecond: [Int]
+    /// Offered pushes and served latency second by second (empty in reports written before it).
+    public var perSecond = PerSecondSeries()
 
     /// Conformance violations the gateway saw during the run; set by the caller, nil when unknown.
     public var violations: Int?
@@ -241,6 +243,12 @@ extension RunSummary {
             "service_time_percentiles": Self.tableJSON(serviceTimeTable),
             "completed_per_second": .array(completedPerSecond.map { .number(Double($0)) }),
             "delivered_per_second": .array(deliveredPerSecond.map { .number(Double($0)) }),
+            "offered_per_second": .array(perSecond.offered.map { .number(Double($0)) }),
+            "latency_per_second": [
+                "count": .array(perSecond.latencyCount.map { .number(Double($0)) }),
+                "mean_ns": .array(perSecond.latencyMean.map { .number(Double($0)) }),
+                "max_ns": .array(perSecond.latencyMax.map { .number(Double($0)) }),
+            ],
             "timed_out": .bool(timedOut),
             "notes": .array(notes.map { .string($0) }),
         ]
@@ -287,7 +295,7 @@ extension RunSummary {
             }
             notes.append(text)
         }
-        return RunSummary(
+        var summary = RunSummary(
             scenario: try root.requiredString("scenario", allowEmpty: true),
             modelKind: try model.requiredString("kind", allowEmpty: true),
             modelDescription: try model.requiredString("description", allowEmpty: true),
@@ -313,6 +321,18 @@ extension RunSummary {
             deliveredPerSecond: try requiredInts(root, "delivered_per_second"),
             violations: try root.int("violations", range: .wholeNumbers), timedOut: try root.requiredBool("timed_out"),
             notes: notes)
+        // Optional: reports written before the series have neither key.
+        let latencyPerSecond = try root.object("latency_per_second", allowed: ["count", "mean_ns", "max_ns"])
+        let completions = try latencyPerSecond?.ints("count", range: .wholeNumbers) ?? []
+        let means = try latencyPerSecond?.ints("mean_ns", range: .wholeNumbers) ?? []
+        let maxima = try latencyPerSecond?.ints("max_ns", range: .wholeNumbers) ?? []
+        guard means.count == completions.count, maxima.count == completions.count else {
+            throw root.fail("latency_per_second", "count, mean_ns and max_ns must be as long as each other")
+        }
+        summary.perSecond = PerSecondSeries(offered: try root.ints("offered_per_second", range: .wholeNumbers) ?? [],
+                                            latencyMax: maxima.map { UInt64($0) }, latencyMean: means.map { UInt64($0) },
+                                            latencyCount: completions)
+        return summary
     }
 
     /// Reports always carry their arrays, so an absent one is an error (not an empty list).

@@ -63,6 +63,8 @@ public struct ArrivalMatcher: Sendable {
     public private(set) var transientAnswers = 0
     var completedPerSecond: [Int] = []
     var deliveredPerSecond: [Int] = []
+    /// Expected pushes by their event's intended second, and latency by the second they arrived.
+    var perSecond = PerSecondSeries()
     var lastCompletion: UInt64 = 0
     /// When the last push arrived, matched or not: what the end of a run waits to go quiet.
     public private(set) var lastArrival: UInt64 = 0
@@ -114,6 +116,7 @@ public struct ArrivalMatcher: Sendable {
             counted += 1
         }
         events[index].expected = counted
+        perSecond.offer(counted, atSecond: Int(intended / 1_000_000_000))
         outstanding += counted
     }
 
@@ -222,6 +225,7 @@ public struct ArrivalMatcher: Sendable {
             deliveredPerSecond += repeatElement(0, count: second + 1 - deliveredPerSecond.count)
         }
         completedPerSecond[second] += 1
+        perSecond.complete(latency: fromIntended, atSecond: second)
         switch outcome {
         case .delivered:
             delivered += 1
@@ -326,6 +330,7 @@ public struct ArrivalMatcher: Sendable {
                                  elapsedSeconds: Double(elapsed) / 1e9, measuredSeconds: Double(lastCompletion) / 1e9,
                                  latency: latency, serviceTime: serviceTime, sendLag: sendLag, timeToRingAll: ringAll,
                                  completedPerSecond: completedPerSecond, deliveredPerSecond: deliveredPerSecond, timedOut: false)
+        summary.perSecond = perSecond
         if missing > 0 { summary.notes.append("\(missing) expected pushes never reached the gateway") }
         if unexpected > 0 { summary.notes.append("\(unexpected) pushes reached the gateway that no event called for") }
         if transientAnswers > 0 { summary.notes.append("\(transientAnswers) transient answers (429, 5xx, resets), retried or not") }
