@@ -237,10 +237,10 @@ public enum HTMLReport {
                 "\(c(left + slot * (Double(second) + 0.5))),\(c(top + plotHeight - plotHeight * Swift.min(1, Double(values[second]) / 1e6 / yMax)))"
             }
             out += "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\" points=\"\(points.joined(separator: " "))\"/>\n"
-            out += legend(index, "\(name) latency of the second's completions", colour)
+            out += legend(index, "\(name) latency", colour)
         }
         out += secondLabels(count: counts.count, slot: slot)
-        out += text(left + plotWidth / 2, height - 6, "seconds after warm-up, by completion")
+        out += text(left + plotWidth / 2, height - 6, "seconds after warm-up (latency of the pushes completed in each second)")
         return out + "</svg>\n"
     }
 
