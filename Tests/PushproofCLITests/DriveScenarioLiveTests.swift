@@ -68,6 +68,7 @@ private func writeScenario(in directory: TemporaryDirectory) throws -> String {
         #expect(report["model"]?["rate_per_s"] == 2)
         let notes = report["notes"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(notes.contains("2 of 3 events not played: the stages end first"), "\(notes)")
+        #expect(notes.contains { $0.hasPrefix("pushproof's own work: each event's expected pushes took ") }, "\(notes)")
     }
 
     /// `--abort-on-fail`: a scenario whose `expect` calls for no push makes every push
