@@ -9,6 +9,8 @@ let package = Package(
     name: "pushproof",
     products: [
         .executable(name: "pushproof", targets: ["pushproof"]),
+        // The mock gateway in-process, for a Swift server team's own tests (README, "In your Swift tests").
+        .library(name: "PushproofGateway", targets: ["PushproofGateway"]),
     ],
     targets: [
         // C libraries (Debian packages; see Makefile for the apt-get list).
@@ -69,6 +71,11 @@ let package = Package(
         .target(name: "ScenarioLoad", dependencies: ["JSON", "Clocks", "Metrics", "PushModel", "MockGateway", "SpecValidator", "Scenario",
                                                      "ScenarioRunner", "Driver"], path: "Sources/Harness/ScenarioLoad"),
 
+        // The in-process mock for Swift server teams' tests: a small, stable public API over the
+        // embedded gateway `run` uses.
+        .target(name: "PushproofGateway", dependencies: ["JSON", "MockGateway", "PushModel", "Scenario", "ScenarioRunner", "SpecValidator"],
+                path: "Sources/Library/PushproofGateway"),
+
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
         .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "Descriptors", "Metrics", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "Scenario", "ScenarioRunner", "ScenarioLoad", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"], path: "Sources/CLI/pushproof"),
@@ -92,6 +99,7 @@ let package = Package(
         .testTarget(name: "DriverTests", dependencies: ["Driver", "Clocks", "Metrics", "JSON", "PushModel"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "JSON"]),
         .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "PushproofTestSupport"]),
+        .testTarget(name: "PushproofGatewayTests", dependencies: ["PushproofGateway", "Crypto", "JSON", "PushproofTestSupport"]),
         .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON"]),
         .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine"]),
     ]

@@ -141,8 +141,8 @@ public struct GatewayStartError: Error, Sendable, CustomStringConvertible {
 }
 
 /// A running embedded gateway. `stop()` shuts it down and removes its credential files.
-final class EmbeddedGateway: ScenarioGateway {
-    let access: GatewayAccess
+public final class EmbeddedGateway: ScenarioGateway {
+    public let access: GatewayAccess
     let log: ExchangeLog
     let gateway: MockGateway
     private let server: HTTPServer
@@ -172,8 +172,9 @@ final class EmbeddedGateway: ScenarioGateway {
                       faults: opening.faults, recordFile: recordFile, observers: observers, retainingExchanges: retainingExchanges)
     }
 
-    /// `faults`: the scenario's `gateway.faults`, in serve's configuration shape.
-    init(judge: SpecJudge, bundleIDs: [String], fcmProject: String, tokens: TokenConfiguration, faults: JSONValue?,
+    /// `faults`: the scenario's `gateway.faults`, in serve's configuration shape. Public for
+    /// the `PushproofGateway` library, which starts one inside a team's own tests.
+    public init(judge: SpecJudge?, bundleIDs: [String], fcmProject: String, tokens: TokenConfiguration, faults: JSONValue?,
          recordFile: RecordFile?, observers: [any GatewayObserver] = [], retainingExchanges: Bool = true) throws(GatewayStartError) {
         let directory = NSTemporaryDirectory() + "pushproof-run-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         do {
@@ -242,18 +243,18 @@ final class EmbeddedGateway: ScenarioGateway {
     }
 
     /// From now on the gateway answers `token` as `state`.
-    func setToken(_ token: String, _ state: TokenState, nowMs: Int64) {
+    public func setToken(_ token: String, _ state: TokenState, nowMs: Int64) {
         gateway.tokens.set(token, to: Self.registryState(state, nowMs: nowMs))
     }
 
-    func mark() -> GatewayMark {
+    public func mark() -> GatewayMark {
         let (count, accepted) = log.counts
         return GatewayMark(position: count, acceptedPushes: accepted)
     }
 
     /// Polls the log's counters, never its exchanges, so a 20,000-push event costs nothing to
     /// wait on.
-    func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) async {
+    public func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) async {
         let clock = MonotonicClock()
         let deadline = clock.now + .milliseconds(options.eventTimeoutMilliseconds)
         var lastCount = -1
@@ -271,7 +272,7 @@ final class EmbeddedGateway: ScenarioGateway {
         }
     }
 
-    func exchanges(after mark: GatewayMark) -> [ObservedExchange] { log.exchanges(from: mark.position) }
+    public func exchanges(after mark: GatewayMark) -> [ObservedExchange] { log.exchanges(from: mark.position) }
 
     static func registryState(_ state: TokenState, nowMs: Int64) -> DeviceTokenState {
         switch state {
@@ -283,7 +284,7 @@ final class EmbeddedGateway: ScenarioGateway {
         }
     }
 
-    func stop() {
+    public func stop() {
         server.shutdown(gracePeriod: .seconds(2))
         recorder?.file?.flush()
         try? FileManager.default.removeItem(atPath: directory)
