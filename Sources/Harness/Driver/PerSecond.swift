@@ -13,11 +13,11 @@ public struct PerSecondSeries: Sendable, Equatable {
 
     public init() {}
 
-    public init(offered: [Int], latencyMax: [UInt64], latencyMean: [UInt64], latencyCount: [Int]) {
+    public init(offered: [Int], latencyMax: [UInt64], latencySum: [UInt64], latencyCount: [Int]) {
         self.offered = offered
         self.latencyMax = latencyMax
+        self.latencySum = latencySum
         self.latencyCount = latencyCount
-        latencySum = zip(latencyMean, latencyCount).map { $0 &* UInt64($1) }
     }
 
     public mutating func offer(_ pushes: Int, atSecond second: Int) {

@@ -247,6 +247,7 @@ extension RunSummary {
             "latency_per_second": [
                 "count": .array(perSecond.latencyCount.map { .number(Double($0)) }),
                 "mean_ns": .array(perSecond.latencyMean.map { .number(Double($0)) }),
+                "sum_ns": .array(perSecond.latencySum.map { .number(Double($0)) }),
                 "max_ns": .array(perSecond.latencyMax.map { .number(Double($0)) }),
             ],
             "timed_out": .bool(timedOut),
@@ -322,15 +323,16 @@ extension RunSummary {
             violations: try root.int("violations", range: .wholeNumbers), timedOut: try root.requiredBool("timed_out"),
             notes: notes)
         // Optional: reports written before the series have neither key.
-        let latencyPerSecond = try root.object("latency_per_second", allowed: ["count", "mean_ns", "max_ns"])
+        // The sums, not the means, are read back: a mean is rounded, a sum exact.
+        let latencyPerSecond = try root.object("latency_per_second", allowed: ["count", "mean_ns", "sum_ns", "max_ns"])
         let completions = try latencyPerSecond?.ints("count", range: .wholeNumbers) ?? []
-        let means = try latencyPerSecond?.ints("mean_ns", range: .wholeNumbers) ?? []
+        let sums = try latencyPerSecond?.ints("sum_ns", range: .wholeNumbers) ?? []
         let maxima = try latencyPerSecond?.ints("max_ns", range: .wholeNumbers) ?? []
-        guard means.count == completions.count, maxima.count == completions.count else {
-            throw root.fail("latency_per_second", "count, mean_ns and max_ns must be as long as each other")
+        guard sums.count == completions.count, maxima.count == completions.count else {
+            throw root.fail("latency_per_second", "count, sum_ns and max_ns must be as long as each other")
         }
         summary.perSecond = PerSecondSeries(offered: try root.ints("offered_per_second", range: .wholeNumbers) ?? [],
-                                            latencyMax: maxima.map { UInt64($0) }, latencyMean: means.map { UInt64($0) },
+                                            latencyMax: maxima.map { UInt64($0) }, latencySum: sums.map { UInt64($0) },
                                             latencyCount: completions)
         return summary
     }
