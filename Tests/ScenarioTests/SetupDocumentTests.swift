@@ -58,6 +58,20 @@ private let scenarioDirectory = URL(fileURLWithPath: #filePath).deletingLastPath
         #expect(read.people.filter(\.doNotDisturb).count > 0)
     }
 
+    @Test func generatedGroupsAndMessagesAreSpelledOut() throws {
+        let original = try Scenario(json: Array("""
+            {"format": 1, "product": "poolse", "generate": {"people": 60, "muted": 0.2, "groups": 6, "groups_per_person": 2,
+             "messages": {"count": 30}}}
+            """.utf8), name: "generated")
+        let read = try roundTrip(original)
+        expectSamePopulation(read, original, "generated")
+        #expect(read.conversations.count == 6)
+        var decoder = ScenarioEventDecoder(population: read)
+        for (index, event) in original.events.enumerated() {
+            #expect(try decoder.event(JSONParser.parse(event.adapterDocument.serialized()), index: index).kind == event.kind)
+        }
+    }
+
     @Test func anEventIsCheckedAgainstThePopulationAndTheEventsBeforeIt() throws {
         let original = try Scenario(json: Array(try Data(contentsOf: URL(fileURLWithPath: scenarioDirectory + "/poolse-01-ring-group.json"))),
                                     name: "poolse-01")

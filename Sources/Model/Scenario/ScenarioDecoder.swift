@@ -48,11 +48,14 @@ extension Scenario {
         try readSettings(root)
 
         var reader = ScenarioReader(product: product)
+        var generator: ScenarioGenerator?
         if let generate = try root.object("generate", allowed: ScenarioGenerator.keys) {
             for key in ["people", "conversations", "rooms"] where root.has(key) {
                 throw root.fail(key, "give either generate or people, conversations and rooms, not both")
             }
-            let generated = try ScenarioGenerator(generate, product: product).population()
+            let made = try ScenarioGenerator(generate, product: product)
+            generator = made
+            let generated = made.population()
             people = generated.people
             conversations = generated.conversations
             rooms = generated.rooms
@@ -90,6 +93,19 @@ extension Scenario {
 
         if setup { return }
         events = try root.objects("events").map { fields throws(JSONFieldError) in try reader.event(fields) }
+        if let generator, let storm = generator.messages {
+            // After the written events; the same checks as theirs.
+            let at = "generate.messages"
+            let taken = reader.messages.keys.compactMap { id in
+                id.first == "m" ? Int(id.dropFirst()).flatMap { "m\($0)" == id && $0 < storm.count ? $0 : nil } : nil
+            }.min()
+            if let taken {
+                throw JSONFieldError(keyPath: at, problem: "message \"m\(taken)\" is in events already; generated messages are m0 to m\(storm.count - 1)")
+            }
+            for (index, event) in generator.messageEvents(conversations: conversations, rooms: rooms).enumerated() {
+                events.append(try reader.event(try JSONFields(event, path: "\(at)[\(index)]")))
+            }
+        }
         if events.isEmpty { throw JSONFieldError(keyPath: "events", problem: "required (at least one event)") }
         if let expect = try root.array("expect") {
             var covered: Set<Int> = []

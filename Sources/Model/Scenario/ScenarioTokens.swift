@@ -49,4 +49,7 @@ public struct ScenarioRandom: Sendable {
 
     /// True with probability `share`.
     public mutating func chance(_ share: Double) -> Bool { unit() < share }
+
+    /// A value in 0..<bound (0 when bound is 0), one draw.
+    public mutating func next(below bound: Int) -> Int { generator.next(below: bound) }
 }
