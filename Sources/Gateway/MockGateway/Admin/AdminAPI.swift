@@ -2,7 +2,7 @@ import HTTPCore
 import JSON
 
 /// The control API on the admin listener (loopback by default): status, reset, device token
-/// states, faults, recording counters, the request journal (`/requests`) and `/metrics`. JSON in, JSON out; every error is
+/// states, faults, answer rules (`/answer-rules`), recording counters, the request journal (`/requests`) and `/metrics`. JSON in, JSON out; every error is
 /// `{"error": "..."}` with a 4xx status. The endpoints are listed in the README ("Control API").
 public final class AdminAPI: HTTPHandler {
     public struct Statistics: Sendable {
