@@ -25,8 +25,12 @@ struct ServiceOutcome {
     /// The tape of the body the service read, when it was asked to keep it: the judge reads
     /// it instead of scanning the body again.
     var payloadTape: JSONTape? = nil
-    /// The FCM message's `token`, once the service has read the body (the journal's `token=`).
+    /// The FCM message's `token`, once the service has read the body (the journal's `token=`);
+    /// the APNs path's token (lowercase) once the request has passed every check before its own.
     var deviceToken: String? = nil
+    /// The request passed every check before its device's own (the device's rate, its token's
+    /// state): where the answer rules may answer instead (`MockGateway.answerByRules`).
+    var reachedDevice = false
 }
 
 /// `POST /3/device/{token}`: every rule of apns.md, answered as Apple answers.
@@ -185,12 +189,13 @@ final class APNSService: Sendable {
         var warnings: [GatewayNote] = []
         if request.version == .http1_1 { warnings.append(.warning("APNs speaks HTTP/2 only; this request came over HTTP/1.1")) }
         var payloadTape: JSONTape?
+        var checkedToken: String?  // set once every check before the token's own has passed
 
         func reject(_ reason: APNSReason, timestamp: UInt64? = nil, authenticated: Bool = false,
                     because failure: AuthFailure? = nil) -> ServiceOutcome {
             ServiceOutcome(response: errorResponse(reason, apnsID: apnsID, timestamp: timestamp), reason: reason.rawValue,
                            warnings: warnings, authenticated: authenticated, detail: failure?.detail, authFailure: failure?.kind,
-                           payloadTape: payloadTape)
+                           payloadTape: payloadTape, deviceToken: checkedToken, reachedDevice: checkedToken != nil)
         }
 
         if headers.duplicate { return reject(.duplicateHeaders) }
@@ -296,6 +301,7 @@ final class APNSService: Sendable {
             return reject(.payloadEmpty, authenticated: authenticated)
         }
 
+        checkedToken = token
         let state = registry.state(ofNormalized: token)
         if state == .valid, let limiter = deviceRateLimiter, limiter.take(token, nowNanos: clock.nowNanos) != nil {
             return reject(.tooManyRequests, authenticated: authenticated)
@@ -311,7 +317,8 @@ final class APNSService: Sendable {
         var responseHeaders = [HTTPHeader("apns-id", apnsID)]
         if configuration.environment == .development { responseHeaders.append(HTTPHeader("apns-unique-id", identifiers.uuid())) }
         return ServiceOutcome(response: HTTPResponse(status: 200, headers: responseHeaders), reason: nil,
-                              warnings: warnings, authenticated: authenticated, payloadTape: payloadTape)
+                              warnings: warnings, authenticated: authenticated, payloadTape: payloadTape, deviceToken: token,
+                              reachedDevice: true)
     }
 
     /// `{"reason":"…"}`, plus `timestamp` on a 410 (apns.md, Responses).

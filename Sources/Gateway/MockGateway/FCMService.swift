@@ -55,9 +55,10 @@ final class FCMService: Sendable {
     func handle(_ request: HTTPRequest, connection: GatewayConnectionState) -> ServiceOutcome {
         var warnings: [GatewayNote] = []
         var deviceToken: String?
+        var reachedDevice = false
         func fail(_ error: GoogleError, authenticated: Bool = false, because failure: AuthFailure? = nil) -> ServiceOutcome {
             ServiceOutcome(response: error.response, reason: error.reason, warnings: warnings, authenticated: authenticated,
-                           detail: failure?.detail, authFailure: failure?.kind, deviceToken: deviceToken)
+                           detail: failure?.detail, authFailure: failure?.kind, deviceToken: deviceToken, reachedDevice: reachedDevice)
         }
         guard let project = Self.project(in: request.path) else {
             return fail(GoogleError(code: 404, status: "NOT_FOUND", message: "Requested entity was not found."))
@@ -107,6 +108,7 @@ final class FCMService: Sendable {
             return fail(validator.error ?? .invalidPayload(field: "", "Invalid JSON payload received."), authenticated: true)
         }
         if let error = semanticError(message, validator: validator) { return fail(error, authenticated: true) }
+        reachedDevice = true
 
         // A dry run checks the token too (senders use it to probe tokens), but sends nothing,
         // so it does not count against the per-device rate.
@@ -120,22 +122,38 @@ final class FCMService: Sendable {
             switch state {
             case .valid: break
             case .gone, .expired:
-                return fail(GoogleError(.unregistered, message: "Requested entity was not found."), authenticated: true)
+                return fail(Self.error(.unregistered, project: project, retryAfter: nil), authenticated: true)
             case .bad:
                 return fail(Self.invalidTokenError(), authenticated: true)
             case .otherSender:
                 return fail(Self.senderIDMismatchError(), authenticated: true)
             }
         }
-        if validator.validateOnly {
-            return success(project: project, id: "fake_message_id", warnings: warnings, deviceToken: deviceToken)
-        }
-        return success(project: project, id: identifiers.messageID(), warnings: warnings, deviceToken: deviceToken)
+        var delivered = success(project: project, id: validator.validateOnly ? "fake_message_id" : identifiers.messageID(),
+                                warnings: warnings, deviceToken: deviceToken)
+        delivered.reachedDevice = true
+        return delivered
     }
 
     static func quotaExceeded(project: String, retryAfter: Int, _ message: String) -> GoogleError {
         var error = GoogleError(.quotaExceeded, message: message)
         error.quotaViolation = ("project_number:\(project)", message)
+        error.retryAfterSeconds = retryAfter
+        return error
+    }
+
+    /// Google's answer with this error code, as this gateway gives it elsewhere (a token's
+    /// state, the per-device rate, an injected fault): the answer rules' FCM errors.
+    static func error(_ code: FCMErrorCode, project: String, retryAfter: Int?) -> GoogleError {
+        var error: GoogleError
+        switch code {
+        case .invalidArgument: error = invalidTokenError()
+        case .senderIdMismatch: error = senderIDMismatchError()
+        case .unregistered: error = GoogleError(.unregistered, message: "Requested entity was not found.")
+        case .quotaExceeded: error = quotaExceeded(project: project, retryAfter: 0, "Sending limit exceeded for the message target.")
+        case .internalError: error = GoogleError(.internalError, message: "Internal error encountered.")
+        default: error = GoogleError(.unavailable, message: "The service is currently unavailable.")
+        }
         error.retryAfterSeconds = retryAfter
         return error
     }

@@ -60,7 +60,11 @@ public enum APNSEnvironment: String, Sendable {
 ///              "reset_rate": 0.0005, "close_rate": 0.0001},
 ///     "fcm": {"latency": {"distribution": {"kind": "normal", "mean_ms": 20, "stddev_ms": 5}}},
 ///     "oauth": {}
-///   }
+///   },
+///   "answer_rules": [                         // first match answers (AnswerRule): see the README
+///     {"name": "third-push-throttled", "route": "apns",
+///      "match": {"token": "...", "nth": 3}, "answer": {"status": 429, "retry_after_seconds": 2}}
+///   ]
 /// }
 /// ```
 /// Latency distributions: `{"kind": "uniform", "min_ms", "max_ms"}`,
@@ -70,13 +74,17 @@ public struct GatewayConfiguration: Sendable {
     public var fcm: FCMConfiguration
     public var tokens: TokenConfiguration
     public var faults: FaultConfiguration
+    /// Answers chosen by what a request carries, in order (`AnswerRules`).
+    public var answerRules: [AnswerRule]
 
     public init(apns: APNSConfiguration = .init(), fcm: FCMConfiguration = .init(),
-                tokens: TokenConfiguration = .init(), faults: FaultConfiguration = .init()) {
+                tokens: TokenConfiguration = .init(), faults: FaultConfiguration = .init(),
+                answerRules: [AnswerRule] = []) {
         self.apns = apns
         self.fcm = fcm
         self.tokens = tokens
         self.faults = faults
+        self.answerRules = answerRules
     }
 }
 

@@ -59,12 +59,13 @@ struct ConfigReader {
     }
 
     mutating func configuration(_ document: JSONValue) throws(GatewayConfigurationError) -> GatewayConfiguration {
-        let root = try JSONFields(document, allowed: ["apns", "fcm", "tokens", "faults"])
+        let root = try JSONFields(document, allowed: ["apns", "fcm", "tokens", "faults", "answer_rules"])
         var configuration = GatewayConfiguration()
         if let apns = root.object["apns"] { configuration.apns = try apnsConfiguration(apns, "apns") }
         if let fcm = root.object["fcm"] { configuration.fcm = try fcmConfiguration(fcm, "fcm") }
         if let tokens = root.object["tokens"] { configuration.tokens = try tokenConfiguration(tokens, "tokens") }
         if let faults = root.object["faults"] { configuration.faults = try faultConfiguration(faults, "faults") }
+        if let rules = root.value("answer_rules") { configuration.answerRules = try answerRules(rules, "answer_rules") }
         return configuration
     }
 

@@ -44,6 +44,8 @@ public struct GatewayExchange: Sendable {
     public var reason: String?
     /// The injected fault that shaped the answer ("latency", "status:503", "goaway", …), if any.
     public var fault: String?
+    /// The answer rule that answered (`AnswerRule.name`), if one did.
+    public var answerRule: String?
     /// The spec verdict as it goes into the record (spec id, violations), when specs are loaded.
     public var verdict: JSONValue?
     /// When the answer was decided, nanoseconds since the Unix epoch.

@@ -15,7 +15,9 @@ import Synchronization
 /// APNs 404 BadPath; the rest is 404 with a Google-style error.
 ///
 /// Faults (per route, `FaultInjector`) are rolled before validation: an overloaded gateway
-/// fails valid and invalid requests alike. Every answer, faults included, is reported to the
+/// fails valid and invalid requests alike. Answer rules (`AnswerRules`) answer after it, in
+/// the place of the device's own checks (its rate, its token's state): a rule answers as the
+/// real gateway would a request it has validated and authenticated. Every answer, faults included, is reported to the
 /// observers as a `GatewayExchange`: `reason` is the APNs reason, the FCM errorCode (or the
 /// canonical status when there is no FcmError detail) or the OAuth error; `fault` names the
 /// injected fault ("status:503", "reset", "close", "latency", "goaway"); an injected reset or
@@ -35,6 +37,8 @@ public final class MockGateway: HTTPHandler {
     public let tokens: DeviceTokenRegistry
     /// Injected faults (admin API: change per route at runtime).
     public let faults: FaultInjector
+    /// Answers chosen by what a request carries (admin API: replace at runtime).
+    public let answerRules: AnswerRules
     private let observers: [any GatewayObserver]
     /// A `Recorder` is among the observers: the exchange carries the request's headers
     /// encoded for the record line, reused from the connection's previous request.
@@ -59,6 +63,7 @@ public final class MockGateway: HTTPHandler {
         self.clock = clock
         tokens = DeviceTokenRegistry(configuration: configuration.tokens, nowMillis: clock.nowMillis)
         faults = FaultInjector(configuration: configuration.faults)
+        answerRules = AnswerRules(configuration.answerRules)
         maxConcurrentStreams = Atomic(configuration.faults.maxConcurrentStreams ?? configuration.apns.maxConcurrentStreams)
         let authority = try APNSProviderTokenAuthority(configuration: configuration.apns, clock: clock)
         apns = APNSService(configuration: configuration.apns, authority: authority, registry: tokens,
@@ -98,7 +103,8 @@ public final class MockGateway: HTTPHandler {
 
     /// One request, in stages that only go forward: each reads what the request and the stages
     /// before it produced, none reaches into a later one. Faults are rolled before the service
-    /// (an overloaded gateway fails valid and invalid requests alike); the stream limit follows
+    /// (an overloaded gateway fails valid and invalid requests alike); the answer rules follow the
+    /// service's checks of the request (and take the place of its device's); the stream limit follows
     /// the service's verdict on the credentials; the judge reads the body the service parsed, if
     /// it parsed one; the observers see the final answer.
     public func handle(_ request: HTTPRequest, on connection: ConnectionContext) -> HTTPResponse {
@@ -110,6 +116,7 @@ public final class MockGateway: HTTPHandler {
 
         let fault = injectFaults(route: route, request: request, state: state)
         var answer = fault.outcome ?? dispatch(request, route: route, state: state)
+        let rule = answerByRules(request, route: route, answer: &answer)
         answer.response.delayNanos += fault.delayNanos
         raiseStreamLimit(after: &answer, route: route, request: request, state: state)
         answer.response.actions.append(contentsOf: fault.actions)
@@ -117,7 +124,7 @@ public final class MockGateway: HTTPHandler {
 
         exchangeCount.add(1, ordering: .relaxed)
         if !observers.isEmpty {
-            observe(request, answer: answer, route: route, fault: fault.label, specVerdict: specVerdict,
+            observe(request, answer: answer, route: route, fault: fault.label, rule: rule, specVerdict: specVerdict,
                     clientCertificateSubject: clientCertificate?.subject, state: state)
         }
         return answer.response
@@ -184,6 +191,33 @@ public final class MockGateway: HTTPHandler {
         return decision
     }
 
+    /// The answer rules, on a request the service let through to its device's own checks (an
+    /// injected fault answered before the service: `reachedDevice` is false): the first rule
+    /// that matches replaces the service's answer with its own, built as the service builds it
+    /// (APNs `{"reason"}` with the request's apns-id, a 410's `timestamp`; Google's error).
+    /// What the service read stays (warnings, credentials, the tape the judge reads). The
+    /// rule's name, for the record line.
+    private func answerByRules(_ request: HTTPRequest, route: GatewayRoute, answer: inout ServiceOutcome) -> String? {
+        guard answer.reachedDevice, answerRules.isActive else { return nil }
+        let now = clock.nowMillis
+        guard let rule = answerRules.decide(AnswerRuleRequest(route: route, token: answer.deviceToken.map(DeviceTokenRegistry.key),
+                                                              headers: request.headers, body: request.body, nowMillis: now)) else {
+            return nil
+        }
+        let retryAfter = rule.answer.retryAfterSeconds
+        if route == .apns, let reason = rule.answer.apns {
+            let apnsID = answer.response.headers.first { $0.name == "apns-id" }?.value ?? identifiers.uuid()
+            let timestamp = reason.status == 410 ? rule.answer.sinceMillis ?? now : nil
+            answer.response = apns.errorResponse(reason, apnsID: apnsID, timestamp: timestamp, retryAfter: retryAfter)
+            answer.reason = reason.rawValue
+        } else if route == .fcm, let code = rule.answer.fcm {
+            let error = FCMService.error(code, project: FCMService.project(in: request.path) ?? "", retryAfter: retryAfter)
+            answer.response = error.response
+            answer.reason = error.reason
+        }
+        return rule.name
+    }
+
     /// The stream limit (apns.md, Transport): raised by the first APNs request with valid
     /// credentials, or at once by an FCM or OAuth one, when token auth is on.
     private func raiseStreamLimit(after answer: inout ServiceOutcome, route: GatewayRoute, request: HTTPRequest,
@@ -217,7 +251,7 @@ public final class MockGateway: HTTPHandler {
 
     /// Hands the exchange to every observer: the verdict as recorded (the spec's, when in
     /// scope, plus the gateway's own warnings), detail, auth failure, certificate subject.
-    private func observe(_ request: HTTPRequest, answer: ServiceOutcome, route: GatewayRoute, fault: String?,
+    private func observe(_ request: HTTPRequest, answer: ServiceOutcome, route: GatewayRoute, fault: String?, rule: String?,
                          specVerdict: SpecVerdict?, clientCertificateSubject: String?, state: GatewayConnectionState) {
         var verdict: JSONValue?
         var verdictEncoding: [UInt8]?
@@ -240,6 +274,7 @@ public final class MockGateway: HTTPHandler {
         exchange.authFailure = answer.authFailure
         exchange.clientCertificateSubject = clientCertificateSubject
         exchange.deviceToken = answer.deviceToken
+        exchange.answerRule = rule
         exchange.recordedVerdict = verdictEncoding
         if recordsLines {
             exchange.recordedRequestHead = state.recordedRequestHead.encode(request, route: route.rawValue,
@@ -288,8 +323,7 @@ public final class MockGateway: HTTPHandler {
                 error = GoogleError(.quotaExceeded, message: "Quota exceeded for quota metric 'Send requests' and limit 'Send requests per minute' of service 'fcm.googleapis.com'.")
                 error.quotaViolation = ("project_number:\(configuration.fcm.projectNumber ?? configuration.fcm.projectID ?? "0")",
                                         "Send requests per minute exceeded")
-            case 500: error = GoogleError(.internalError, message: "Internal error encountered.")
-            default: error = GoogleError(.unavailable, message: "The service is currently unavailable.")
+            default: error = FCMService.error(status == 500 ? .internalError : .unavailable, project: "", retryAfter: retry)
             }
             error.retryAfterSeconds = retry
             return ServiceOutcome(response: error.response, reason: error.reason)

@@ -152,8 +152,8 @@ public final class EmbeddedGateway: ScenarioGateway {
     static let keyID = "SCENARIO01"
     static let teamID = "PUSHPROOF1"
 
-    /// Starts with the scenario's token states and faults (`opening.faults`, in serve's
-    /// configuration shape).
+    /// Starts with the scenario's token states, faults and answer rules (`opening.faults`,
+    /// `opening.answerRules`, in serve's configuration shape).
     /// `observers` see every exchange too (a load run's arrival matcher); with them,
     /// `retainingExchanges: false` keeps only the log's counters.
     convenience init(opening: GatewayOpening, recordFile: RecordFile?, observers: [any GatewayObserver] = [],
@@ -169,21 +169,26 @@ public final class EmbeddedGateway: ScenarioGateway {
             }
         }
         try self.init(judge: opening.judge, bundleIDs: [opening.bundleID], fcmProject: opening.fcmProject, tokens: tokens,
-                      faults: opening.faults, recordFile: recordFile, observers: observers, retainingExchanges: retainingExchanges)
+                      faults: opening.faults, answerRules: opening.answerRules, recordFile: recordFile, observers: observers, retainingExchanges: retainingExchanges)
     }
 
-    /// `faults`: the scenario's `gateway.faults`, in serve's configuration shape. Public for
-    /// the `PushproofGateway` library, which starts one inside a team's own tests.
+    /// `faults`, `answerRules`: the scenario's `gateway.faults` and `gateway.answer_rules`, in
+    /// serve's configuration shape. Public for the `PushproofGateway` library, which starts one
+    /// inside a team's own tests.
     public init(judge: SpecJudge?, bundleIDs: [String], fcmProject: String, tokens: TokenConfiguration, faults: JSONValue?,
-         recordFile: RecordFile?, observers: [any GatewayObserver] = [], retainingExchanges: Bool = true) throws(GatewayStartError) {
+         answerRules: JSONValue? = nil, recordFile: RecordFile?, observers: [any GatewayObserver] = [], retainingExchanges: Bool = true) throws(GatewayStartError) {
         let directory = NSTemporaryDirectory() + "pushproof-run-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             var configuration = GatewayConfiguration()
-            if let faults {
-                let text = JSONValue.object(["faults": faults]).serialized()
+            if faults != nil || answerRules != nil {
+                var given = JSONObject()
+                if let faults { given["faults"] = faults }
+                if let answerRules { given["answer_rules"] = answerRules }
                 do {
-                    configuration.faults = try GatewayConfiguration.parse(json: Array(text.utf8)).faults
+                    let read = try GatewayConfiguration.parse(json: Array(JSONValue.object(given).serialized().utf8))
+                    configuration.faults = read.faults
+                    configuration.answerRules = read.answerRules
                 } catch {
                     throw GatewayStartError("gateway.\(error)")
                 }

@@ -20,6 +20,8 @@ public struct GatewayOpening: Sendable {
     public var tokens: [(token: String, state: TokenState)]
     /// The scenario's `gateway.faults`, in `pushproof serve --config`'s `faults` shape.
     public var faults: JSONValue?
+    /// The scenario's `gateway.answer_rules`, in `pushproof serve --config`'s `answer_rules` shape.
+    public var answerRules: JSONValue? = nil
     /// Unix ms of `at_ms: 0`: the `since_ms` of a token gone without one.
     public var startMs: Int64
     /// The specs with the scenario's product claiming its app (`SpecJudge.claiming`): what an

@@ -54,6 +54,7 @@ extension GatewayOpening {
         self.init(product: scenario.product.rawValue, hasAndroidDevices: scenario.devices.contains { $0.1.platform == .android },
                   bundleID: app.bundleID, fcmProject: app.fcmProject, tokens: [], faults: scenario.faults, startMs: scenario.startMs,
                   judge: judge.claiming(product: scenario.product.rawValue, bundleID: app.bundleID, fcmProject: app.fcmProject))
+        answerRules = scenario.answerRules
         for (deviceID, state) in scenario.tokenStates {
             guard let token = devices.tokenOfDevice[deviceID] else { continue }
             tokens.append((token, state))

@@ -43,6 +43,7 @@ public struct RecordLine: Sendable {
         public static let delayNanos: StaticString = "delay_ns"
         public static let actions: StaticString = "actions"
         public static let fault: StaticString = "fault"
+        public static let rule: StaticString = "rule"
         public static let verdict: StaticString = "verdict"
         /// Inside `verdict`.
         public static let spec: StaticString = "spec"
@@ -76,6 +77,8 @@ public struct RecordLine: Sendable {
     public var answeredNanos: UInt64?
     /// The injected fault that shaped the answer (`latency`, `status:503`, …), if any.
     public var fault: String?
+    /// The answer rule that answered (its name), if one did.
+    public var rule: String?
     /// What the gateway stored (`serve --specs`): spec id, ok, violations, gateway_warnings.
     public var verdict: JSONValue?
 
@@ -111,12 +114,12 @@ public struct RecordLine: Sendable {
     /// per connection). `verdictEncoding`, when given, is `verdict` already encoded (the judge's
     /// passing verdicts are the same bytes every time: `SpecJudge.recordedForm`).
     public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
-                                  detail: String?, fault: String?, verdict: JSONValue?, answeredNanos: UInt64,
+                                  detail: String?, fault: String?, rule: String? = nil, verdict: JSONValue?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
                                   requestHead: [UInt8]? = nil, verdictEncoding: [UInt8]? = nil) -> [UInt8] {
         var w = JSONWriter(capacity: lineCapacity(bodyBytes: request.body.count))
         encodeTail(request: request, response: response, route: route, reason: reason, detail: detail, fault: fault,
-                   verdict: verdict, answeredNanos: answeredNanos, clientCertificateSubject: clientCertificateSubject,
+                   rule: rule, verdict: verdict, answeredNanos: answeredNanos, clientCertificateSubject: clientCertificateSubject,
                    redactAssertion: redactAssertion, requestHead: requestHead, verdictEncoding: verdictEncoding, into: &w)
         return w.bytes
     }
@@ -129,7 +132,7 @@ public struct RecordLine: Sendable {
     /// (`Recorder`) has its buffer already, where a new one was a ~1.5 KB allocation a line, too
     /// large for malloc's per-thread cache.
     public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
-                                  detail: String?, fault: String?, verdict: JSONValue?, answeredNanos: UInt64,
+                                  detail: String?, fault: String?, rule: String? = nil, verdict: JSONValue?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
                                   requestHead: [UInt8]?, verdictEncoding: [UInt8]? = nil, into w: inout JSONWriter) {
         w.removeAll(keepingCapacity: true)
@@ -164,6 +167,7 @@ public struct RecordLine: Sendable {
         }
         w.endObject()
         if let fault { w.key(plain: Field.fault); w.string(fault) }
+        if let rule { w.key(plain: Field.rule); w.string(rule) }
         if let verdictEncoding {
             w.key(plain: Field.verdict); w.raw(verdictEncoding)
         } else if let verdict {

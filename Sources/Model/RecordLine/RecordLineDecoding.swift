@@ -103,6 +103,7 @@ extension RecordLine {
         }
         answeredNanos = member(Field.answeredNanos)?.doubleValue.flatMap { $0 >= 0 ? UInt64($0) : nil }
         fault = try optionalString(Field.fault, in: value)
+        rule = try optionalString(Field.rule, in: value)
 
         switch member(Field.verdict) {
         case nil, .null?: verdict = nil

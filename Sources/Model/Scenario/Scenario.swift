@@ -29,6 +29,9 @@ public struct Scenario: Sendable {
     public var tokenStates: [(device: String, state: TokenState)]
     /// The gateway's faults, as `pushproof serve --config`'s `faults` object.
     public var faults: JSONValue?
+    /// The gateway's answer rules, as `pushproof serve --config`'s `answer_rules` array (a
+    /// rule's `match.device` already made the device's `token`).
+    public var answerRules: JSONValue?
     public var events: [ScenarioEvent]
     /// nil: the reference rules are the oracle.
     public var expectations: [EventExpectation]?
@@ -48,6 +51,7 @@ public struct Scenario: Sendable {
         rooms = []
         tokenStates = []
         faults = nil
+        answerRules = nil
         events = []
         expectations = nil
     }

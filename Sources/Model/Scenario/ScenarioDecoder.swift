@@ -72,7 +72,7 @@ extension Scenario {
         if product == .yama, root.has("conversations") { throw root.fail("conversations", "Yama has rooms, not conversations") }
         if product != .yama, root.has("rooms") { throw root.fail("rooms", "rooms are Yama's; \(product.rawValue) has conversations") }
 
-        if let gateway = try root.object("gateway", allowed: ["tokens", "faults"]) {
+        if let gateway = try root.object("gateway", allowed: ["tokens", "faults", "answer_rules"]) {
             if let tokens = try gateway.object("tokens") {
                 for (deviceID, value) in tokens.object {
                     let at = tokens.path(deviceID)
@@ -89,6 +89,7 @@ extension Scenario {
                 }
                 self.faults = faults
             }
+            if gateway.has("answer_rules") { answerRules = try reader.answerRules(gateway, people: people) }
         }
 
         if setup { return }
@@ -483,5 +484,34 @@ struct ScenarioReader {
                                                source: try delivery.string("source")))
         }
         return EventExpectation(event: event, source: try fields.string("source"), deliveries: deliveries)
+    }
+}
+
+extension ScenarioReader {
+    /// `gateway.answer_rules`: serve's `answer_rules` array, checked by the gateway when it
+    /// starts (as `gateway.faults` is); here only a rule's `match.device`, which names a device
+    /// of the population, is made that device's `token`.
+    func answerRules(_ gateway: JSONFields, people: [Person]) throws(JSONFieldError) -> JSONValue {
+        let rules = try gateway.requiredArray("answer_rules")
+        var rewritten: [JSONValue] = []
+        for (index, rule) in rules.enumerated() {
+            guard case .object(var object) = rule, case .object(var match)? = object["match"], let device = match["device"] else {
+                rewritten.append(rule)
+                continue
+            }
+            let at = gateway.path("answer_rules", index) + ".match.device"
+            guard let id = device.stringValue else { throw JSONFieldError(keyPath: at, problem: "expected a device id") }
+            guard let found = people.lazy.flatMap(\.devices).first(where: { $0.id == id }) else {
+                throw JSONFieldError(keyPath: at, problem: "unknown device \"\(id)\"")
+            }
+            guard match["token"] == nil, match["token_prefix"] == nil else {
+                throw JSONFieldError(keyPath: at, problem: "give device, token or token_prefix, one of them")
+            }
+            match["device"] = nil
+            match["token"] = .string(found.token)
+            object["match"] = .object(match)
+            rewritten.append(.object(object))
+        }
+        return .array(rewritten)
     }
 }

@@ -18,8 +18,8 @@ final class ExternalGateway: ScenarioGateway {
     let access: GatewayAccess
     private let admin: AdminClient
 
-    /// Resets the gateway (`POST /reset`: token states and faults back to its configuration),
-    /// then sets the scenario's token states and faults.
+    /// Resets the gateway (`POST /reset`: token states, faults and answer rules back to its
+    /// configuration), then sets the scenario's token states, faults and answer rules.
     init(admin: AdminClient, access: GatewayAccess, opening: GatewayOpening) throws(GatewayStartError) {
         self.admin = admin
         self.access = access
@@ -34,6 +34,7 @@ final class ExternalGateway: ScenarioGateway {
         for (route, faults) in opening.faults?.objectValue ?? JSONObject() {
             try call("PUT", "/faults/" + route, body: faults.serialized())
         }
+        if let rules = opening.answerRules { try call("PUT", "/answer-rules", body: rules.serialized()) }
     }
 
     func setToken(_ token: String, _ state: TokenState, nowMs: Int64) throws(GatewayStartError) {

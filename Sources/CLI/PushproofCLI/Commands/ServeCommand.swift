@@ -21,7 +21,7 @@ struct ServeCommand: Subcommand {
             .value("key", "FILE", "TLS private key (PEM), with --cert."),
             .value("cert-out", "FILE", "Where the generated self-signed certificate is written, for clients to trust "
                    + "(the ready line names it).", default: "pushproof-cert-<port>.pem, after the port bound"),
-            .value("config", "FILE", "Gateway configuration (JSON): APNs keys, FCM service accounts, token states, faults. "
+            .value("config", "FILE", "Gateway configuration (JSON): APNs keys, FCM service accounts, token states, faults, answer rules. "
                    + "Without it auth is off and every well-formed token is valid."),
             .value("record", "FILE", "Append every request and its answer to FILE, one JSON object a line."),
             .flag("record-append", "Keep the record file's existing lines (default: start it afresh)."),

@@ -2,7 +2,7 @@ import HTTPCore
 import JSON
 
 /// The control API on the admin listener (loopback by default): status, reset, device token
-/// states, faults, recording counters, the request journal (`/requests`) and `/metrics`. JSON in, JSON out; every error is
+/// states, faults, answer rules (`/answer-rules`), recording counters, the request journal (`/requests`) and `/metrics`. JSON in, JSON out; every error is
 /// `{"error": "..."}` with a 4xx status. The endpoints are listed in the README ("Control API").
 public final class AdminAPI: HTTPHandler {
     public struct Statistics: Sendable {
@@ -62,6 +62,11 @@ public final class AdminAPI: HTTPHandler {
             return json(200, allFaults())
         case ("GET", "faults", 2), ("PUT", "faults", 2), ("DELETE", "faults", 2):
             return routeFaults(request.method, parts[1], body: request.body)
+        case ("GET", "answer-rules", 1): return json(200, answerRules())
+        case ("PUT", "answer-rules", 1), ("POST", "answer-rules", 1): return setAnswerRules(request.body, appending: request.method == "POST")
+        case ("DELETE", "answer-rules", 1):
+            gateway.answerRules.replace(with: [])
+            return json(200, answerRules())
         case ("DELETE", "provider-tokens", 1):
             return json(200, ["teams_forgotten": .number(Double(gateway.forgetProviderTokenUpdates()))])
         case ("GET", "recording", 1): return json(200, recording())
@@ -77,7 +82,7 @@ public final class AdminAPI: HTTPHandler {
         case (_, "requests", 2) where parts[1] == "count":
             return error(405, "method \(request.method) not allowed on \(path)")
         case (_, "status", 1), (_, "metrics", 1), (_, "reset", 1), (_, "tokens", _), (_, "faults", _), (_, "recording", _),
-             (_, "requests", 1), (_, "provider-tokens", 1):
+             (_, "requests", 1), (_, "provider-tokens", 1), (_, "answer-rules", 1):
             return error(405, "method \(request.method) not allowed on \(path)")
         default:
             return error(404, "no such endpoint \(path); see GET /status and the README's Control API")
@@ -131,11 +136,15 @@ public final class AdminAPI: HTTPHandler {
                                 help: "Requests the journal dropped, oldest first, to stay within --journal-size and --journal-mib.",
                                 value: Double(counts.dropped), isCounter: true))
         }
+        let ruleMatches = GatewayMetrics.LabeledCounter(
+            name: "pushproof_answer_rule_matches_total", help: "Requests an answer rule answered, by rule (the rules in force; replacing them starts again at 0).",
+            label: "rule", values: gateway.answerRules.counts.map { ($0.rule.name, $0.answered) })
         return HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")],
-                            body: Array(metrics.render(gauges: gauges).utf8))
+                            body: Array(metrics.render(gauges: gauges, counters: [ruleMatches]).utf8))
     }
 
-    /// Back to the state at start: configured token states and faults, metrics zeroed, no
+    /// Back to the state at start: configured token states, faults and answer rules (their
+    /// counts at zero), metrics zeroed, no
     /// team's provider-token updates counted. The record file is never truncated (it is the
     /// evidence); its counters keep counting.
     private func reset() -> HTTPResponse {
@@ -145,6 +154,7 @@ public final class AdminAPI: HTTPHandler {
         gateway.tokens.apply(configuration.tokens, nowMillis: GatewayClock.system.nowMillis)
         gateway.faults.clearAll()
         for (route, faults) in configuration.faults.routes { gateway.faults.setFaults(faults, for: route) }
+        gateway.answerRules.replace(with: configuration.answerRules)
         metrics.reset()
         return json(200, status())
     }
@@ -237,6 +247,39 @@ public final class AdminAPI: HTTPHandler {
         return json(200, gateway.faults.faults(for: route).json)
     }
 
+    /// `{"answer_rules": [rule, …]}`, each in the configuration's shape with `seen` (requests
+    /// that reached it and matched, `nth` aside) and `answered`.
+    private func answerRules() -> JSONValue {
+        ["answer_rules": .array(gateway.answerRules.counts.map { entry in
+            var object = entry.rule.json.objectValue ?? [:]
+            object["seen"] = .number(Double(entry.seen))
+            object["answered"] = .number(Double(entry.answered))
+            return .object(object)
+        })]
+    }
+
+    /// PUT: the configuration's `answer_rules` array replaces the rules; POST: one rule (an
+    /// object) is added after them. Counts start at zero for a replaced list; the rules kept by
+    /// a POST keep theirs.
+    private func setAnswerRules(_ body: [UInt8], appending: Bool) -> HTTPResponse {
+        do {
+            let document = try JSONParser.parse(body)
+            let reader = ConfigReader(baseDirectory: ".")
+            if appending {
+                let current = gateway.answerRules.rules
+                let rule = try reader.answerRule(document, "answer_rules[\(current.count)]")
+                // Checked as the whole list would be: names unique, at most the maximum.
+                _ = try reader.answerRules(.array((current + [rule]).map(\.json)), "answer_rules")
+                gateway.answerRules.append(rule)
+            } else {
+                gateway.answerRules.replace(with: try reader.answerRules(document, "answer_rules"))
+            }
+            return json(200, answerRules())
+        } catch {
+            return self.error(400, "\(error)")
+        }
+    }
+
     private func recording() -> JSONValue {
         guard let file = recorder?.file else { return ["enabled": false] }
         return ["enabled": true, "path": .string(file.path), "lines": .number(Double(file.lineCount)),
@@ -311,6 +354,50 @@ public final class AdminAPI: HTTPHandler {
 
     private func error(_ status: Int, _ message: String) -> HTTPResponse {
         json(status, ["error": .string(message)])
+    }
+}
+
+extension AnswerRule {
+    /// The configuration-file form (`answer_rules[i]`), for `GET /answer-rules`.
+    public var json: JSONValue {
+        var object: JSONObject = ["name": .string(name)]
+        switch (answer.apns, answer.fcm) {
+        case (_?, nil): object["route"] = "apns"
+        case (nil, _?): object["route"] = "fcm"
+        default: break
+        }
+        var m = JSONObject()
+        switch match.token {
+        case .exactly(let token)?: m["token"] = .string(token)
+        case .prefix(let prefix)?: m["token_prefix"] = .string(prefix)
+        case nil: break
+        }
+        switch match.count {
+        case .nth(let n)?: m["nth"] = .number(Double(n))
+        case .fromNth(let n)?: m["from_nth"] = .number(Double(n))
+        case nil: break
+        }
+        if let after = match.afterMillis { m["after_ms"] = .number(Double(after)) }
+        if let before = match.beforeMillis { m["before_ms"] = .number(Double(before)) }
+        if !match.fields.isEmpty {
+            m["fields"] = .object(JSONObject(match.fields.map { (key: $0.pointer.description, value: $0.value) }))
+        }
+        if !match.absentFields.isEmpty { m["absent"] = .array(match.absentFields.map { .string($0.description) }) }
+        if !match.headers.isEmpty {
+            m["headers"] = .object(JSONObject(match.headers.map { (key: $0.name, value: $0.value.map(JSONValue.string) ?? .null) }))
+        }
+        if !m.isEmpty { object["match"] = .object(m) }
+        var a: JSONObject = ["status": .number(Double(answer.apns?.status ?? answer.fcm?.status ?? 0))]
+        switch (answer.apns, answer.fcm) {
+        case (let reason?, nil): a["reason"] = .string(reason.rawValue)
+        case (nil, let code?): a["reason"] = .string(code.rawValue)
+        default: break
+        }
+        if let retry = answer.retryAfterSeconds { a["retry_after_seconds"] = .number(Double(retry)) }
+        if let since = answer.sinceMillis { a["since_ms"] = .number(Double(since)) }
+        object["answer"] = .object(a)
+        if let times { object["times"] = .number(Double(times)) }
+        return .object(object)
     }
 }
 

@@ -105,8 +105,23 @@ public final class GatewayMetrics: GatewayObserver {
         }
     }
 
+    /// A counter owned by someone else with one label, rendered as it is (HELP and TYPE even
+    /// when it has no series yet, as the gateway's own counters are).
+    public struct LabeledCounter: Sendable {
+        public var name: String
+        public var help: String
+        public var label: String
+        public var values: [(label: String, value: UInt64)]
+        public init(name: String, help: String, label: String, values: [(label: String, value: UInt64)]) {
+            self.name = name
+            self.help = help
+            self.label = label
+            self.values = values
+        }
+    }
+
     /// The exposition text.
-    public func render(gauges: [Gauge] = []) -> String {
+    public func render(gauges: [Gauge] = [], counters: [LabeledCounter] = []) -> String {
         let snapshot = state.withLock { $0 }
         var out = ""
         out += "# HELP pushproof_requests_total Requests answered, by route, HTTP status and APNs reason / FCM error code.\n"
@@ -141,6 +156,10 @@ public final class GatewayMetrics: GatewayObserver {
         out += "# HELP pushproof_spec_uncovered_total Pushes no product claims: not covered by any spec, not judged.\n"
         out += "# TYPE pushproof_spec_uncovered_total counter\n"
         out += "pushproof_spec_uncovered_total \(snapshot.uncovered)\n"
+        for counter in counters {
+            out += "# HELP \(counter.name) \(counter.help)\n# TYPE \(counter.name) counter\n"
+            for (label, value) in counter.values { out += "\(counter.name){\(counter.label)=\"\(escape(label))\"} \(value)\n" }
+        }
         for gauge in gauges {
             out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) \(gauge.isCounter ? "counter" : "gauge")\n\(gauge.name) \(gauge.value)\n"
         }

@@ -66,7 +66,7 @@ public final class Recorder: GatewayObserver {
     /// begins with `RecordLine.linePrefix`.
     static func encode(_ exchange: GatewayExchange, into writer: inout JSONWriter) {
         RecordLine.encodeTail(request: exchange.request, response: exchange.response, route: exchange.route.rawValue,
-                              reason: exchange.reason, detail: exchange.detail, fault: exchange.fault,
+                              reason: exchange.reason, detail: exchange.detail, fault: exchange.fault, rule: exchange.answerRule,
                               verdict: exchange.verdict, answeredNanos: exchange.answeredNanos,
                               clientCertificateSubject: exchange.clientCertificateSubject,
                               redactAssertion: exchange.route == .oauth, requestHead: exchange.recordedRequestHead, verdictEncoding: exchange.recordedVerdict,
