@@ -139,13 +139,14 @@ private final class Journal: GatewayObserver {
         default: return
         }
         let verdict = exchange.verdict
-        // FCM's token was parsed from the body by the gateway; APNs's is the path's last part.
+        // The service names the token it read (FCM: the body's; APNs: the path's, once the
+        // request reached its device's checks); a request refused before then, from the path.
         let token = exchange.deviceToken
             ?? (route == .apns ? exchange.request.path.split(separator: "/").last.map(String.init) : nil)
         let push = PushproofGateway.ReceivedPush(
             route: route, token: token, headers: exchange.request.headers.map { ($0.name, $0.value) },
             body: exchange.request.body, status: exchange.response.status, reason: exchange.reason,
-            spec: verdict?["spec"]?.stringValue, passedSpec: verdict?["ok"].flatMap { $0 == .bool(true) ? true : ($0 == .bool(false) ? false : nil) })
+            spec: verdict?["spec"]?.stringValue, passedSpec: verdict?["ok"]?.boolValue)
         pushes.withLock { pushes in
             if pushes.count >= PushproofGateway.maxReceived { pushes.removeFirst(pushes.count - PushproofGateway.maxReceived + 1) }
             pushes.append(push)
