@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "Descriptors", path: "Sources/Base/Descriptors"),
         .target(name: "Hashing", path: "Sources/Base/Hashing"),
         // Latency histograms (HDR, 3 significant digits): the driver, the sender's metrics, `check --timing`.
-        .target(name: "Metrics", path: "Sources/Base/Metrics"),
+        .target(name: "Metrics", dependencies: ["Clocks"], path: "Sources/Base/Metrics"),
         .target(name: "HTTPCore", dependencies: ["JSON"], path: "Sources/Base/HTTPCore"),
         .target(name: "PushModel", dependencies: ["JSON"], path: "Sources/Model/PushModel"),
 

@@ -247,7 +247,7 @@ import Testing
     @Test func metricsCountRefusalsByRouteReasonAndKind() throws {
         let metrics = GatewayMetrics()
         let clock = ManualClock()
-        let gateway = try MockGateway(configuration: try authConfiguration(), observers: [metrics], clock: clock.gatewayClock)
+        let gateway = try MockGateway(configuration: try authConfiguration(), observers: [metrics], clock: clock.wallClock)
         let connection = ConnectionContext(id: 1, version: .http2, isTLS: true, peer: "127.0.0.1:1")
         gateway.connectionOpened(connection)
         let forged = Self.signed(["kid": .string(keyID)], ["iss": .string(teamID), "iat": .number(Double(clock.nowSeconds))], key: TestKeys.forgedKey)

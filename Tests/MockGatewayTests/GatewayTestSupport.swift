@@ -46,7 +46,7 @@ final class Harness {
     init(_ configuration: GatewayConfiguration = GatewayConfiguration(), clock: ManualClock = ManualClock(),
          judge: SpecJudge? = nil) throws {
         self.clock = clock
-        gateway = try MockGateway(configuration: configuration, observers: [observer], judge: judge, clock: clock.gatewayClock)
+        gateway = try MockGateway(configuration: configuration, observers: [observer], judge: judge, clock: clock.wallClock)
         connection = ConnectionContext(id: 1, version: .http2, isTLS: true, peer: "127.0.0.1:50000")
         gateway.connectionOpened(connection)
     }

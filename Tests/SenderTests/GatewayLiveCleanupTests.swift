@@ -13,7 +13,7 @@ import Testing
 
     static func rules(_ store: any DeviceStore) -> PoolseRules {
         PoolseRules(app: AppConfig(iosBundleID: LiveGateway.bundleID, fcmProjectID: LiveGateway.project),
-                    devices: store, grants: FixedGrants(call: "grant-token"), clock: .fixed(now))
+                    devices: store, grants: FixedGrants(call: "grant-token"), clock: .fixed(milliseconds: now))
     }
 
     static func call(_ id: String) -> Call {

@@ -16,7 +16,7 @@ func fcmData(_ push: PushRequest) throws -> JSONValue {
 
 func rules(at now: Int64, _ settings: WorkspaceSettings = .init()) -> PoolseRules {
     var rules = Seed.rules(settings)
-    rules.clock = .fixed(now)
+    rules.clock = .fixed(milliseconds: now)
     return rules
 }
 

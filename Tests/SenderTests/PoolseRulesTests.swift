@@ -35,7 +35,7 @@ enum Seed {
 
     static func rules(_ settings: WorkspaceSettings = .init(), store: InMemoryDeviceStore = store()) -> PoolseRules {
         PoolseRules(app: app, settings: settings, devices: store,
-                    grants: FixedGrants(call: grant, reply: grant), clock: .fixed(now))
+                    grants: FixedGrants(call: grant, reply: grant), clock: .fixed(milliseconds: now))
     }
 
     static func call(_ conversation: Conversation = group, kind: CallKind = .call, media: CallMedia = .video) -> Call {

@@ -29,14 +29,11 @@ public struct MonotonicClock: Clock {
 
         /// `base` moved by `duration`, clamped to 0 ... UInt64.max.
         static func offset(_ base: UInt64, by duration: Duration) -> UInt64 {
-            let (seconds, attoseconds) = duration.components
-            let nanos = Double(seconds) * 1e9 + Double(attoseconds) / 1e9
-            if nanos >= 0 {
-                let step = nanos >= Double(UInt64.max) ? UInt64.max : UInt64(nanos)
-                let (sum, overflow) = base.addingReportingOverflow(step)
+            if duration >= .zero {
+                let (sum, overflow) = base.addingReportingOverflow(duration.clampedNanoseconds)
                 return overflow ? .max : sum
             }
-            let step = -nanos >= Double(UInt64.max) ? UInt64.max : UInt64(-nanos)
+            let step = (.zero - duration).clampedNanoseconds
             return base > step ? base - step : 0
         }
     }

@@ -2,6 +2,7 @@
 // indexed by (power-of-two bucket, linear sub-bucket), so recording is a few shifts and an add,
 // and merging is element-wise addition. The suite's convention (load-testing.md, "Latency"):
 // 3 significant digits over 0 ns .. 1 h (exact up to 2047 ns), merge across threads, never average percentiles.
+import Clocks
 
 /// Latency histogram over nanoseconds, 0 ns ... 1 h, 3 significant decimal digits.
 ///
@@ -72,7 +73,7 @@ public struct HDRHistogram: Sendable, Equatable {
 
     /// Records a duration, rounding to whole nanoseconds; negative durations count as 0.
     public mutating func record(_ duration: Duration) {
-        record(Self.nanoseconds(duration))
+        record(duration.clampedNanoseconds)
     }
 
     /// Records `value` and, when it exceeds `expectedInterval`, the samples a closed-loop
@@ -205,14 +206,6 @@ public struct HDRHistogram: Sendable, Equatable {
         return 1 << UInt64(bucketIndex)
     }
 
-    /// A duration in whole nanoseconds: 0 when negative, `UInt64.max` when too large.
-    public static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 0 }
-        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return .max }
-        return whole &+ UInt64(attoseconds / 1_000_000_000)
-    }
 
     public static func == (lhs: HDRHistogram, rhs: HDRHistogram) -> Bool {
         lhs.totalCount == rhs.totalCount && lhs.min == rhs.min && lhs.max == rhs.max

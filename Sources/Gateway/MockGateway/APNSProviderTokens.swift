@@ -1,3 +1,4 @@
+import Clocks
 import Crypto
 import PushModel
 import RecordLine
@@ -116,7 +117,7 @@ final class APNSProviderTokenAuthority: Sendable {
     private let keys: [String: Key]
     private let environment: APNSEnvironment
     private let acceptDERSignatures: Bool
-    private let clock: GatewayClock
+    private let clock: WallClock
     /// Outcome of verifying a token's signature and claims (time-independent parts only).
     private let cache = Mutex<[String: Result<VerifiedProviderToken, TokenRejection>]>([:])
     private let teams = Mutex<[String: TeamTokenHistory]>([:])
@@ -137,7 +138,7 @@ final class APNSProviderTokenAuthority: Sendable {
         var lastNewTokenAtSeconds: Int64 = .min
     }
 
-    init(configuration: APNSConfiguration, clock: GatewayClock) throws(GatewayConfigurationError) {
+    init(configuration: APNSConfiguration, clock: WallClock) throws(GatewayConfigurationError) {
         var keys: [String: Key] = [:]
         for (i, key) in configuration.keys.enumerated() {
             do {

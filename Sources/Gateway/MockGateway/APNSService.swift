@@ -2,6 +2,7 @@
 import RecordLine
 import Glibc
 #endif
+import Clocks
 import Crypto
 import HTTPCore
 import JSON
@@ -80,11 +81,11 @@ final class APNSService: Sendable {
     let authority: APNSProviderTokenAuthority
     let registry: DeviceTokenRegistry
     let identifiers: IdentifierSource
-    let clock: GatewayClock
+    let clock: WallClock
     let deviceRateLimiter: RateLimiter?
 
     init(configuration: APNSConfiguration, authority: APNSProviderTokenAuthority, registry: DeviceTokenRegistry,
-         identifiers: IdentifierSource, clock: GatewayClock) {
+         identifiers: IdentifierSource, clock: WallClock) {
         self.deviceRateLimiter = configuration.deviceRateLimit.map(RateLimiter.init)
         self.configuration = configuration
         self.authority = authority
@@ -303,7 +304,7 @@ final class APNSService: Sendable {
 
         checkedToken = token
         let state = registry.state(ofNormalized: token)
-        if state == .valid, let limiter = deviceRateLimiter, limiter.take(token, nowNanos: clock.nowNanos) != nil {
+        if state == .valid, let limiter = deviceRateLimiter, limiter.take(token, nowNanos: clock.nowNanoseconds) != nil {
             return reject(.tooManyRequests, authenticated: authenticated)
         }
         switch state {

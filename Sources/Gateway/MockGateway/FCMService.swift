@@ -1,3 +1,4 @@
+import Clocks
 import RecordLine
 import HTTPCore
 import JSON
@@ -31,13 +32,13 @@ final class FCMService: Sendable {
     let registry: DeviceTokenRegistry
     let store: AccessTokenStore
     let identifiers: IdentifierSource
-    let clock: GatewayClock
+    let clock: WallClock
     let authEnabled: Bool
     let projectQuota: RateLimiter?
     let deviceRateLimiter: RateLimiter?
 
     init(configuration: FCMConfiguration, registry: DeviceTokenRegistry, store: AccessTokenStore,
-         identifiers: IdentifierSource, clock: GatewayClock) {
+         identifiers: IdentifierSource, clock: WallClock) {
         self.projectQuota = configuration.quotaPerMinute.map { RateLimiter(RateLimit(maximum: $0, perSeconds: 60)) }
         self.deviceRateLimiter = configuration.deviceRateLimit.map(RateLimiter.init)
         self.configuration = configuration
@@ -83,7 +84,7 @@ final class FCMService: Sendable {
                 .wrongProject, "the access token is for a service account of project \(allowed[0]); it may send to \(allowed.joined(separator: ", ")), "
                     + "not \(project) (grant it with send_to_projects)"))
         }
-        if let quota = projectQuota, let wait = quota.take(project, nowNanos: clock.nowNanos) {
+        if let quota = projectQuota, let wait = quota.take(project, nowNanos: clock.nowNanoseconds) {
             return fail(Self.quotaExceeded(project: project, retryAfter: wait,
                                            "Quota exceeded for quota metric 'Send requests' and limit 'Send requests per minute' of service 'fcm.googleapis.com' for consumer 'project_number:\(project)'."),
                         authenticated: true)
@@ -115,7 +116,7 @@ final class FCMService: Sendable {
         if let token = message["token"]?.stringValue {
             let state = registry.state(of: token)
             if state == .valid, !validator.validateOnly, let limiter = deviceRateLimiter,
-               let wait = limiter.take(token, nowNanos: clock.nowNanos) {
+               let wait = limiter.take(token, nowNanos: clock.nowNanoseconds) {
                 return fail(Self.quotaExceeded(project: project, retryAfter: wait, "Sending limit exceeded for the message target."),
                             authenticated: true)
             }

@@ -1,3 +1,4 @@
+import Clocks
 import Crypto
 import HTTPCore
 import SpecValidator
@@ -45,7 +46,7 @@ public final class MockGateway: HTTPHandler {
     private let recordsLines: Bool
     /// Judges each request against the push specs (`serve --specs`), when given.
     public let judge: SpecJudge?
-    private let clock: GatewayClock
+    private let clock: WallClock
     private let identifiers = IdentifierSource()
     private let apns: APNSService
     private let fcm: FCMService
@@ -55,13 +56,13 @@ public final class MockGateway: HTTPHandler {
 
     /// Builds the gateway; throws when a configured key cannot be read.
     public init(configuration: GatewayConfiguration, observers: [any GatewayObserver] = [],
-                judge: SpecJudge? = nil, clock: GatewayClock = .system) throws(GatewayConfigurationError) {
+                judge: SpecJudge? = nil, clock: WallClock = .system) throws(GatewayConfigurationError) {
         self.configuration = configuration
         self.observers = observers
         recordsLines = observers.contains { $0.wantsRecordedRequestHead }
         self.judge = judge
         self.clock = clock
-        tokens = DeviceTokenRegistry(configuration: configuration.tokens, nowMillis: clock.nowMillis)
+        tokens = DeviceTokenRegistry(configuration: configuration.tokens, nowMillis: UInt64(clock.nowMilliseconds))
         faults = FaultInjector(configuration: configuration.faults)
         answerRules = AnswerRules(configuration.answerRules)
         maxConcurrentStreams = Atomic(configuration.faults.maxConcurrentStreams ?? configuration.apns.maxConcurrentStreams)
@@ -146,7 +147,7 @@ public final class MockGateway: HTTPHandler {
         if let authorities = configuration.apns.certificateAuthorities {
             state.providerCertificate = ProviderCertificateVerdict(
                 der: connection.clientCertificateDER, authorities: authorities,
-                environment: configuration.apns.environment, nowSeconds: Int64(clock.nowNanos / 1_000_000_000))
+                environment: configuration.apns.environment, nowSeconds: Int64(clock.nowNanoseconds / 1_000_000_000))
         } else if connection.clientCertificateDER != nil {
             // Zero config: no issuer to check against, so any certificate authenticates.
             state.providerCertificate = .unverified(identity?.providerCertificate)
@@ -199,7 +200,7 @@ public final class MockGateway: HTTPHandler {
     /// rule's name, for the record line.
     private func answerByRules(_ request: HTTPRequest, route: GatewayRoute, answer: inout ServiceOutcome) -> String? {
         guard answer.reachedDevice, answerRules.isActive else { return nil }
-        let now = clock.nowMillis
+        let now = UInt64(clock.nowMilliseconds)
         guard let rule = answerRules.decide(AnswerRuleRequest(route: route, token: answer.deviceToken.map(DeviceTokenRegistry.key),
                                                               headers: request.headers, body: request.body, nowMillis: now)) else {
             return nil
@@ -269,7 +270,7 @@ public final class MockGateway: HTTPHandler {
             verdict = .object(object)
         }
         var exchange = GatewayExchange(request: request, response: answer.response, route: route, reason: answer.reason,
-                                       fault: fault, verdict: verdict, answeredNanos: clock.nowNanos)
+                                       fault: fault, verdict: verdict, answeredNanos: clock.nowNanoseconds)
         exchange.detail = answer.detail
         exchange.authFailure = answer.authFailure
         exchange.clientCertificateSubject = clientCertificateSubject
@@ -289,7 +290,7 @@ public final class MockGateway: HTTPHandler {
         exchangeCount.add(1, ordering: .relaxed)
         guard !observers.isEmpty else { return }
         let exchange = GatewayExchange(request: partial, response: response, route: Self.route(of: partial),
-                                       answeredNanos: clock.nowNanos)
+                                       answeredNanos: clock.nowNanoseconds)
         for observer in observers { observer.observe(exchange) }
     }
 

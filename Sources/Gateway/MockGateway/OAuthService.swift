@@ -1,3 +1,4 @@
+import Clocks
 import Encoding
 import RecordLine
 import Crypto
@@ -85,10 +86,10 @@ final class OAuthService: Sendable {
     let configuration: FCMConfiguration
     let store: AccessTokenStore
     let identifiers: IdentifierSource
-    let clock: GatewayClock
+    let clock: WallClock
 
     init(configuration: FCMConfiguration, store: AccessTokenStore, identifiers: IdentifierSource,
-         clock: GatewayClock) throws(GatewayConfigurationError) {
+         clock: WallClock) throws(GatewayConfigurationError) {
         var accounts: [String: Account] = [:]
         for (i, account) in configuration.serviceAccounts.enumerated() {
             let publicKey: RSAPublicKey

@@ -9,29 +9,6 @@ import Glibc
 import JSON
 import Synchronization
 
-/// Where the gateway reads the time: provider-token age (ExpiredProviderToken), token-update
-/// rate (TooManyProviderTokenUpdates), access-token expiry, 410 timestamps. Tests pass a
-/// `ManualClock` so those rules are checked without waiting.
-public struct GatewayClock: Sendable {
-    private let read: @Sendable () -> UInt64
-
-    /// `nowNanos` returns nanoseconds since the Unix epoch.
-    public init(nowNanos: @escaping @Sendable () -> UInt64) { read = nowNanos }
-
-    public var nowNanos: UInt64 { read() }
-    public var nowSeconds: Int64 { Int64(read() / 1_000_000_000) }
-    public var nowMillis: UInt64 { read() / 1_000_000 }
-
-    /// The wall clock (CLOCK_REALTIME).
-    public static let system = GatewayClock { SystemClock.wallClockNanoseconds() }
-}
-
-extension ManualClock {
-    public var gatewayClock: GatewayClock {
-        GatewayClock { [self] in nowNanoseconds }
-    }
-}
-
 /// A seedable random source shared by all event loops without a lock.
 final class CounterRandomSource: Sendable {
     private let seed: UInt64

@@ -46,7 +46,7 @@ public struct ArrivalSchedule: Sendable, Equatable {
 
     public var duration: Duration { stages.reduce(.zero) { $0 + $1.duration } }
 
-    public var durationSeconds: Double { LoadPlan.seconds(duration) }
+    public var durationSeconds: Double { duration.inSeconds }
 
     /// The highest rate the schedule reaches.
     public var peakRate: Double { stages.reduce(startRate) { Swift.max($0, $1.target) } }
@@ -95,9 +95,9 @@ public struct ArrivalSchedule: Sendable, Equatable {
 
     /// "100/s for 30s" or "ramping 0/s, 100/s over 30s, 1000/s over 2m, 0/s over 30s".
     public var description: String {
-        if isConstant { return "\(Format.number(startRate))/s for \(Format.seconds(LoadPlan.seconds(duration)))" }
+        if isConstant { return "\(Format.number(startRate))/s for \(Format.seconds(duration.inSeconds))" }
         return "ramping \(Format.number(startRate))/s, "
-            + stages.map { "\(Format.number($0.target))/s over \(Format.seconds(LoadPlan.seconds($0.duration)))" }.joined(separator: ", ")
+            + stages.map { "\(Format.number($0.target))/s over \(Format.seconds($0.duration.inSeconds))" }.joined(separator: ", ")
     }
 
     // MARK: Parsing
@@ -169,7 +169,7 @@ public struct ArrivalSchedule: Sendable, Equatable {
             var start = 0.0, rate = startRate / 1e9, before = 0.0
             for stage in stages {
                 boundaries.append(Boundary(start: start, rate: rate, before: before))
-                let length = LoadPlan.seconds(stage.duration) * 1e9
+                let length = stage.duration.inSeconds * 1e9
                 let target = stage.target / 1e9
                 before += (rate + target) / 2 * length
                 start += length

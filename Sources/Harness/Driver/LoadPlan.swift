@@ -158,10 +158,6 @@ public struct LoadPlan: Sendable, Equatable {
         }
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        let (s, atto) = duration.components
-        return Double(s) + Double(atto) / 1e18
-    }
 }
 
 public struct LoadPlanError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -50,7 +50,7 @@ public struct LoadRunner<C: Clock>: Sendable where C.Duration == Duration {
                 }
             }
         }
-        let deadline = HDRHistogram.nanoseconds(plan.effectiveTimeLimit + plan.drainTimeout)
+        let deadline = (plan.effectiveTimeLimit + plan.drainTimeout).clampedNanoseconds
         let finished = await withTaskCancellationHandler {
             await Self.wait(for: workers, until: deadline, in: state)
         } onCancel: {
@@ -217,14 +217,14 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
         self.source = source
         self.clock = clock
         self.start = start
-        warmUpEnd = HDRHistogram.nanoseconds(plan.warmUp)
-        timeLimit = HDRHistogram.nanoseconds(plan.effectiveTimeLimit)
-        lateAfter = HDRHistogram.nanoseconds(plan.lateAfter)
-        dropAfter = plan.dropAfter.map(HDRHistogram.nanoseconds)
+        warmUpEnd = plan.warmUp.clampedNanoseconds
+        timeLimit = plan.effectiveTimeLimit.clampedNanoseconds
+        lateAfter = plan.lateAfter.clampedNanoseconds
+        dropAfter = plan.dropAfter.map(\.clampedNanoseconds)
         switch plan.model {
         case .open(let stages):
             schedule = stages.preceded(by: plan.warmUp)
-            plannedEnd = warmUpEnd &+ HDRHistogram.nanoseconds(stages.duration)
+            plannedEnd = warmUpEnd &+ stages.duration.clampedNanoseconds
             scheduleEnd = Swift.min(plannedEnd, timeLimit)
         case .closed:
             schedule = nil
@@ -238,7 +238,7 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
     /// Nanoseconds since the start.
     @inline(__always)
     func now() -> UInt64 {
-        HDRHistogram.nanoseconds(start.duration(to: clock.now))
+        (start.duration(to: clock.now)).clampedNanoseconds
     }
 
     /// Sleeps until `offset` nanoseconds after the start.

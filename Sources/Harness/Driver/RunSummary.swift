@@ -177,7 +177,7 @@ public struct RunSummary: Sendable, Equatable {
         case .open(let schedule):
             // A ramp's target is its peak: the rate the run had to reach.
             targetRate = schedule.peakRate
-            plannedSeconds = LoadPlan.seconds(schedule.duration)
+            plannedSeconds = schedule.duration.inSeconds
         case .closed(let workers, let count):
             concurrency = workers
             plannedCount = count
@@ -194,7 +194,7 @@ public struct RunSummary: Sendable, Equatable {
         let delivered = measuredSeconds > 0 ? Double(counts.delivered) / measuredSeconds : 0
         self.init(scenario: plan.scenario, modelKind: plan.isRateBased ? "open" : "closed",
                   modelDescription: plan.modelDescription, targetRate: targetRate, plannedSeconds: plannedSeconds,
-                  concurrency: concurrency, plannedCount: plannedCount, warmUpSeconds: LoadPlan.seconds(plan.warmUp),
+                  concurrency: concurrency, plannedCount: plannedCount, warmUpSeconds: plan.warmUp.inSeconds,
                   environment: environment, counts: counts, outcomes: outcomes,
                   elapsedSeconds: elapsedSeconds, measuredSeconds: measuredSeconds,
                   throughput: throughput, deliveredThroughput: delivered,

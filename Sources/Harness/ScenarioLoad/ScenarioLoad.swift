@@ -193,7 +193,7 @@ public enum ScenarioLoad {
         let opening = GatewayOpening(scenario, app: app, devices: devices, judge: judge)
         var walk = ScenarioWalk(scenario, devices: devices, opening: opening)
         let gateway = try await open(opening, feed)
-        var matcher = ArrivalMatcher(graceNanoseconds: HDRHistogram.nanoseconds(options.cleanupGrace), deviceName: devices.name(ofToken:))
+        var matcher = ArrivalMatcher(graceNanoseconds: options.cleanupGrace.clampedNanoseconds, deviceName: devices.name(ofToken:))
         matcher.badTokens = walk.badTokens
         let shared = SharedMatcher(matcher)
         let consumer = Task {
@@ -335,7 +335,7 @@ public enum ScenarioLoad {
         let live = walk.live
         let finished = shared.withLock { matcher in
             matcher.finish(plan: plan, played: played, planned: scenario.events.count, elapsed: elapsed,
-                           lateAfter: HDRHistogram.nanoseconds(options.lateAfter), store: listed.map { ($0, live) })
+                           lateAfter: options.lateAfter.clampedNanoseconds, store: listed.map { ($0, live) })
         }
         var summary = finished.summary
         let peak = window.peak

@@ -159,8 +159,7 @@ final class AdapterProcess: Sendable {
         while true {
             let left = ContinuousClock.now.duration(to: deadline)
             guard left > .zero else { throw .timedOut }
-            let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1,
-                                         Self.exitCheckMilliseconds))
+            let milliseconds = Int32(min(left.clampedNanoseconds / 1_000_000 + 1, UInt64(Self.exitCheckMilliseconds)))
             var entry = pollfd(fd: fd, events: events, revents: 0)
             let ready = poll(&entry, 1, milliseconds)
             if ready > 0 { return }  // readable, or hung up: the read or write says which

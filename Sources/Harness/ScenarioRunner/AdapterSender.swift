@@ -186,7 +186,7 @@ public final class AdapterSender: ScenarioSender {
     static let quotedLineLimit = 300
 
     static func seconds(_ duration: Duration) -> String {
-        let seconds = RunTiming.seconds(duration)
+        let seconds = duration.inSeconds
         return seconds == seconds.rounded() ? "\(Int(seconds)) s" : String(format: "%.3g s", seconds)
     }
 }

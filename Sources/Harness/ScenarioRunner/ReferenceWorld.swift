@@ -1,6 +1,7 @@
 // A scenario's world as the reference rules (Sources/Senders/Sender) see it: the device store, calls
 // in progress, messages and read cursors. Each event goes in; the pushes the rules decide come
 // out. The reference sender sends them; the oracle only lists them.
+import Clocks
 import PushModel
 import Scenario
 import Sender
@@ -48,7 +49,7 @@ final class ReferenceWorld {
                kind: device.platform == .ios ? (device.voip ? .voip : .alert) : nil, token: device.token)
     }
 
-    private var clock: PushClock { .fixed(nowMs) }
+    private var clock: WallClock { .fixed(milliseconds: nowMs) }
 
     private var poolse: PoolseRules {
         var settings = WorkspaceSettings()

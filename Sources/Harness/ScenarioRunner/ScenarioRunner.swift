@@ -49,11 +49,7 @@ public struct RunTiming: Sendable {
 
     /// `judging` as a share of `total` (0 when nothing was timed).
     public var judgingShare: Double {
-        total == .zero ? 0 : Self.seconds(judging) / Self.seconds(total)
-    }
-
-    public static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        total == .zero ? 0 : judging.inSeconds / total.inSeconds
     }
 }
 
@@ -123,7 +119,7 @@ public enum ScenarioRunner {
 
         events: for (index, event) in scenario.events.enumerated() {
             if let limit = options.timeLimit, clock.now - started >= limit {
-                report.aborted = "the time limit of \(RunTiming.seconds(limit)) s passed after \(index) of \(scenario.events.count) events (--time-limit)"
+                report.aborted = "the time limit of \(limit.inSeconds) s passed after \(index) of \(scenario.events.count) events (--time-limit)"
                 break events
             }
             mark = clock.now

@@ -29,7 +29,7 @@ public struct SenderWorkload: Sendable {
             settings: WorkspaceSettings(preview: preview),
             devices: store,
             grants: FixedGrants(call: "eyJhbGciOiJFUzI1NiJ9.load.call", reply: "eyJhbGciOiJFUzI1NiJ9.load.reply"),
-            clock: .fixed(1_793_952_000_000))
+            clock: .fixed(milliseconds: 1_793_952_000_000))
     }
 
     /// The call every fan-out uses: placed by member 0, ringing everyone else.

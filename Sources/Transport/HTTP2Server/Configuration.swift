@@ -137,12 +137,3 @@ public struct HTTPServerError: Error, CustomStringConvertible, Equatable {
     public var description: String
     init(_ description: String) { self.description = description }
 }
-
-extension Duration {
-    /// Whole nanoseconds, saturating at 0 for negative durations.
-    var clampedNanoseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        if seconds < 0 { return 0 }
-        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
-    }
-}

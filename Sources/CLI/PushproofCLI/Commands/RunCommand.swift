@@ -270,19 +270,19 @@ enum RunReportText {
     /// One line: pushes accepted per second of the whole run, and each phase's share of it.
     static func timing(_ report: ScenarioReport) -> String {
         let t = report.timing
-        let total = RunTiming.seconds(t.total)
+        let total = t.total.inSeconds
         let pushes = report.events.reduce(0) { $0 + $1.delivered.count }
-        func share(_ d: Duration) -> String { String(format: "%.1f%%", total > 0 ? 100 * RunTiming.seconds(d) / total : 0) }
+        func share(_ d: Duration) -> String { String(format: "%.1f%%", total > 0 ? 100 * d.inSeconds / total : 0) }
         return String(format: "  timing: %.3fs total, %d pushes accepted (%.0f/s); ", total, pushes, total > 0 ? Double(pushes) / total : 0)
             + "sending \(share(t.sending)), settling \(share(t.settling)), oracle \(share(t.oracle)), judging \(share(t.judging))"
-            + String(format: " (%.3fs)", RunTiming.seconds(t.judging))
+            + String(format: " (%.3fs)", t.judging.inSeconds)
     }
 
     static func timingJSON(_ timing: RunTiming) -> JSONValue {
         .object([
-            "total_s": .number(RunTiming.seconds(timing.total)), "sending_s": .number(RunTiming.seconds(timing.sending)),
-            "settling_s": .number(RunTiming.seconds(timing.settling)), "oracle_s": .number(RunTiming.seconds(timing.oracle)),
-            "judging_s": .number(RunTiming.seconds(timing.judging)),
+            "total_s": .number(timing.total.inSeconds), "sending_s": .number(timing.sending.inSeconds),
+            "settling_s": .number(timing.settling.inSeconds), "oracle_s": .number(timing.oracle.inSeconds),
+            "judging_s": .number(timing.judging.inSeconds),
             "judging_share": .number(timing.judgingShare),
         ])
     }

@@ -1,3 +1,4 @@
+import Clocks
 import JSON
 import PushModel
 import Sender
@@ -40,7 +41,7 @@ extension SendCommand {
                                 clock: .system)
         let conversation = Conversation(id: "conv-engineering", kind: .group, name: "Engineering", members: users.map(\.id),
                                         mutedBy: [carol.id, erin.id])
-        let now = PushClock.system.nowMilliseconds
+        let now = WallClock.system.nowMilliseconds
         var call = Call.placed(id: "call-\(now)", conversation: conversation, caller: alice, media: .video, ringDeadline: now + 45_000)
 
         printNow("\n1. Alice calls the group: every other member's phones ring")

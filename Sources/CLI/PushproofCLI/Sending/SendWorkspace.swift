@@ -1,5 +1,6 @@
 // The workspaces `send` and `drive` push for: a poolse group whose members each hold an iOS
 // PushKit token, an iOS APNs token and an Android token, in whichever DeviceStore is given.
+import Clocks
 import Foundation
 import PushModel
 import Sender
@@ -43,7 +44,7 @@ struct GroupWorkspace: Sendable {
     /// A call placed by member 0 now, ringing everyone else.
     func placeCall(id: String) -> Call {
         Call.placed(id: id, conversation: conversation, caller: caller, media: .video,
-                    ringDeadline: PushClock.system.nowMilliseconds + 45_000)
+                    ringDeadline: WallClock.system.nowMilliseconds + 45_000)
     }
 
     /// The pushes of one group call's ring: `2 * (members - 1)`.
@@ -54,7 +55,7 @@ struct GroupWorkspace: Sendable {
     /// The pushes of one text message from member 0 to the group: `2 * (members - 1)`.
     func message(id: String, text: String = "ship it") throws -> [PushRequest] {
         let message = Message(id: id, conversationID: conversation.id, sender: caller, text: text,
-                              sentAt: PushClock.system.nowMilliseconds)
+                              sentAt: WallClock.system.nowMilliseconds)
         return try rules.messageSent(message, in: conversation, unread: UnreadTotals())
     }
 }

@@ -1,3 +1,4 @@
+import Clocks
 import HTTPCore
 import JSON
 
@@ -39,7 +40,7 @@ public final class AdminAPI: HTTPHandler {
         self.recorder = recorder
         self.statistics = statistics
         self.description = description
-        startedNanos = GatewayClock.system.nowNanos
+        startedNanos = WallClock.system.nowNanoseconds
     }
 
     public func handle(_ request: HTTPRequest, on connection: ConnectionContext) -> HTTPResponse {
@@ -94,7 +95,7 @@ public final class AdminAPI: HTTPHandler {
     private func status() -> JSONValue {
         let stats = statistics()
         var object = description()
-        object["uptime_seconds"] = .number(Double(GatewayClock.system.nowNanos &- startedNanos) / 1e9)
+        object["uptime_seconds"] = .number(Double(WallClock.system.nowNanoseconds &- startedNanos) / 1e9)
         object["connections"] = ["open": .number(Double(stats.openConnections)),
                                  "accepted": .number(Double(stats.acceptedConnections))]
         object["requests"] = .number(Double(stats.requestsServed))
@@ -151,7 +152,7 @@ public final class AdminAPI: HTTPHandler {
         let configuration = gateway.configuration
         _ = gateway.forgetProviderTokenUpdates()
         gateway.tokens.reset(unknownTokens: configuration.tokens.unknownTokens)
-        gateway.tokens.apply(configuration.tokens, nowMillis: GatewayClock.system.nowMillis)
+        gateway.tokens.apply(configuration.tokens, nowMillis: UInt64(WallClock.system.nowMilliseconds))
         gateway.faults.clearAll()
         for (route, faults) in configuration.faults.routes { gateway.faults.setFaults(faults, for: route) }
         gateway.answerRules.replace(with: configuration.answerRules)
@@ -197,7 +198,7 @@ public final class AdminAPI: HTTPHandler {
             do { given = try ConfigReader(baseDirectory: ".").sinceMillis(JSONFields(document)) } catch {
                 return self.error(400, "\(error)")
             }
-            let since = given ?? GatewayClock.system.nowMillis
+            let since = given ?? UInt64(WallClock.system.nowMilliseconds)
             gateway.tokens.set(token, to: state == "gone" ? .gone(sinceMillis: since) : .expired(sinceMillis: since))
         default:
             return error(400, "state must be valid, gone, expired, bad or other_sender, not \"\(state)\"")
@@ -213,7 +214,7 @@ public final class AdminAPI: HTTPHandler {
             let reader = ConfigReader(baseDirectory: ".")
             let tokens = try reader.tokenConfiguration(document, "tokens")
             if document["default"] != nil { gateway.tokens.unknownTokens = tokens.unknownTokens }
-            gateway.tokens.apply(tokens, nowMillis: GatewayClock.system.nowMillis)
+            gateway.tokens.apply(tokens, nowMillis: UInt64(WallClock.system.nowMilliseconds))
             return json(200, tokenCounts())
         } catch {
             return self.error(400, "\(error)")

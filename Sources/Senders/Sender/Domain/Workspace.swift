@@ -63,24 +63,3 @@ public struct AppConfig: Sendable, Hashable {
     /// `apns-topic` for VoIP pushes.
     public var voipTopic: String { iosBundleID + ".voip" }
 }
-
-/// Where rules read the time from, in Unix milliseconds. Injected so tests are deterministic.
-public struct PushClock: Sendable {
-    private let readMilliseconds: @Sendable () -> Int64
-
-    public init(_ readMilliseconds: @escaping @Sendable () -> Int64) {
-        self.readMilliseconds = readMilliseconds
-    }
-
-    /// A clock stuck at `milliseconds`.
-    public static func fixed(_ milliseconds: Int64) -> PushClock {
-        PushClock { milliseconds }
-    }
-
-    /// The wall clock.
-    public static var system: PushClock {
-        PushClock { SystemClock.wallClockMilliseconds() }
-    }
-
-    public var nowMilliseconds: Int64 { readMilliseconds() }
-}

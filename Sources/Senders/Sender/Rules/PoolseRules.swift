@@ -1,3 +1,4 @@
+import Clocks
 import PushModel
 
 /// Who gets which poolse push, as the poolse seed ("Push payloads") says. Each function takes
@@ -11,10 +12,10 @@ public struct PoolseRules: Sendable {
     public var settings: WorkspaceSettings
     public var devices: any DeviceStore
     public var grants: any GrantIssuer
-    public var clock: PushClock
+    public var clock: WallClock
 
     public init(app: AppConfig, settings: WorkspaceSettings = .init(), devices: any DeviceStore,
-                grants: any GrantIssuer = FixedGrants(), clock: PushClock = .system) {
+                grants: any GrantIssuer = FixedGrants(), clock: WallClock = .system) {
         self.app = app
         self.settings = settings
         self.devices = devices
