@@ -36,6 +36,41 @@ struct AdapterConversationTests {
         #expect(credentials["apns_key_id"]?.stringValue == "KEY1")
     }
 
+    @Test func theGatewayAccessAnAdapterReadsIsTheOneHelloWrote() throws {
+        var withCertificate = access
+        withCertificate.apnsCertFile = "/tmp/cert.pem"
+        withCertificate.apnsCertKeyFile = "/tmp/cert-key.pem"
+        var conversation = AdapterConversation()
+        let hello = try object(conversation.hello(withCertificate))
+        let read = try GatewayAccess(helloGateway: try #require(hello["gateway"]?.objectValue),
+                                     credentials: try #require(hello["credentials"]?.objectValue))
+        #expect([read.apnsURL, read.fcmURL, read.tokenURL, read.caFile] == [access.apnsURL, access.fcmURL, access.tokenURL, access.caFile])
+        #expect([read.apnsKeyFile, read.apnsKeyID, read.apnsTeamID, read.serviceAccountFile]
+                == [access.apnsKeyFile, access.apnsKeyID, access.apnsTeamID, access.serviceAccountFile])
+        #expect(read.apnsCertFile == "/tmp/cert.pem" && read.apnsCertKeyFile == "/tmp/cert-key.pem" && !read.h2c)
+    }
+
+    @Test func anAdapterRefusesAHelloWhoseURLsDisagreeWithH2c() throws {
+        var cleartext = access
+        cleartext.h2c = true
+        let members = cleartext.helloMembers
+        let gateway = try #require(members.gateway.objectValue), credentials = try #require(members.credentials.objectValue)
+        #expect(throws: AdapterProtocolError("h2c is true but apns_url is 'https://127.0.0.1:1': cleartext HTTP/2 takes an http:// URL")) {
+            try GatewayAccess(helloGateway: gateway, credentials: credentials)
+        }
+        var missing = credentials
+        missing["apns_key_id"] = nil
+        #expect(throws: AdapterProtocolError("hello needs \"apns_key_id\" (a string)")) {
+            try GatewayAccess(helloGateway: try #require(access.helloMembers.gateway.objectValue), credentials: missing)
+        }
+    }
+
+    @Test func aHelloReplyReadsBackAsTheHelloItWrote() throws {
+        let hello = AdapterHello(name: "our-backend", version: "2.1", products: ["poolse", "yama"], capabilities: ["devices"])
+        let reply = try #require(AdapterConversation.helloReply(id: 1, hello).objectValue)
+        #expect(try AdapterConversation.hello(from: reply) == hello)
+    }
+
     @Test func requestsAreNumberedInOrderAndEachReplyMustCarryItsID() throws {
         var conversation = AdapterConversation()
         _ = conversation.hello(access)

@@ -54,19 +54,11 @@ public struct AdapterConversation: Sendable {
         request("hello", label: "hello") { writer in
             writer.key(plain: "protocol")
             writer.int(Self.version)
+            let members = access.helloMembers
             writer.key(plain: "gateway")
-            writer.value([
-                "apns_url": .string(access.apnsURL), "fcm_url": .string(access.fcmURL), "token_url": .string(access.tokenURL),
-                "ca_file": .string(access.caFile), "h2c": .bool(access.h2c),
-            ])
+            writer.value(members.gateway)
             writer.key(plain: "credentials")
-            writer.value([
-                "apns_key_file": .string(access.apnsKeyFile), "apns_key_id": .string(access.apnsKeyID),
-                "apns_team_id": .string(access.apnsTeamID),
-                "apns_cert_file": access.apnsCertFile.map(JSONValue.string) ?? .null,
-                "apns_cert_key_file": access.apnsCertKeyFile.map(JSONValue.string) ?? .null,
-                "service_account_file": .string(access.serviceAccountFile),
-            ])
+            writer.value(members.credentials)
         }
     }
 
@@ -146,6 +138,16 @@ public struct AdapterConversation: Sendable {
         return object
     }
 
+    /// A `hello` reply as the adapter writes it: the one spelling of what `hello(from:)` reads.
+    public static func helloReply(id: Int, _ hello: AdapterHello) -> JSONValue {
+        [
+            "id": .number(Double(id)), "ok": true, "protocol": .number(Double(version)),
+            "sender": ["name": .string(hello.name), "version": .string(hello.version)],
+            "products": .array(hello.products.map(JSONValue.string)),
+            "capabilities": .array(hello.capabilities.map(JSONValue.string)),
+        ]
+    }
+
     /// Reads a `hello` reply: `sender` {`name`, `version`}, `products`, `capabilities`; a
     /// `protocol` other than ours, where the adapter states one, is refused.
     public static func hello(from reply: JSONObject) throws(AdapterProtocolError) -> AdapterHello {
@@ -191,5 +193,55 @@ public struct AdapterConversation: Sendable {
     static func quote(_ line: [UInt8]) -> String {
         let text = String(decoding: line.prefix(quoteLimit), as: UTF8.self)
         return "\"\(text)\"" + (line.count > quoteLimit ? " (\(line.count) bytes)" : "")
+    }
+}
+
+/// The `hello` request's `gateway` and `credentials` objects, written by pushproof's side and
+/// read by an adapter (the reference one): their member names are spelled here only.
+extension GatewayAccess {
+    private enum Member {
+        static let apnsURL = "apns_url", fcmURL = "fcm_url", tokenURL = "token_url", caFile = "ca_file", h2c = "h2c"
+        static let apnsKeyFile = "apns_key_file", apnsKeyID = "apns_key_id", apnsTeamID = "apns_team_id"
+        static let apnsCertFile = "apns_cert_file", apnsCertKeyFile = "apns_cert_key_file"
+        static let serviceAccountFile = "service_account_file"
+    }
+
+    public var helloMembers: (gateway: JSONValue, credentials: JSONValue) {
+        (gateway: [
+            Member.apnsURL: .string(apnsURL), Member.fcmURL: .string(fcmURL), Member.tokenURL: .string(tokenURL),
+            Member.caFile: .string(caFile), Member.h2c: .bool(h2c),
+        ], credentials: [
+            Member.apnsKeyFile: .string(apnsKeyFile), Member.apnsKeyID: .string(apnsKeyID),
+            Member.apnsTeamID: .string(apnsTeamID),
+            Member.apnsCertFile: apnsCertFile.map(JSONValue.string) ?? .null,
+            Member.apnsCertKeyFile: apnsCertKeyFile.map(JSONValue.string) ?? .null,
+            Member.serviceAccountFile: .string(serviceAccountFile),
+        ])
+    }
+
+    /// Reads what `helloMembers` wrote; a missing member, or a URL whose scheme disagrees with
+    /// `h2c`, is the error the adapter replies with.
+    public init(helloGateway gateway: JSONObject, credentials: JSONObject) throws(AdapterProtocolError) {
+        func text(_ object: JSONObject, _ key: String) throws(AdapterProtocolError) -> String {
+            guard let value = object[key]?.stringValue else { throw AdapterProtocolError("hello needs \"\(key)\" (a string)") }
+            return value
+        }
+        // h2c: cleartext HTTP/2 with prior knowledge, which libcurl speaks to http:// URLs;
+        // there is no certificate to trust then.
+        let h2c = gateway[Member.h2c]?.boolValue ?? false
+        let (apnsURL, fcmURL) = (try text(gateway, Member.apnsURL), try text(gateway, Member.fcmURL))
+        for (key, url) in [(Member.apnsURL, apnsURL), (Member.fcmURL, fcmURL)] where url.hasPrefix("http://") != h2c {
+            throw AdapterProtocolError(h2c ? "h2c is true but \(key) is '\(url)': cleartext HTTP/2 takes an http:// URL"
+                                       : "\(key) is '\(url)': an http:// gateway needs \"h2c\": true (TLS takes https://)")
+        }
+        self.init(
+            apnsURL: apnsURL, fcmURL: fcmURL, tokenURL: try text(gateway, Member.tokenURL),
+            caFile: h2c ? gateway[Member.caFile]?.stringValue ?? "" : try text(gateway, Member.caFile),
+            apnsKeyFile: try text(credentials, Member.apnsKeyFile),
+            apnsKeyID: try text(credentials, Member.apnsKeyID), apnsTeamID: try text(credentials, Member.apnsTeamID),
+            serviceAccountFile: try text(credentials, Member.serviceAccountFile))
+        apnsCertFile = credentials[Member.apnsCertFile]?.stringValue
+        apnsCertKeyFile = credentials[Member.apnsCertKeyFile]?.stringValue
+        self.h2c = h2c
     }
 }

@@ -60,35 +60,10 @@ public final class ReferenceAdapter {
         guard let gateway = request["gateway"]?.objectValue, let credentials = request["credentials"]?.objectValue else {
             throw AdapterProtocolError("hello needs \"gateway\" and \"credentials\"")
         }
-        func text(_ object: JSONObject, _ key: String) throws(AdapterProtocolError) -> String {
-            guard let value = object[key]?.stringValue else { throw AdapterProtocolError("hello needs \"\(key)\" (a string)") }
-            return value
-        }
-        // h2c: cleartext HTTP/2 with prior knowledge, which libcurl speaks to http:// URLs;
-        // there is no certificate to trust then.
-        let h2c = gateway["h2c"]?.boolValue ?? false
-        let (apnsURL, fcmURL) = (try text(gateway, "apns_url"), try text(gateway, "fcm_url"))
-        for (key, url) in [("apns_url", apnsURL), ("fcm_url", fcmURL)] where url.hasPrefix("http://") != h2c {
-            throw AdapterProtocolError(h2c ? "h2c is true but \(key) is '\(url)': cleartext HTTP/2 takes an http:// URL"
-                                       : "\(key) is '\(url)': an http:// gateway needs \"h2c\": true (TLS takes https://)")
-        }
-        var access = GatewayAccess(
-            apnsURL: apnsURL, fcmURL: fcmURL, tokenURL: try text(gateway, "token_url"),
-            caFile: h2c ? gateway["ca_file"]?.stringValue ?? "" : try text(gateway, "ca_file"),
-            apnsKeyFile: try text(credentials, "apns_key_file"),
-            apnsKeyID: try text(credentials, "apns_key_id"), apnsTeamID: try text(credentials, "apns_team_id"),
-            serviceAccountFile: try text(credentials, "service_account_file"))
-        access.apnsCertFile = credentials["apns_cert_file"]?.stringValue
-        access.apnsCertKeyFile = credentials["apns_cert_key_file"]?.stringValue
-        access.h2c = h2c
-        self.access = access
+        access = try GatewayAccess(helloGateway: gateway, credentials: credentials)
         writer.removeAll()
-        writer.value([
-            "id": .number(Double(id)), "ok": true, "protocol": .number(Double(AdapterConversation.version)),
-            "sender": ["name": .string(Self.name), "version": .string(self.version)],
-            "products": .array(Product.allCases.map { .string($0.rawValue) }),
-            "capabilities": ["devices"],
-        ])
+        writer.value(AdapterConversation.helloReply(id: id, AdapterHello(
+            name: Self.name, version: self.version, products: Product.allCases.map(\.rawValue), capabilities: ["devices"])))
         writer.newline()
         return writer.bytes
     }
