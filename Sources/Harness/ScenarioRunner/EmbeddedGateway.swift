@@ -193,12 +193,11 @@ public final class EmbeddedGateway: ScenarioGateway {
                     throw GatewayStartError("gateway.\(error)")
                 }
             }
-            let apnsKey = try ECP256PrivateKey.generate()
+            let credentials = try TestCredentials.generate(fcmProject: fcmProject, tokenURI: "https://127.0.0.1:0/token")
+            let (apnsKey, serviceAccountJSON, account) = (credentials.apnsKey, credentials.serviceAccountJSON, credentials.serviceAccount)
             configuration.apns = APNSConfiguration(
                 keys: [.init(keyID: Self.keyID, teamID: Self.teamID, publicKeyPEM: try apnsKey.publicKey.spkiPEM)],
                 bundleIDs: Set(bundleIDs))
-            let (serviceAccountJSON, account) = try GoogleServiceAccount.generate(
-                projectID: fcmProject, clientEmail: "pushproof@\(fcmProject).iam.gserviceaccount.com", tokenURI: "https://127.0.0.1:0/token")
             configuration.tokens = tokens
             let certificate = try SelfSignedCertificate.generate(commonName: "pushproof", subjectAltNames: ["localhost", "127.0.0.1"])
             let log = ExchangeLog(retaining: retainingExchanges)

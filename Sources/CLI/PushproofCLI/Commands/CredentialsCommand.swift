@@ -53,9 +53,8 @@ struct CredentialsCommand: Subcommand {
     func run() async -> Int32 {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let apnsKey = try ECP256PrivateKey.generate()
-            let (serviceAccountJSON, _) = try GoogleServiceAccount.generate(
-                projectID: project, clientEmail: "pushproof@\(project).iam.gserviceaccount.com", tokenURI: gateway + "/token")
+            let credentials = try TestCredentials.generate(fcmProject: project, tokenURI: gateway + "/token")
+            let (apnsKey, serviceAccountJSON) = (credentials.apnsKey, credentials.serviceAccountJSON)
             let authority = try ProviderCertificateIssuer.makeAuthority()
             let app = bundleIDs[0]
             let providerCertificate = try ProviderCertificateIssuer.issue(
