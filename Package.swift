@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(name: "DescriptorsTests", dependencies: ["Descriptors"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "JSON"]),
-        .testTarget(name: "MetricsTests", dependencies: ["Metrics", "PushproofTestSupport"]),
+        .testTarget(name: "MetricsTests", dependencies: ["Metrics", "Encoding", "PushproofTestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON", "Encoding"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Clocks", "HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),

@@ -3,7 +3,8 @@
 Tests/MetricsTests/HistogramInteropTests.swift: decodes every interval line with
 HdrHistogram.decode, adds them, and prints one JSON object: the total count, p50/p90/p99/p99.9
 (get_value_at_percentile), the max (get_max_value), the histogram's shape (bucket count, counts
-length) and the counts-array index of each value given after the log's path.
+length), the counts-array index of each value given after the log's path, and the sum encoded
+by this library (base64 of its compressed V2, for pushproof to decode in turn).
 
 Usage: PYTHONPATH=<unpacked hdrhistogram wheel> hdr-log-check.py LOG [VALUE ...]
 """
@@ -41,6 +42,7 @@ def main():
         "bucket_count": total.bucket_count,
         "counts_len": total.counts_len,
         "indices": [total.get_counts_array_index(v) for v in probes],
+        "encoded": total.encode().decode("ascii"),
     }))
 
 

@@ -135,6 +135,11 @@ import Testing
         past += [0xff, 0x8f, 0x04, 0x02]  // ZigZag(-33_792) = 67_583, then a count of 1
         past.replaceSubrange(4..<8, with: [0, 0, 0, 4])
         #expect(throws: HistogramDecodingError.countPastArray(index: 33_792)) { try HDRHistogram(decodingV2: past) }
+        // A zero run longer than the array (Int64.min + 1 empty counters) is refused, not added up.
+        var longRun = Array(blob[0..<40])
+        longRun += [0xfd] + [UInt8](repeating: 0xff, count: 7) + [0xff]  // ZigZag(-(2^63 - 1)) = 2^64 - 3
+        longRun.replaceSubrange(4..<8, with: [0, 0, 0, 9])
+        #expect(throws: HistogramDecodingError.countPastArray(index: 33_792)) { try HDRHistogram(decodingV2: longRun) }
     }
 }
 

@@ -1,4 +1,6 @@
+import Encoding
 import Foundation
+import PushproofTestSupport
 import Testing
 @testable import Metrics
 
@@ -38,6 +40,7 @@ import Testing
         var bucket_count: Int
         var counts_len: Int
         var indices: [Int]
+        var encoded: String
     }
 
     @Test func pythonHdrHistogramReadsAndAddsOurLog() throws {
@@ -60,21 +63,12 @@ import Testing
         defer { try? FileManager.default.removeItem(at: logFile) }
 
         let probes: [UInt64] = [0, 1, 2047, 2048, 4097, 1_000_000, 987_654_321, HDRHistogram.highestTrackableValue]
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [Self.root.appendingPathComponent("Scripts/hdr-log-check.py").path, logFile.path] + probes.map(String.init)
-        var environment = ProcessInfo.processInfo.environment
-        environment["PYTHONPATH"] = Self.readerDirectory.path
-        process.environment = environment
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "hdr-log-check.py failed: \(errorText)")
-        let reader = try JSONDecoder().decode(ReaderOutput.self, from: data)
+        // Through env(1), so runTool (and its watchdog) serves with PYTHONPATH set for python3 alone.
+        let script = Self.root.appendingPathComponent("Scripts/hdr-log-check.py").path
+        let result = try runTool("/usr/bin/env", ["PYTHONPATH=\(Self.readerDirectory.path)", python.path, script, logFile.path]
+                                 + probes.map(String.init), timeoutSeconds: 60)
+        try #require(result.status == 0, "hdr-log-check.py failed: \(result.error)")
+        let reader = try JSONDecoder().decode(ReaderOutput.self, from: Data(result.outputBytes))
 
         #expect(reader.lines == 4)
         #expect(reader.bucket_count == HDRHistogram.bucketCount)
@@ -84,6 +78,11 @@ import Testing
         let ours = [50.0, 90, 99, 99.9].map { HDRHistogram.highestEquivalentValue(union.value(atPercentile: $0)) }
         #expect([reader.p50, reader.p90, reader.p99, reader.p999] == ours)
         #expect(reader.max == HDRHistogram.highestEquivalentValue(union.max))
+        // The other way: the library's own encoding of the sum (it writes a lone empty counter as
+        // -1 where Java writes 0) decodes in pushproof to the union's counts.
+        let blob = try #require(Base64.standard.decode(reader.encoded))
+        let theirs = try HDRHistogram(decodingCompressedV2: blob)
+        #expect(theirs.counts == union.counts && theirs.totalCount == union.totalCount)
         print("hdrhistogram (PyPI) over pushproof's log: count \(reader.count), p50 \(reader.p50), p90 \(reader.p90), p99 \(reader.p99), p99.9 \(reader.p999), max \(reader.max) ns")
     }
 }

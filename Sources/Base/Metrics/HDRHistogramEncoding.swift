@@ -145,8 +145,8 @@ extension HDRHistogram {
                 throw .truncated("a count at byte \(reader.position) runs past the payload's end")
             }
             if value < 0 {
-                index += Int(clamping: value.magnitude)
-                guard index <= Self.countsLength else { throw .countPastArray(index: index - 1) }
+                guard value.magnitude <= UInt64(Self.countsLength - index) else { throw .countPastArray(index: Self.countsLength) }
+                index += Int(value.magnitude)
                 continue
             }
             guard index < Self.countsLength else { throw .countPastArray(index: index) }
