@@ -71,13 +71,18 @@ let package = Package(
         .target(name: "ScenarioLoad", dependencies: ["JSON", "Clocks", "Metrics", "PushModel", "MockGateway", "SpecValidator", "Scenario",
                                                      "ScenarioRunner", "Driver"], path: "Sources/Harness/ScenarioLoad"),
 
+        // A `pushproof serve` elsewhere as a scenario's gateway (`run`, `drive`, `plan --gateway`): its
+        // control API client (over the Sender's `CurlRequest`) and the request-journal follower.
+        .target(name: "RemoteGateway", dependencies: ["JSON", "Clocks", "MockGateway", "RecordLine", "Scenario", "SpecValidator", "Sender",
+                                                      "Driver", "ScenarioRunner", "ScenarioLoad"], path: "Sources/Harness/RemoteGateway"),
+
         // The in-process mock for Swift server teams' tests: a small, stable public API over the
         // embedded gateway `run` uses.
         .target(name: "PushproofGateway", dependencies: ["JSON", "MockGateway", "PushModel", "Scenario", "ScenarioRunner", "SpecValidator"],
                 path: "Sources/Library/PushproofGateway"),
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
-        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "Descriptors", "Metrics", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "Scenario", "ScenarioRunner", "ScenarioLoad", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
+        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "Descriptors", "Metrics", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "Scenario", "ScenarioRunner", "ScenarioLoad", "RemoteGateway", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"], path: "Sources/CLI/pushproof"),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.

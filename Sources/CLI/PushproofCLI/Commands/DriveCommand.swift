@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Metrics
 import PushModel
+import RemoteGateway
 import Sender
 import Synchronization
 

@@ -2,6 +2,7 @@ import Driver
 import Foundation
 import JSON
 import MockGateway
+import RemoteGateway
 import Scenario
 import ScenarioLoad
 import ScenarioRunner

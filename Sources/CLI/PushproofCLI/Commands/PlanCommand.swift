@@ -3,6 +3,7 @@ import Driver
 import Foundation
 import JSON
 import PushModel
+import RemoteGateway
 import Sender
 
 /// `pushproof plan`: capacity planning for a group call. Rings one group through the reference

@@ -1,5 +1,6 @@
 import Driver
 import MockGateway
+import RemoteGateway
 import Scenario
 import ScenarioLoad
 import ScenarioRunner

@@ -2,6 +2,7 @@ import Clocks
 import Driver
 import JSON
 import PushModel
+import RemoteGateway
 import Sender
 
 /// `pushproof send`: the reference sender pushing the products' events at a gateway (the
