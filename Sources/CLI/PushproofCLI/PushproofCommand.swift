@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Descriptors
+import Driver
 import Glibc
 #endif
 
@@ -139,14 +140,4 @@ func printNow(_ message: String) {
 
 func writeAll(_ fd: Int32, _ text: String) {
     try? Descriptors.writeAll(fd, Array(text.utf8))  // nowhere left to report a failed write to stderr
-}
-
-extension String {
-    func padding(to width: Int) -> String {
-        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
-    }
-
-    func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: " ", count: width - count) + self
-    }
 }

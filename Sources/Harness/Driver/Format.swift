@@ -42,3 +42,16 @@ public enum Format {
     /// A ratio as a percentage: 0.0123 -> "1.23%".
     static func percent(_ ratio: Double) -> String { significant(ratio * 100) + "%" }
 }
+
+/// Columns of the text tables (`check`, `show`, `send`, the command list).
+extension String {
+    /// Left-aligned in `width` columns; a longer text keeps one space after it.
+    public func padding(to width: Int) -> String {
+        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+    }
+
+    /// Right-aligned in `width` columns.
+    public func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

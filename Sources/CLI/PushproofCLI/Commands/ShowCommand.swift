@@ -1,4 +1,6 @@
+import Driver
 import JSON
+import RecordCheck
 import RecordLine
 
 /// `pushproof show RECORDING`: a recording as a table people can read.
