@@ -142,7 +142,7 @@ struct PlanCommand: Subcommand {
             return ExitCode.failure
         }
         var plan = CapacityPlan(members: members, withinMilliseconds: withinMilliseconds, calls: calls, setups: setups)
-        if DeliveryConfiguration.h2cIsOneConnectionPerOrigin, options.apnsURL.hasPrefix("http://") || options.fcmURL.hasPrefix("http://") {
+        if DeliveryConfiguration.h2cIsOneConnectionPerOrigin, options.anyCleartext {
             printNow("note: this libcurl cannot reuse h2c prior-knowledge connections (before 8.0): h2c runs on one "
                      + "connection per origin, so only 1-connection set-ups are tried; use TLS to try more")
             plan = plan.limitedToOneConnection()

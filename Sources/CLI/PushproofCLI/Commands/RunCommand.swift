@@ -88,48 +88,10 @@ struct RunCommand: Subcommand {
         recordPath = arguments.value("record")
         timing = arguments.has("timing")
         quiet = arguments.has("quiet")
-        external = try Self.externalGateway(arguments)
+        external = try GatewayOptions.external(arguments)
         if external != nil, recordPath != nil {
             throw UsageError(message: "--record keeps the embedded gateway's recording; with --gateway, the gateway records (serve --record)")
         }
-    }
-
-    /// `--gateway URL --admin URL --ca FILE` with credentials as `pushproof send` takes them.
-    static func externalGateway(_ arguments: ParsedArguments) throws(UsageError) -> (admin: AdminClient, access: GatewayAccess)? {
-        let options = ["admin", "ca", "token-url", "apns-key", "key-id", "team-id", "service-account"]
-        guard let gateway = arguments.value("gateway") else {
-            if let stray = options.first(where: { arguments.value($0) != nil }) {
-                throw UsageError(message: "--\(stray) goes with --gateway (the embedded gateway makes its own credentials)")
-            }
-            return nil
-        }
-        // http://: a pushproof serve --h2c (cleartext HTTP/2 with prior knowledge), no certificate.
-        let h2c = gateway.hasPrefix("http://")
-        guard h2c || gateway.hasPrefix("https://") else {
-            throw UsageError(message: "--gateway: '\(gateway)' is not an https:// URL (or http:// for a pushproof serve --h2c)")
-        }
-        if h2c, arguments.value("ca") != nil {
-            throw UsageError(message: "--ca: the http:// gateway '\(gateway)' speaks cleartext HTTP/2 (h2c); there is no certificate to trust")
-        }
-        var base = gateway
-        while base.hasSuffix("/") { base.removeLast() }
-        var values: [String: String] = [:]
-        for name in options where name != "token-url" && !(h2c && name == "ca") {
-            guard let value = arguments.value(name) else { throw UsageError(message: "--gateway needs --\(name)") }
-            values[name] = value
-        }
-        let admin = try AdminClient(url: values["admin"]!)
-        // The files as absolute paths: an adapter runs in the scenario's folder (or
-        // --sender-dir), where a path relative to ours names nothing.
-        func absolute(_ path: String?) -> String {
-            guard let path, !path.isEmpty else { return "" }
-            return URL(fileURLWithPath: path).standardizedFileURL.path
-        }
-        var access = GatewayAccess(apnsURL: base, fcmURL: base, tokenURL: arguments.value("token-url") ?? base + "/token",
-                                   caFile: absolute(values["ca"]), apnsKeyFile: absolute(values["apns-key"]), apnsKeyID: values["key-id"]!,
-                                   apnsTeamID: values["team-id"]!, serviceAccountFile: absolute(values["service-account"]))
-        access.h2c = h2c
-        return (admin, access)
     }
 
     /// The scenario files named: files as given, folders' `*.json` in name order.
