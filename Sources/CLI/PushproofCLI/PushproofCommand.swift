@@ -2,6 +2,7 @@
 import Descriptors
 import Driver
 import Glibc
+import Reports
 #endif
 
 /// Exit codes shared by every subcommand (sysexits(3) for usage, as swift-argument-parser does).

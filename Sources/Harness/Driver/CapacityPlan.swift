@@ -1,6 +1,7 @@
 import Clocks
 import JSON
 import PushModel
+import Reports
 
 /// `pushproof plan`: capacity planning for a group call. Rings one group through a sender with
 /// each candidate set-up (delivery threads x connections per origin), measures the time until

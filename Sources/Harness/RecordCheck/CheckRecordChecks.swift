@@ -1,6 +1,5 @@
 // What `check` verifies about the recording itself: its sequence numbers and its stored verdicts.
 import Clocks
-import Driver
 import Foundation
 import JSON
 import Metrics

@@ -1,11 +1,11 @@
 // `check`'s tallies per spec and its reports (text, JSON, JUnit).
 import Clocks
-import Driver
 import Foundation
 import JSON
 import Metrics
 import PushModel
 import RecordLine
+import Reports
 import SpecValidator
 
 /// Tallies per spec, and keeps the first failures of each. Pushes no product claims are counted

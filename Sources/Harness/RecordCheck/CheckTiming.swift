@@ -1,11 +1,11 @@
 // `check --timing`: the validation cost per request.
 import Clocks
-import Driver
 import Foundation
 import JSON
 import Metrics
 import PushModel
 import RecordLine
+import Reports
 import SpecValidator
 
 /// Time spent in `SpecSet.judge`, per request (`check --timing`): the issue-3 figure.

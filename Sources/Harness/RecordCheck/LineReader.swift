@@ -1,6 +1,5 @@
 // Reading a recording one line at a time (`check`, `show`).
 import Clocks
-import Driver
 import Foundation
 import JSON
 import Metrics

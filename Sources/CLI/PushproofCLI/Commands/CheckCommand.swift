@@ -6,6 +6,7 @@ import Metrics
 import RecordCheck
 import PushModel
 import RecordLine
+import Reports
 import Scenario
 import SpecValidator
 

@@ -4,6 +4,7 @@ import JSON
 import Metrics
 import PushModel
 import RemoteGateway
+import Reports
 import Sender
 import Synchronization
 

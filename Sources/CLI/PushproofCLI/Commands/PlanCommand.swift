@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import PushModel
 import RemoteGateway
+import Reports
 import Sender
 
 /// `pushproof plan`: capacity planning for a group call (`CapacityPlan`, in the Driver) through

@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import MockGateway
 import RemoteGateway
+import Reports
 import Scenario
 import ScenarioRunner
 

@@ -1,4 +1,5 @@
 import Driver
+import Reports
 import ScenarioRunner
 
 /// `pushproof run --html`: one self-contained page (inline CSS, no scripts; the drive report's
@@ -9,7 +10,7 @@ enum RunReportHTML {
         let passed = reports.filter(\.passed).count
         var body = "<p>\(reports.count) scenario\(reports.count == 1 ? "" : "s"), \(passed) passed</p>\n"
         for report in reports { body += section(report) }
-        return HTMLReport.page(title: "pushproof run", body: body)
+        return HTMLPage.page(title: "pushproof run", body: body)
     }
 
     static func section(_ report: ScenarioReport) -> String {
@@ -30,7 +31,7 @@ enum RunReportHTML {
                 return XML.escape(problem.message) + (repeats ? "" : problem.source.map { "<br/><i>\u{201C}\(XML.escape($0))\u{201D}</i>" } ?? "")
             }
             out += "<tr><td>\(event.index) \(XML.escape(event.type))</td><td>\(event.expected.count)</td><td>\(event.delivered.count)</td>"
-            out += HTMLReport.verdictCell(event.passed, event.passed ? "every expected delivery, nothing else" : "\(event.problems.count) problem(s)")
+            out += HTMLPage.verdictCell(event.passed, event.passed ? "every expected delivery, nothing else" : "\(event.problems.count) problem(s)")
             out += "<td style=\"text-align: left\">\(problems.joined(separator: "<br/>"))</td></tr>\n"
         }
         out += "</table>\n"
@@ -50,7 +51,7 @@ enum RunReportHTML {
         out += "</table>\n<table>\n<tr><th>cleanup rule</th><th>verdict</th><th>problems</th></tr>\n"
         for rule in report.cleanupRules {
             out += "<tr><td>\(XML.escape(rule.rule))</td>"
-            out += HTMLReport.verdictCell(rule.problems.isEmpty, rule.problems.isEmpty ? "holds" : "\(rule.problems.count) problem(s)")
+            out += HTMLPage.verdictCell(rule.problems.isEmpty, rule.problems.isEmpty ? "holds" : "\(rule.problems.count) problem(s)")
             out += "<td>\(rule.problems.count)</td></tr>\n"
         }
         out += "</table>\n</section>\n"
