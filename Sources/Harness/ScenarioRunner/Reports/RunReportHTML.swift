@@ -1,12 +1,10 @@
-import Driver
 import Reports
-import ScenarioRunner
 
 /// `pushproof run --html`: one self-contained page (inline CSS, no scripts; the drive report's
 /// page and verdict cells) with, per scenario, the per-event table and a token-cleanup
 /// timeline: which tokens each event's answers made dead, and each cleanup rule's verdict.
-enum RunReportHTML {
-    static func html(_ reports: [ScenarioReport]) -> String {
+public enum RunReportHTML {
+    public static func html(_ reports: [ScenarioReport]) -> String {
         let passed = reports.filter(\.passed).count
         var body = "<p>\(reports.count) scenario\(reports.count == 1 ? "" : "s"), \(passed) passed</p>\n"
         for report in reports { body += section(report) }
