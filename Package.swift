@@ -54,9 +54,13 @@ let package = Package(
         // The reference sender: seed rules, payloads, libcurl delivery, token cleanup.
         .target(name: "Sender", dependencies: ["JSON", "Clocks", "Hashing", "Metrics", "Crypto", "PushModel", "CCurl", "CSQLite"], path: "Sources/Senders/Sender"),
 
+        // The writers every report shares: JUnit XML, XML escaping, the HTML page, number and column
+        // formatting (`Format`). Below Driver, ScenarioLoad, RecordCheck and the CLI, which write reports.
+        .target(name: "Reports", path: "Sources/Harness/Reports"),
+
         // Load runs: fans group calls and message storms through a sender; HDR histograms,
         // thresholds, JUnit/JSON/HTML reports.
-        .target(name: "Driver", dependencies: ["JSON", "Clocks", "Hashing", "Metrics", "PushModel"], path: "Sources/Harness/Driver"),
+        .target(name: "Driver", dependencies: ["JSON", "Clocks", "Hashing", "Metrics", "PushModel", "Reports"], path: "Sources/Harness/Driver"),
 
         // Scenarios: the file model (people, devices, events, expected deliveries), its decoder
         // and generator, and the delivery comparison `check --expect` and `run` share.
@@ -65,13 +69,23 @@ let package = Package(
         // `pushproof run`: the sender seam, the reference sender behind it, an embedded
         // gateway, and the verdicts per event and per token-cleanup rule.
         .target(name: "ScenarioRunner", dependencies: ["JSON", "Clocks", "Descriptors", "PushModel", "Crypto", "HTTPCore", "HTTP2Server",
-                                                       "MockGateway", "SpecValidator", "Sender", "Scenario", "RecordLine"], path: "Sources/Harness/ScenarioRunner"),
+                                                       "MockGateway", "SpecValidator", "Sender", "Scenario", "RecordLine", "Reports"], path: "Sources/Harness/ScenarioRunner"),
 
         // Scenario-driven load (`drive --scenario`, `plan --scenario`): a scenario's events through any
         // ScenarioSender, each push the gateway answers matched to its event; the Driver's reports.
         // Above Driver and ScenarioRunner, which stay apart (docs/architecture.md).
         .target(name: "ScenarioLoad", dependencies: ["JSON", "Clocks", "Metrics", "PushModel", "MockGateway", "SpecValidator", "Scenario",
-                                                     "ScenarioRunner", "Driver"], path: "Sources/Harness/ScenarioLoad"),
+                                                     "ScenarioRunner", "Driver", "Reports"], path: "Sources/Harness/ScenarioLoad"),
+
+        // `pushproof check`: a recording judged against the push specs, streamed a line at a time,
+        // and the recording's own checks (seq gaps, stored verdicts), as a typed report.
+        .target(name: "RecordCheck", dependencies: ["JSON", "Clocks", "Metrics", "PushModel", "RecordLine", "SpecValidator", "Reports"],
+                path: "Sources/Harness/RecordCheck"),
+
+        // A `pushproof serve` elsewhere as a scenario's gateway (`run`, `drive`, `plan --gateway`): its
+        // control API client (over the Sender's `CurlRequest`) and the request-journal follower.
+        .target(name: "RemoteGateway", dependencies: ["JSON", "Clocks", "MockGateway", "RecordLine", "Scenario", "SpecValidator", "Sender",
+                                                      "Driver", "ScenarioRunner", "ScenarioLoad"], path: "Sources/Harness/RemoteGateway"),
 
         // The in-process mock for Swift server teams' tests: a small, stable public API over the
         // embedded gateway `run` uses.
@@ -79,7 +93,7 @@ let package = Package(
                 path: "Sources/Library/PushproofGateway"),
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
-        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "Descriptors", "Metrics", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "Scenario", "ScenarioRunner", "ScenarioLoad", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
+        .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "Descriptors", "Metrics", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "Scenario", "ScenarioRunner", "ScenarioLoad", "RemoteGateway", "RecordCheck", "Reports", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
         .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"], path: "Sources/CLI/pushproof"),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
@@ -98,11 +112,13 @@ let package = Package(
         .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "MockGateway", "HTTPCore", "JSON", "Crypto", "Encoding", "Hashing", "PushModel", "SpecValidator", "RecordLine", "PushproofTestSupport"]),
         .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON"]),
         .testTarget(name: "SenderTests", dependencies: ["Clocks", "Metrics", "Sender", "JSON", "Crypto", "Encoding", "PushModel", "PushproofTestSupport"]),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports"]),
         .testTarget(name: "DriverTests", dependencies: ["Driver", "Clocks", "Metrics", "JSON", "PushModel"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "JSON", "Hashing"]),
         .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "PushproofGatewayTests", dependencies: ["PushproofGateway", "Crypto", "JSON", "PushproofTestSupport"]),
         .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON"]),
-        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine"]),
+        .testTarget(name: "RecordCheckTests", dependencies: ["RecordCheck", "SpecValidator", "JSON"]),
+        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine", "RecordCheck"]),
     ]
 )

@@ -3,6 +3,7 @@
 import Foundation
 import JSON
 import PushproofTestSupport
+import RecordCheck
 @testable import PushproofCLI
 import Testing
 

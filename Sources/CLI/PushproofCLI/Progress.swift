@@ -7,6 +7,7 @@ import Glibc
 import Clocks
 import Descriptors
 import Driver
+import Reports
 import Synchronization
 import MockGateway
 import PushModel

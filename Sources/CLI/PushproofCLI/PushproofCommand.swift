@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Descriptors
+import Driver
 import Glibc
+import Reports
 #endif
 
 /// Exit codes shared by every subcommand (sysexits(3) for usage, as swift-argument-parser does).
@@ -139,14 +141,4 @@ func printNow(_ message: String) {
 
 func writeAll(_ fd: Int32, _ text: String) {
     try? Descriptors.writeAll(fd, Array(text.utf8))  // nowhere left to report a failed write to stderr
-}
-
-extension String {
-    func padding(to width: Int) -> String {
-        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
-    }
-
-    func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: " ", count: width - count) + self
-    }
 }

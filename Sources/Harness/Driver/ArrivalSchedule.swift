@@ -8,6 +8,8 @@
 /// how the run is going, so a stalled target shows up as latency (load-testing.md,
 /// "Coordinated omission") and every instance computing the same schedule fires the same
 /// iterations at the same times.
+import Reports
+
 public struct ArrivalSchedule: Sendable, Equatable {
     /// A stretch of the schedule: the rate moves linearly to `target` over `duration`.
     public struct Stage: Sendable, Equatable {

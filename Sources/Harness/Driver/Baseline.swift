@@ -1,4 +1,5 @@
 import Foundation
+import Reports
 
 // Performance regression (load-testing.md, "CI gating"): compare to a stored baseline run on the
 // same machine class, by ratio, with a tolerance; report the ratio. Absolute figures are not

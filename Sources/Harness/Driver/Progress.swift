@@ -4,6 +4,7 @@
 // new one is due. Neither touches a terminal: the CLI writes the line, and only to a TTY.
 import JSON
 import Metrics
+import Reports
 import Synchronization
 
 /// What a run has done so far, updated from any thread.

@@ -1,5 +1,6 @@
 import JSON
 import Metrics
+import Reports
 
 /// A finished run with its verdicts, rendered for people (``text``), tools (``json``), CI
 /// (``JUnitReport``) and browsers (``htmlReport``): load-testing.md, "CI gating".

@@ -1,4 +1,5 @@
 import JSON
+import Reports
 
 // CI gating (load-testing.md, "CI gating"): thresholds on named metrics, evaluated at the end;
 // a failed threshold names itself and says by how much it missed. The CLI exits 3 on failure.

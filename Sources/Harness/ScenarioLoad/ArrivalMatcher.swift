@@ -7,6 +7,7 @@
 import Driver
 import Metrics
 import PushModel
+import Reports
 import ScenarioRunner
 
 /// How one event is doing. Times are nanoseconds from the run's start.

@@ -9,6 +9,7 @@ import JSON
 import Metrics
 import MockGateway
 import PushModel
+import Reports
 import Scenario
 import ScenarioRunner
 import SpecValidator

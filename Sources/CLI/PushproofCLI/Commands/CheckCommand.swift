@@ -3,14 +3,15 @@ import Driver
 import Foundation
 import JSON
 import Metrics
+import RecordCheck
 import PushModel
 import RecordLine
+import Reports
 import Scenario
 import SpecValidator
 
-/// `pushproof check RECORDING`: judges every recorded request against the push specs, offline.
-/// Streams the recording (one line in memory at a time), so millions of lines check in
-/// bounded memory.
+/// `pushproof check RECORDING`: judges every recorded request against the push specs, offline
+/// (`RecordCheck`), with `--expect` also the deliveries.
 struct CheckCommand: Subcommand {
     static let spec = CommandSpec(
         name: "check",
@@ -110,79 +111,31 @@ struct CheckCommand: Subcommand {
             printError("pushproof check: \(error)")
             return ExitCode.ioError
         }
-        var result = CheckResult(specIDs: specs.specs.map(\.id), maxFailures: maxFailures, requireSpec: requireSpec)
         if !quiet { print(specsLocation.description) }
-        var costs = ValidationCosts()
-        var lineNumber = 0
-        var sequences = SequenceCheck()
-        var storedVerdicts = StoredVerdictDifferences()
-        while let read = lines.next() {
-            lineNumber += 1
-            guard case .text(let line) = read else {
-                if case .tooLong(let bytes) = read {
-                    result.noteUnreadable(line: lineNumber, problem: "a line of \(bytes) bytes, over the \(LineReader.maxLineBytes >> 20) MiB "
-                                          + "a record line can hold: skipped unread")
-                }
-                continue
-            }
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-            let request: RecordLine
-            do {
-                request = try RecordLine(decoding: line)
-            } catch {
-                result.noteUnreadable(line: lineNumber, problem: error.description)
-                continue
-            }
-            result.recordedCount += 1
-            if let sequence = request.sequence { sequences.add(sequence) }
-            // Only the judge call is timed: reading and decoding the record line is the
-            // recording's cost, not validation's.
-            let started = timing ? SystemClock.monotonicNanoseconds() : 0
-            let verdict = specs.judge(route: request.route, method: request.method, path: request.path,
-                                      headers: request.headers, body: request.body)
-            if timing { costs.add(SystemClock.monotonicNanoseconds() - started, spec: verdict.outOfScope ? nil : (verdict.specID ?? "(unmatched)")) }
-            result.add(verdict, gatewayWarnings: request.gatewayWarnings, gatewayNotes: request.gatewayNotes,
-                       sequence: request.sequence ?? lineNumber)
-            storedVerdicts.compare(stored: request.verdict, computed: verdict, sequence: request.sequence ?? lineNumber)
-            if expectations != nil { deliveries.add(request, spec: verdict.specID, sequence: request.sequence ?? lineNumber) }
+        let check = RecordCheck(specs: specs, maxFailures: maxFailures, minRequests: minRequests, requireSpec: requireSpec, timing: timing)
+        let checked = check.run(lines) { request, verdict, sequence in
+            if expectations != nil { deliveries.add(request, spec: verdict.specID, sequence: sequence) }
         }
-        if let error = lines.error { result.noteUnreadable(line: lineNumber + 1, problem: error) }
-        result.sequenceGaps = sequences.gaps
-        result.missingLines = sequences.missingLines
-        result.minRequests = minRequests
-        if result.recordedCount == 0 && result.unreadable.isEmpty {
+        let result = checked.result
+        if checked.isEmpty {
             printError("pushproof check: warning: \(recordingPath) holds no requests: the gateway recorded nothing"
                        + (minRequests > 0 ? "" : " (--min-requests N makes this a failure)"))
         }
 
-        var report = result.report(recording: recordingPath, specsDirectory: specsDirectory)
         let comparison = expectations.map { deliveries.compare(with: $0) }
         if !quiet { print(result.summaryText(), terminator: "") }
-        if let unclaimed = storedVerdicts.unclaimedMessage(config: specs.config) {
+        if let unclaimed = checked.unclaimedMessage {
             // Passing with nothing judged would be a false pass: the specs, not the pushes, are wrong.
             printError("pushproof check: \(unclaimed)")
             return ExitCode.ioError
         }
-        if let line = storedVerdicts.summaryLine, !quiet { print("\n" + line) }
-        if let comparison, let expectPath {
-            if !quiet { print(comparison.text(path: expectPath, maxListed: max(maxFailures, 20)), terminator: "") }
-            if case .object(var object) = report {
-                object["deliveries"] = comparison.json(path: expectPath)
-                if !comparison.passed { object["ok"] = false }
-                report = .object(object)
-            }
+        if let line = checked.storedVerdicts.summaryLine, !quiet { print("\n" + line) }
+        if let comparison, let expectPath, !quiet {
+            print(comparison.text(path: expectPath, maxListed: max(maxFailures, 20)), terminator: "")
         }
-        if case .object(var object) = report, storedVerdicts.count > 0 {
-            object["stored_verdicts_differ"] = storedVerdicts.json()
-            report = .object(object)
-        }
-        if timing {
-            print(costs.text(), terminator: "")
-            if case .object(var object) = report {
-                object["timing"] = costs.json()
-                report = .object(object)
-            }
-        }
+        if let costs = checked.costs { print(costs.text(), terminator: "") }
+        let report = checked.json(recording: recordingPath, specsDirectory: specsDirectory,
+                                  deliveries: comparison.map { ($0.json(path: expectPath ?? ""), $0.passed) })
         var totals = result.totalsLine
         if let comparison {
             totals += comparison.passed ? "; deliveries as expected"
@@ -203,8 +156,8 @@ struct CheckCommand: Subcommand {
             printError("pushproof check: cannot write a report: \(error.localizedDescription)")
             return ExitCode.ioError
         }
-        if !result.unreadable.isEmpty { return ExitCode.ioError }
-        return result.failedCount > 0 || !result.recordingComplete || comparison?.passed == false ? ExitCode.failure : ExitCode.success
+        if checked.hasUnreadableLines { return ExitCode.ioError }
+        return checked.failed || comparison?.passed == false ? ExitCode.failure : ExitCode.success
     }
 }
 

@@ -2,6 +2,7 @@ import Driver
 import Foundation
 import JSON
 import PushModel
+import Reports
 import Scenario
 import RecordLine
 

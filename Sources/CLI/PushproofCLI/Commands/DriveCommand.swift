@@ -3,6 +3,8 @@ import Foundation
 import JSON
 import Metrics
 import PushModel
+import RemoteGateway
+import Reports
 import Sender
 import Synchronization
 

@@ -2,6 +2,8 @@ import Driver
 import Foundation
 import JSON
 import MockGateway
+import RemoteGateway
+import Reports
 import Scenario
 import ScenarioLoad
 import ScenarioRunner

@@ -1,6 +1,7 @@
 import Driver
 import Foundation
 import JSON
+import Reports
 
 /// What `drive` does with a finished run, whichever workload it drove: thresholds, a
 /// baseline, report files and the exit status (load-testing.md, "CI gating").

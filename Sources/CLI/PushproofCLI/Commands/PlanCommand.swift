@@ -3,12 +3,12 @@ import Driver
 import Foundation
 import JSON
 import PushModel
+import RemoteGateway
+import Reports
 import Sender
 
-/// `pushproof plan`: capacity planning for a group call. Rings one group through the reference
-/// sender with each candidate set-up (delivery threads x connections per origin), measures the
-/// time until every phone was rung, and answers the launch question: which set-up rings the
-/// whole group within the target, or, if none does on this machine, how many machines would.
+/// `pushproof plan`: capacity planning for a group call (`CapacityPlan`, in the Driver) through
+/// the reference sender or, with `--scenario`, a scenario's events through `--sender`.
 struct PlanCommand: Subcommand {
     static let spec = CommandSpec(
         name: "plan",
@@ -58,44 +58,10 @@ struct PlanCommand: Subcommand {
               --apns-key apns-key.p8 --key-id ABC123DEFG --team-id TEAM123456 --service-account service-account.json
         """)
 
-    /// One candidate set-up.
-    struct Setup: Equatable {
-        var senders: Int
-        var connections: Int
-        /// A sender measured as it is configured (`--scenario`): its name instead of the counts.
-        var described: String? = nil
-        var totalConnections: Int { senders * connections }
-        var label: String {
-            described ?? "\(senders) thread\(senders == 1 ? "" : "s") x \(connections) connection\(connections == 1 ? "" : "s")"
-        }
-    }
-
-    /// What one set-up did.
-    struct Measurement {
-        var setup: Setup
-        var pushesPerCall: Int
-        var ringAllNanoseconds: [UInt64] = []
-        var undelivered = 0
-        var connectionsOpened = 0
-
-        var worstNanoseconds: UInt64 { ringAllNanoseconds.max() ?? 0 }
-        var medianNanoseconds: UInt64 {
-            let sorted = ringAllNanoseconds.sorted()
-            return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
-        }
-        /// Pushes per second over the slowest call.
-        var rate: Double {
-            worstNanoseconds == 0 ? 0 : Double(pushesPerCall) / (Double(worstNanoseconds) / 1e9)
-        }
-        func meets(withinNanoseconds target: UInt64) -> Bool {
-            undelivered == 0 && !ringAllNanoseconds.isEmpty && worstNanoseconds <= target
-        }
-    }
-
     let options: SenderOptions
     let members: Int
     let withinMilliseconds: Int
-    let setups: [Setup]
+    let setups: [CapacityPlan.Setup]
     let calls: Int
     let transports: Set<PushTransport>
     let jsonPath: String?
@@ -132,7 +98,7 @@ struct PlanCommand: Subcommand {
         calls = try arguments.int("calls", default: 3, range: 1...1000)
         let connections = try Self.list(arguments, "try-connections", default: [1, 2, 4], range: 1...256)
         let senders = try Self.list(arguments, "try-senders", default: [1], range: 1...64)
-        setups = senders.flatMap { threads in connections.map { Setup(senders: threads, connections: $0) } }
+        setups = CapacityPlan.setups(senders: senders, connections: connections)
         transports = try SenderOptions.transports(arguments)
         jsonPath = arguments.value("json")
         junitPath = arguments.value("junit")
@@ -176,73 +142,47 @@ struct PlanCommand: Subcommand {
             printError("pushproof plan: \(error)")
             return ExitCode.failure
         }
-        var setups = self.setups
-        if DeliveryConfiguration.h2cIsOneConnectionPerOrigin, options.apnsURL.hasPrefix("http://") || options.fcmURL.hasPrefix("http://") {
-            // Every h2c set-up would run on one connection whatever it asked for.
-            let limited = setups.filter { $0.connections == 1 }
+        var plan = CapacityPlan(members: members, withinMilliseconds: withinMilliseconds, calls: calls, setups: setups)
+        if DeliveryConfiguration.h2cIsOneConnectionPerOrigin, options.anyCleartext {
             printNow("note: this libcurl cannot reuse h2c prior-knowledge connections (before 8.0): h2c runs on one "
                      + "connection per origin, so only 1-connection set-ups are tried; use TLS to try more")
-            setups = limited.isEmpty ? [Setup(senders: setups[0].senders, connections: 1)] : limited
+            plan = plan.limitedToOneConnection()
         }
-        let target = UInt64(withinMilliseconds) * 1_000_000
-        var measurements: [Measurement] = []
-        var callNumber = 0
         printNow("pushproof plan: a call to a group of \(members), \(options.transportDescription), "
                  + "target: every phone rung within \(withinMilliseconds) ms; \(calls) measured call(s) per set-up")
-        let counters = ProgressCounters(total: setups.count * (calls + 1), plannedSeconds: nil)
+        let counters = ProgressCounters(total: plan.setups.count * (calls + 1), plannedSeconds: nil)
         let progress = TerminalProgress.start(counters, unit: "calls", quiet: quiet)
-        for setup in setups {
-            var senderOptions = options
-            senderOptions.senders = setup.senders
-            senderOptions.connections = setup.connections
-            // Every push of a call in flight at once: the connections' streams are the limit.
-            senderOptions.maxInFlight = max(1, setup.connections * options.streams)
-            let pool: DeliveryPool
-            do {
-                pool = try senderOptions.makePool(credentials: credentials, projectID: projectID, store: store, log: { _ in })
-            } catch {
-                printError("pushproof plan: \(error)")
-                return ExitCode.failure
-            }
-            var measurement = Measurement(setup: setup, pushesPerCall: 0)
-            for round in 0...calls {
-                callNumber += 1
-                let started = SystemClock.monotonicNanoseconds()
-                let pushes: [PushRequest]
-                do {
-                    pushes = try workspace.ring(callID: "call-plan-\(callNumber)").filter { transports.contains($0.transport) }
-                } catch {
-                    await progress?.stop()
-                    printError("pushproof plan: the ring rules failed: \(error)")
-                    await pool.shutdown()
-                    return ExitCode.failure
-                }
-                let results = await pool.deliver(contentsOf: pushes)
-                counters.played.add(1, ordering: .relaxed)
-                counters.pushes.add(results.count, ordering: .relaxed)
-                guard round > 0 else { continue }  // the warm-up call opens connections and signs tokens
-                measurement.pushesPerCall = pushes.count
-                var last = started
-                for result in results {
-                    if case .delivered = result.outcome { last = max(last, result.finishedAt) } else { measurement.undelivered += 1 }
-                }
-                measurement.ringAllNanoseconds.append(last - started)
-            }
-            await pool.shutdown()
-            measurement.connectionsOpened = pool.statistics.connectionsOpened
-            measurements.append(measurement)
-            progress?.clear()
-            printNow("  " + line(for: measurement, target: target))
+        let measurements: [CapacityPlan.Measurement]
+        do {
+            measurements = try await plan.measure(sender: { setup in
+                var senderOptions = options
+                senderOptions.senders = setup.senders
+                senderOptions.connections = setup.connections
+                // Every push of a call in flight at once: the connections' streams are the limit.
+                senderOptions.maxInFlight = max(1, setup.connections * options.streams)
+                return PoolCapacitySender(pool: try senderOptions.makePool(credentials: credentials, projectID: projectID,
+                                                                          store: store, log: { _ in }))
+            }, ring: { callNumber in
+                try workspace.ring(callID: "call-plan-\(callNumber)").filter { transports.contains($0.transport) }
+            }, counters: counters, measured: { measurement in
+                progress?.clear()
+                printNow("  " + plan.line(for: measurement))
+            })
+        } catch {
+            if case .ringFailed = error { await progress?.stop() }
+            printError("pushproof plan: \(error)")
+            return ExitCode.failure
         }
         await progress?.stop()
 
         let identity = ScenarioSenderChoice.reference(gatewaySharesMachine: options.gatewayIsLocal)
-        let verdict = Verdict(measurements: measurements, target: target, members: members)
+        let verdict = plan.verdict(measurements)
         printNow("sender: \(identity.text)")
         printNow(verdict.text(withinMilliseconds: withinMilliseconds))
         var files = ReportFiles(command: "plan")
-        files.write(jsonPath, json(measurements, verdict: verdict, sender: identity, people: members).serialized() + "\n")
-        files.write(junitPath, junit(measurements, verdict: verdict, target: target, people: members))
+        files.write(jsonPath, plan.json(measurements, verdict: verdict, sender: identity, transport: options.transportDescription,
+                                        streams: options.streams).serialized() + "\n")
+        files.write(junitPath, plan.junit(measurements, verdict: verdict))
         if files.failed { return ExitCode.ioError }
         if measurements.allSatisfy({ $0.undelivered == $0.pushesPerCall * calls }) {
             printError("pushproof plan: no push was delivered; is the gateway up, and are the credentials its own?")
@@ -250,95 +190,15 @@ struct PlanCommand: Subcommand {
         }
         return verdict.recommended == nil ? RunReport.thresholdFailureExitCode : ExitCode.success
     }
+}
 
-    func line(for m: Measurement, target: UInt64) -> String {
-        let verdict = m.meets(withinNanoseconds: target) ? "meets" : "misses"
-        var text = "\(m.setup.label): \(m.pushesPerCall) pushes a call, all rung in "
-            + "\(Format.milliseconds(m.medianNanoseconds)) ms median, \(Format.milliseconds(m.worstNanoseconds)) ms worst "
-            + "(\(Format.significant(m.rate)) pushes/s) -> \(verdict) the target"
-        if m.undelivered > 0 { text += "; \(m.undelivered) pushes not delivered" }
-        return text
+/// A set-up's reference sender, a `DeliveryPool`, as the plan rings through it.
+struct PoolCapacitySender: CapacitySender {
+    let pool: DeliveryPool
+
+    func deliver(call pushes: [PushRequest]) async -> [(outcome: PushOutcome, finishedAt: UInt64)] {
+        await pool.deliver(contentsOf: pushes).map { ($0.outcome, $0.finishedAt) }
     }
-
-    /// The answer to the launch question.
-    struct Verdict {
-        /// The set-up that meets the target with the fewest connections (then the fastest).
-        var recommended: Measurement?
-        /// Without one: the fastest set-up, and the machines that would ring the group in time at its rate.
-        var fastest: Measurement?
-        var machines: Int?
-
-        init(measurements: [Measurement], target: UInt64, members: Int) {
-            recommended = measurements.filter { $0.meets(withinNanoseconds: target) }
-                .min { ($0.setup.totalConnections, $0.worstNanoseconds) < ($1.setup.totalConnections, $1.worstNanoseconds) }
-            let delivering = measurements.filter { $0.undelivered == 0 && $0.rate > 0 }
-            fastest = delivering.max { $0.rate < $1.rate }
-            if recommended == nil, let fastest {
-                // Each machine rings an equal share of the group at the rate one machine reached.
-                let perMachine = fastest.rate * Double(target) / 1e9
-                machines = perMachine > 0 ? Int((Double(fastest.pushesPerCall) / perMachine).rounded(.up)) : nil
-            }
-        }
-
-        func text(withinMilliseconds: Int) -> String {
-            if let recommended {
-                return "plan: \(recommended.setup.label) per machine rings all \(recommended.pushesPerCall) phones within "
-                    + "\(withinMilliseconds) ms (worst call \(Format.milliseconds(recommended.worstNanoseconds)) ms)"
-            }
-            guard let fastest, let machines else {
-                return "plan: no set-up delivered every push; no plan can be made from this run"
-            }
-            return "plan: no set-up rings all \(fastest.pushesPerCall) phones within \(withinMilliseconds) ms on this machine; "
-                + "the fastest, \(fastest.setup.label), reached \(Format.significant(fastest.rate)) pushes/s, "
-                + "so \(machines) machines, each ringing an equal share of the group, would be needed"
-        }
-    }
-
-    /// `people`: the group's size (a scenario's people).
-    func json(_ measurements: [Measurement], verdict: Verdict, sender: SenderIdentity, people: Int) -> JSONValue {
-        func setupJSON(_ setup: Setup) -> JSONValue {
-            ["delivery_threads": .number(Double(setup.senders)), "connections_per_origin": .number(Double(setup.connections))]
-        }
-        var plan: JSONObject = ["meets_target": .bool(verdict.recommended != nil)]
-        if let recommended = verdict.recommended { plan["setup"] = setupJSON(recommended.setup) }
-        if let machines = verdict.machines, let fastest = verdict.fastest {
-            plan["machines"] = .number(Double(machines))
-            plan["setup"] = setupJSON(fastest.setup)
-        }
-        return [
-            "members": .number(Double(people)), "within_ms": .number(Double(withinMilliseconds)),
-            "calls_per_setup": .number(Double(calls)), "transport": .string(options.transportDescription),
-            "streams_per_connection": .number(Double(options.streams)),
-            "setups": .array(measurements.map { m in
-                [
-                    "setup": setupJSON(m.setup), "pushes_per_call": .number(Double(m.pushesPerCall)),
-                    "ring_all_ms": .array(m.ringAllNanoseconds.map { .number(Double($0) / 1e6) }),
-                    "worst_ms": .number(Double(m.worstNanoseconds) / 1e6), "median_ms": .number(Double(m.medianNanoseconds) / 1e6),
-                    "pushes_per_second": .number(m.rate), "undelivered": .number(Double(m.undelivered)),
-                    "connections_opened": .number(Double(m.connectionsOpened)),
-                    "meets_target": .bool(m.meets(withinNanoseconds: UInt64(withinMilliseconds) * 1_000_000)),
-                ]
-            }),
-            "plan": .object(plan),
-            "sender_under_test": sender.json,
-        ]
-    }
-
-    /// One testcase per set-up, which fails only when it did not deliver every push (a set-up
-    /// missing the target is an answer, not a failure), and one for the plan, which fails when
-    /// no set-up meets the target, as the exit status does.
-    func junit(_ measurements: [Measurement], verdict: Verdict, target: UInt64, people: Int) -> String {
-        var cases: [JUnit.TestCase] = measurements.map { m in
-            let detail = line(for: m, target: target)
-            return JUnit.TestCase(classname: "plan.setups", name: "\(m.setup.label): \(m.pushesPerCall) phones",
-                                  time: Double(m.worstNanoseconds) / 1e9,
-                                  result: m.undelivered > 0 ? .failed(type: "undelivered", message: detail) : .passed,
-                                  systemOut: m.undelivered > 0 ? nil : detail)
-        }
-        let planText = verdict.text(withinMilliseconds: withinMilliseconds)
-        cases.append(JUnit.TestCase(classname: "plan", name: "a set-up rings all phones of a \(people)-member group within \(withinMilliseconds) ms",
-                                    time: 0, result: verdict.recommended != nil ? .passed : .failed(type: "capacity", message: planText),
-                                    systemOut: verdict.recommended != nil ? planText : nil))
-        return JUnit.document(name: "pushproof plan", suites: [JUnit.Suite(name: "pushproof plan", cases: cases)])
-    }
+    var connectionsOpened: Int { pool.statistics.connectionsOpened }
+    func shutdown() async { await pool.shutdown() }
 }

@@ -1,5 +1,6 @@
 import Driver
 import MockGateway
+import RemoteGateway
 import Scenario
 import ScenarioLoad
 import ScenarioRunner
@@ -11,11 +12,12 @@ extension PlanCommand {
     /// target when every expected push was accepted within it.
     func runScenario(path: String, specs: ScenarioSpecs, eventsInFlight: Int, gateway: ScenarioLoadGateway) async -> Int32 {
         guard let (scenario, judge) = ScenarioDrive.load(path, specs: specs, command: "plan") else { return ExitCode.ioError }
-        let target = UInt64(withinMilliseconds) * 1_000_000
         printNow("pushproof plan --scenario \(scenario.name): \(scenario.events.count) events, \(scenario.people.count) people, "
                  + "through \(senderChoice.description) against \(gateway.description), at most \(eventsInFlight) event(s) in flight; "
                  + "target: every phone rung within \(withinMilliseconds) ms; \(calls) play(s)")
-        var measurement = Measurement(setup: Setup(senders: 1, connections: 1), pushesPerCall: 0)
+        let plan = CapacityPlan(members: scenario.people.count, withinMilliseconds: withinMilliseconds, calls: calls,
+                                setups: [CapacityPlan.Setup(senders: 1, connections: 1)])
+        var measurement = CapacityPlan.Measurement(setup: plan.setups[0], pushesPerCall: 0)
         var identity = senderChoice.identity(of: senderChoice.make(scenarioFile: path), gatewaySharesMachine: gateway.sharesMachine)
         var options = ScenarioLoadOptions()
         options.eventsInFlight = eventsInFlight
@@ -44,20 +46,18 @@ extension PlanCommand {
             findings += result.findings.map { "play \(play): \($0)" }
             if counts.abandoned > 0 { findings.append("play \(play): \(counts.abandoned) expected pushes never reached the gateway") }
             if counts.unexpected > 0 { findings.append("play \(play): \(counts.unexpected) pushes reached the gateway that no event called for") }
-            measurement.pushesPerCall = counts.sent
-            // Pushes answered gone are the sender's cleanup, not undelivered rings.
-            measurement.undelivered += counts.sent - counts.delivered - counts.tokensRemoved
-            measurement.ringAllNanoseconds.append(result.summary.timeToRingAll.max)
+            measurement.add(play: result.summary)
         }
         await progress?.stop()
         measurement.setup.described = "\(identity.name) as configured"
-        printNow("  " + line(for: measurement, target: target))
-        let verdict = Verdict(measurements: [measurement], target: target, members: scenario.people.count)
+        printNow("  " + plan.line(for: measurement))
+        let verdict = plan.verdict([measurement])
         printNow("sender: \(identity.text)")
         printNow(verdict.text(withinMilliseconds: withinMilliseconds))
         var files = ReportFiles(command: "plan")
-        files.write(jsonPath, json([measurement], verdict: verdict, sender: identity, people: scenario.people.count).serialized() + "\n")
-        files.write(junitPath, junit([measurement], verdict: verdict, target: target, people: scenario.people.count))
+        files.write(jsonPath, plan.json([measurement], verdict: verdict, sender: identity, transport: self.options.transportDescription,
+                                        streams: self.options.streams).serialized() + "\n")
+        files.write(junitPath, plan.junit([measurement], verdict: verdict))
         if files.failed { return ExitCode.ioError }
         if measurement.pushesPerCall == 0 || measurement.undelivered == measurement.pushesPerCall * calls {
             printError("pushproof plan: no push was delivered")

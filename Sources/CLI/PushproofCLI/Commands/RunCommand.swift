@@ -2,6 +2,8 @@ import Driver
 import Foundation
 import JSON
 import MockGateway
+import RemoteGateway
+import Reports
 import Scenario
 import ScenarioRunner
 
@@ -87,48 +89,10 @@ struct RunCommand: Subcommand {
         recordPath = arguments.value("record")
         timing = arguments.has("timing")
         quiet = arguments.has("quiet")
-        external = try Self.externalGateway(arguments)
+        external = try GatewayOptions.external(arguments)
         if external != nil, recordPath != nil {
             throw UsageError(message: "--record keeps the embedded gateway's recording; with --gateway, the gateway records (serve --record)")
         }
-    }
-
-    /// `--gateway URL --admin URL --ca FILE` with credentials as `pushproof send` takes them.
-    static func externalGateway(_ arguments: ParsedArguments) throws(UsageError) -> (admin: AdminClient, access: GatewayAccess)? {
-        let options = ["admin", "ca", "token-url", "apns-key", "key-id", "team-id", "service-account"]
-        guard let gateway = arguments.value("gateway") else {
-            if let stray = options.first(where: { arguments.value($0) != nil }) {
-                throw UsageError(message: "--\(stray) goes with --gateway (the embedded gateway makes its own credentials)")
-            }
-            return nil
-        }
-        // http://: a pushproof serve --h2c (cleartext HTTP/2 with prior knowledge), no certificate.
-        let h2c = gateway.hasPrefix("http://")
-        guard h2c || gateway.hasPrefix("https://") else {
-            throw UsageError(message: "--gateway: '\(gateway)' is not an https:// URL (or http:// for a pushproof serve --h2c)")
-        }
-        if h2c, arguments.value("ca") != nil {
-            throw UsageError(message: "--ca: the http:// gateway '\(gateway)' speaks cleartext HTTP/2 (h2c); there is no certificate to trust")
-        }
-        var base = gateway
-        while base.hasSuffix("/") { base.removeLast() }
-        var values: [String: String] = [:]
-        for name in options where name != "token-url" && !(h2c && name == "ca") {
-            guard let value = arguments.value(name) else { throw UsageError(message: "--gateway needs --\(name)") }
-            values[name] = value
-        }
-        let admin = try AdminClient(url: values["admin"]!)
-        // The files as absolute paths: an adapter runs in the scenario's folder (or
-        // --sender-dir), where a path relative to ours names nothing.
-        func absolute(_ path: String?) -> String {
-            guard let path, !path.isEmpty else { return "" }
-            return URL(fileURLWithPath: path).standardizedFileURL.path
-        }
-        var access = GatewayAccess(apnsURL: base, fcmURL: base, tokenURL: arguments.value("token-url") ?? base + "/token",
-                                   caFile: absolute(values["ca"]), apnsKeyFile: absolute(values["apns-key"]), apnsKeyID: values["key-id"]!,
-                                   apnsTeamID: values["team-id"]!, serviceAccountFile: absolute(values["service-account"]))
-        access.h2c = h2c
-        return (admin, access)
     }
 
     /// The scenario files named: files as given, folders' `*.json` in name order.
@@ -241,110 +205,5 @@ struct RunCommand: Subcommand {
         files.write(htmlPath, RunReportHTML.html(reports))
         if files.failed { return ExitCode.ioError }
         return failed.isEmpty ? ExitCode.success : ExitCode.failure
-    }
-}
-
-/// The report's text, JSON and JUnit forms.
-enum RunReportText {
-    static func text(_ report: ScenarioReport, quiet: Bool) -> String {
-        var out = "\n\(report.name): \(report.passed ? "PASS" : "FAIL") (sender \(report.sender), oracle: \(report.oracle))\n"
-        if let description = report.description, !quiet { out += "  \(description)\n" }
-        for event in report.events where !quiet || !event.passed {
-            out += "  event \(event.index) \(event.type): \(event.passed ? "ok" : "FAILED"); expected \(event.expected.count), "
-                + "delivered \(event.delivered.count)\n"
-            if !quiet, !event.passed || event.expected.count != event.delivered.count {
-                for push in event.expected { out += "    expected \(push.spec) to \(push.device)\n" }
-                for push in event.delivered { out += "    delivered \(push.spec ?? "(no spec)") to \(push.device) (#\(push.sequence))\n" }
-            }
-            // A sentence behind several problems in a row is quoted once, after the last of them.
-            for (index, problem) in event.problems.enumerated() {
-                out += "    \(problem.message)\n"
-                let repeats = index + 1 < event.problems.count && event.problems[index + 1].source == problem.source
-                if let source = problem.source, !repeats { out += "      \"\(source)\"\n" }
-            }
-        }
-        if let aborted = report.aborted { out += "  stopped: \(aborted)\n" }
-        return out
-    }
-
-    /// One line: pushes accepted per second of the whole run, and each phase's share of it.
-    static func timing(_ report: ScenarioReport) -> String {
-        let t = report.timing
-        let total = t.total.inSeconds
-        let pushes = report.events.reduce(0) { $0 + $1.delivered.count }
-        func share(_ d: Duration) -> String { String(format: "%.1f%%", total > 0 ? 100 * d.inSeconds / total : 0) }
-        return String(format: "  timing: %.3fs total, %d pushes accepted (%.0f/s); ", total, pushes, total > 0 ? Double(pushes) / total : 0)
-            + "sending \(share(t.sending)), settling \(share(t.settling)), oracle \(share(t.oracle)), judging \(share(t.judging))"
-            + String(format: " (%.3fs)", t.judging.inSeconds)
-    }
-
-    static func timingJSON(_ timing: RunTiming) -> JSONValue {
-        .object([
-            "total_s": .number(timing.total.inSeconds), "sending_s": .number(timing.sending.inSeconds),
-            "settling_s": .number(timing.settling.inSeconds), "oracle_s": .number(timing.oracle.inSeconds),
-            "judging_s": .number(timing.judging.inSeconds),
-            "judging_share": .number(timing.judgingShare),
-        ])
-    }
-
-    static func json(_ reports: [ScenarioReport]) -> JSONValue {
-        .object([
-            "passed": .bool(reports.allSatisfy(\.passed)),
-            "scenarios": .array(reports.map { report in
-                .object([
-                    "name": .string(report.name), "passed": .bool(report.passed), "sender": .string(report.sender),
-                    "oracle": .string(report.oracle), "aborted": report.aborted.map(JSONValue.string) ?? .null,
-                    "timing": timingJSON(report.timing),
-                    "events": .array(report.events.map { event in
-                        .object([
-                            "index": .number(Double(event.index)), "type": .string(event.type), "passed": .bool(event.passed),
-                            "source": event.source.map(JSONValue.string) ?? .null,
-                            "expected": .array(event.expected.map { ["device": .string($0.device), "spec": .string($0.spec)] }),
-                            "delivered": .array(event.delivered.map {
-                                ["device": .string($0.device), "spec": $0.spec.map(JSONValue.string) ?? .null, "seq": .number(Double($0.sequence))]
-                            }),
-                            "problems": .array(event.problems.map {
-                                ["kind": .string($0.kind.rawValue), "message": .string($0.message),
-                                 "source": $0.source.map(JSONValue.string) ?? .null]
-                            }),
-                        ])
-                    }),
-                    "cleanup": .array(report.cleanupRules.map { rule in
-                        ["rule": .string(rule.rule), "passed": .bool(rule.problems.isEmpty),
-                         "problems": .array(rule.problems.map { .string("event \($0.event): \($0.problem.message)") })]
-                    }),
-                ])
-            }),
-        ])
-    }
-
-    /// A suite per scenario: a testcase per event and per token-cleanup rule.
-    static func junit(_ reports: [ScenarioReport]) -> String {
-        let suites = reports.map { report in
-            var cases: [JUnit.TestCase] = []
-            for event in report.events {
-                var testCase = JUnit.TestCase(classname: report.name, name: "event \(event.index) \(event.type)")
-                if !event.passed {
-                    let text = event.problems.map { $0.message + ($0.source.map { " (\"\($0)\")" } ?? "") }.joined(separator: "\n")
-                    testCase.result = .failed(type: "DeliveryMismatch", message: "\(event.problems.count) problem(s)", text: text)
-                }
-                cases.append(testCase)
-            }
-            for rule in report.cleanupRules {
-                var testCase = JUnit.TestCase(classname: report.name, name: "cleanup: \(rule.rule)")
-                if !rule.problems.isEmpty {
-                    let text = rule.problems.map { "event \($0.event): \($0.problem.message)" }.joined(separator: "\n")
-                    testCase.result = .failed(type: "TokenCleanup", message: "\(rule.problems.count) problem(s)", text: text)
-                }
-                cases.append(testCase)
-            }
-            if let aborted = report.aborted {
-                var testCase = JUnit.TestCase(classname: report.name, name: "sender")
-                testCase.result = .failed(type: "SenderStopped", message: "the run stopped", text: aborted)
-                cases.append(testCase)
-            }
-            return JUnit.Suite(name: report.name, cases: cases)
-        }
-        return JUnit.document(name: "pushproof run", suites: suites)
     }
 }

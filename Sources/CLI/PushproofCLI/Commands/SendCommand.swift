@@ -2,6 +2,8 @@ import Clocks
 import Driver
 import JSON
 import PushModel
+import RemoteGateway
+import Reports
 import Sender
 
 /// `pushproof send`: the reference sender pushing the products' events at a gateway (the

@@ -2,6 +2,7 @@ import Clocks
 import Driver
 import JSON
 import PushModel
+import Reports
 import Sender
 
 extension SendCommand {

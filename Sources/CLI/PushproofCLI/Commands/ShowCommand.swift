@@ -1,5 +1,8 @@
+import Driver
 import JSON
+import RecordCheck
 import RecordLine
+import Reports
 
 /// `pushproof show RECORDING`: a recording as a table people can read.
 struct ShowCommand: Subcommand {

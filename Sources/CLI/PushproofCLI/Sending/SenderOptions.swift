@@ -54,14 +54,9 @@ struct SenderOptions {
         apnsURL = arguments.value("apns") ?? gateway
         fcmURL = arguments.value("fcm") ?? gateway
         tokenURL = arguments.value("token-url")
-        for (name, url) in [("apns", apnsURL), ("fcm", fcmURL), ("token-url", tokenURL ?? "https://")] {
-            guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
-                throw UsageError(message: "--\(name): '\(url)' is not an http:// or https:// URL")
-            }
-            if h2c, url.hasPrefix("https://"), name != "token-url" {
-                throw UsageError(message: "--h2c sends cleartext HTTP/2, but --\(name) is https:// ('\(url)'); use an http:// URL")
-            }
-        }
+        _ = try GatewayOptions.cleartext([("apns", apnsURL), ("fcm", fcmURL)], h2c: h2c, ca: arguments.value("ca"))
+        // The token endpoint is not a push origin: TLS or not, whatever --h2c says.
+        _ = try GatewayOptions.cleartext([("token-url", tokenURL ?? "https://")], h2c: false, ca: nil)
         if arguments.has("insecure") {
             if arguments.value("ca") != nil { throw UsageError(message: "--ca and --insecure exclude each other") }
             tls = .insecure
@@ -170,9 +165,11 @@ struct SenderOptions {
 
     /// "h2c" or "TLS", and the connection bound in effect, for reports.
     var transportDescription: String {
-        let cleartext = apnsURL.hasPrefix("http://") || fcmURL.hasPrefix("http://")
-        return cleartext ? "h2c (prior knowledge)" : "HTTP/2 over TLS"
+        anyCleartext ? "h2c (prior knowledge)" : "HTTP/2 over TLS"
     }
+
+    /// An origin is reached in cleartext h2c (its URL is http://: `GatewayOptions.cleartext`).
+    var anyCleartext: Bool { apnsURL.hasPrefix("http://") || fcmURL.hasPrefix("http://") }
 }
 
 

@@ -1,4 +1,4 @@
-import Driver
+import Reports
 import Testing
 
 /// The one JUnit writer (check, drive, plan): counts come from the cases, text is escaped.

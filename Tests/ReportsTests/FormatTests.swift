@@ -1,4 +1,4 @@
-import Driver
+import Reports
 import Testing
 
 /// One "3 significant digits" for reports and the CLI's progress lines. `send` had its own,

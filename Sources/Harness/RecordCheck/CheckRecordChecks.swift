@@ -1,25 +1,23 @@
 // What `check` verifies about the recording itself: its sequence numbers and its stored verdicts.
 import Clocks
-import Driver
 import Foundation
 import JSON
 import Metrics
 import PushModel
 import RecordLine
-import Scenario
 import SpecValidator
 
 /// The record's `seq` numbers in file order: 1, 2, 3… with no gaps. A jump means the gateway
 /// lost lines (`RecordFile` counts them on a full disk and leaves the gap); a return to 1 is a
 /// new run appended to the file (`serve --record-append`), not a gap.
-struct SequenceCheck {
-    struct Gap: Equatable {
-        var from: Int
-        var to: Int
+public struct SequenceCheck {
+    public struct Gap: Equatable {
+        public var from: Int
+        public var to: Int
         /// A jump forward: the lines between are missing.
-        var missing: Int { to - from - 1 }
+        public var missing: Int { to - from - 1 }
         /// Forward, the lines between are missing; backward (not to 1), the file is out of order.
-        var description: String {
+        public var description: String {
             to > from
                 ? "seq jumps from \(from) to \(to): \(missing) line\(missing == 1 ? "" : "s") missing (the gateway lost them, e.g. on a full disk)"
                 : "seq goes back from \(from) to \(to): lines out of order or repeated"
@@ -28,11 +26,11 @@ struct SequenceCheck {
 
     private var last: Int?
     /// Every gap counted, the first 20 kept: a million of them cost no more than 20.
-    private(set) var gaps = FirstExamples<Gap>()
+    public private(set) var gaps = FirstExamples<Gap>()
     /// Lines missing over all forward gaps.
-    private(set) var missingLines = 0
+    public private(set) var missingLines = 0
 
-    mutating func add(_ sequence: Int) {
+    public mutating func add(_ sequence: Int) {
         defer { last = sequence }
         guard let last, sequence != last + 1, sequence != 1 else { return }
         let gap = Gap(from: last, to: sequence)
@@ -44,17 +42,17 @@ struct SequenceCheck {
 /// Where the verdict the gateway stored (`serve --specs`) and the one `check` computes now
 /// differ (the specs changed since the run): counted and the first few seqs kept. Today's
 /// verdict is the one that counts; this only says the record's own verdicts are stale.
-struct StoredVerdictDifferences {
-    static let listed = 5
-    private(set) var count = 0
-    private(set) var firstSequences: [Int] = []
+public struct StoredVerdictDifferences {
+    public static let listed = 5
+    public private(set) var count = 0
+    public private(set) var firstSequences: [Int] = []
     /// Apps the recording's verdicts claimed for a product (a spec judged them) that today's
     /// spec set and configuration do not: product → bundle ids and FCM projects, with how
     /// many pushes. Checked so, the pushes are "not covered" and nothing is judged: the
     /// recording was made with another `--spec-config`.
-    private(set) var unclaimed: [String: (bundleIDs: [String], projects: [String], pushes: Int)] = [:]
+    public private(set) var unclaimed: [String: (bundleIDs: [String], projects: [String], pushes: Int)] = [:]
 
-    mutating func compare(stored: JSONValue?, computed: SpecVerdict, sequence: Int) {
+    public mutating func compare(stored: JSONValue?, computed: SpecVerdict, sequence: Int) {
         // A verdict without `spec` holds only gateway warnings: the gateway judged nothing.
         guard let stored, let storedSpec = stored[RecordLine.name(RecordLine.Field.spec)] else { return }
         let storedCovered = stored[RecordLine.name(RecordLine.Field.covered)] != .bool(false)
@@ -78,20 +76,20 @@ struct StoredVerdictDifferences {
         if firstSequences.count < Self.listed { firstSequences.append(sequence) }
     }
 
-    var summaryLine: String? {
+    public var summaryLine: String? {
         guard count > 0 else { return nil }
         let seqs = firstSequences.map { "#\($0)" }.joined(separator: ", ") + (count > firstSequences.count ? ", …" : "")
         return "stored verdicts differ on \(count) request\(count == 1 ? "" : "s") (\(seqs)): the specs changed since the recording; "
             + "the results above are today's"
     }
 
-    func json() -> JSONValue {
+    public func json() -> JSONValue {
         ["count": .number(Double(count)), "first_seqs": .array(firstSequences.map { .number(Double($0)) })]
     }
 
     /// Why this check judged less than the recording did, and what to pass; nil when today's
     /// spec set claims every app the recording's verdicts claimed. `specs` is today's config.
-    func unclaimedMessage(config: JSONValue) -> String? {
+    public func unclaimedMessage(config: JSONValue) -> String? {
         guard !unclaimed.isEmpty else { return nil }
         var override = JSONObject()
         var named: [String] = []

@@ -3,33 +3,26 @@
 import JSON
 import Sender
 
-struct AdminError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+public struct AdminError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+    public init(message: String) { self.message = message }
 }
 
 /// Talks to `http://HOST:PORT` of a `pushproof serve --admin` listener.
-struct AdminClient {
-    let host: String
-    let port: Int
-    let baseURL: String
+public struct AdminClient: Sendable {
+    public let host: String
+    public let port: Int
+    public let baseURL: String
 
-    /// Accepts `http://HOST:PORT` (an IP literal or localhost), with or without a trailing slash.
-    init(url: String) throws(UsageError) {
-        var rest = url
-        guard rest.hasPrefix("http://") else {
-            throw UsageError(message: "--admin: '\(url)' is not an http:// URL (the control API speaks cleartext)")
-        }
-        rest.removeFirst("http://".count)
-        while rest.hasSuffix("/") { rest.removeLast() }
-        let hostPort = try HostPort(parsing: rest, option: "admin")
-        host = hostPort.host == "localhost" ? "127.0.0.1" : hostPort.host
-        port = hostPort.port
-        baseURL = "http://" + rest
+    public init(host: String, port: Int, baseURL: String) {
+        self.host = host
+        self.port = port
+        self.baseURL = baseURL
     }
 
     /// `PUT /tokens/<token>` with `{"state": state}`: the gateway answers that token so from now on.
-    func setTokenState(_ token: String, state: String) throws(AdminError) {
+    public func setTokenState(_ token: String, state: String) throws(AdminError) {
         let response = try request("PUT", "/tokens/" + token, body: "{\"state\":\"\(state)\"}")
         guard (200..<300).contains(response.status) else {
             throw AdminError(message: "control API refused PUT /tokens/\(token): HTTP \(response.status) \(response.body)")
@@ -42,19 +35,19 @@ struct AdminClient {
     /// as Apple does, so a second `drive` within 20 minutes of the first (each signs its own
     /// token) would otherwise be refused TooManyProviderTokenUpdates, which is Apple's answer
     /// to that but not what a load run measures.
-    func forgetProviderTokenUpdates() throws(AdminError) {
+    public func forgetProviderTokenUpdates() throws(AdminError) {
         let answer = try request("DELETE", "/provider-tokens", body: nil)
         guard answer.status == 200 else { throw AdminError(message: "DELETE /provider-tokens: HTTP \(answer.status) \(answer.body)") }
     }
 
-    func metrics() throws(AdminError) -> String {
+    public func metrics() throws(AdminError) -> String {
         let response = try request("GET", "/metrics", body: nil)
         guard response.status == 200 else { throw AdminError(message: "control API: GET /metrics answered HTTP \(response.status)") }
         return response.body
     }
 
     /// Spec violations the gateway has counted so far; nil when it judges nothing (no --specs).
-    func specViolationCount() throws(AdminError) -> Int? {
+    public func specViolationCount() throws(AdminError) -> Int? {
         let status = try request("GET", "/status", body: nil)
         guard status.status == 200, let parsed = try? JSONParser.parse(status.body) else {
             throw AdminError(message: "control API: GET /status answered HTTP \(status.status)")
@@ -64,7 +57,7 @@ struct AdminClient {
     }
 
     /// One request through the sender's libcurl wrapper (cold path: a handful of calls per run).
-    func request(_ method: String, _ path: String, body: String?) throws(AdminError) -> (status: Int, body: String) {
+    public func request(_ method: String, _ path: String, body: String?) throws(AdminError) -> (status: Int, body: String) {
         let url = baseURL + path
         do {
             let response = try CurlRequest.perform(method, url: url, headers: body == nil ? [] : ["content-type: application/json"],
@@ -78,7 +71,7 @@ struct AdminClient {
 
 /// The sum of every `pushproof_spec_violations_total` sample in Prometheus text, nil when the
 /// gateway exports none (it judges nothing without --specs).
-func specViolations(inMetrics text: String) -> Int? {
+public func specViolations(inMetrics text: String) -> Int? {
     var total: Double?
     for line in text.split(separator: "\n") where line.hasPrefix("pushproof_spec_violations_total") {
         guard let value = line.split(separator: " ").last.flatMap({ Double($0) }) else { continue }

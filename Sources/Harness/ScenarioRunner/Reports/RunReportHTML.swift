@@ -1,15 +1,14 @@
-import Driver
-import ScenarioRunner
+import Reports
 
 /// `pushproof run --html`: one self-contained page (inline CSS, no scripts; the drive report's
 /// page and verdict cells) with, per scenario, the per-event table and a token-cleanup
 /// timeline: which tokens each event's answers made dead, and each cleanup rule's verdict.
-enum RunReportHTML {
-    static func html(_ reports: [ScenarioReport]) -> String {
+public enum RunReportHTML {
+    public static func html(_ reports: [ScenarioReport]) -> String {
         let passed = reports.filter(\.passed).count
         var body = "<p>\(reports.count) scenario\(reports.count == 1 ? "" : "s"), \(passed) passed</p>\n"
         for report in reports { body += section(report) }
-        return HTMLReport.page(title: "pushproof run", body: body)
+        return HTMLPage.page(title: "pushproof run", body: body)
     }
 
     static func section(_ report: ScenarioReport) -> String {
@@ -30,7 +29,7 @@ enum RunReportHTML {
                 return XML.escape(problem.message) + (repeats ? "" : problem.source.map { "<br/><i>\u{201C}\(XML.escape($0))\u{201D}</i>" } ?? "")
             }
             out += "<tr><td>\(event.index) \(XML.escape(event.type))</td><td>\(event.expected.count)</td><td>\(event.delivered.count)</td>"
-            out += HTMLReport.verdictCell(event.passed, event.passed ? "every expected delivery, nothing else" : "\(event.problems.count) problem(s)")
+            out += HTMLPage.verdictCell(event.passed, event.passed ? "every expected delivery, nothing else" : "\(event.problems.count) problem(s)")
             out += "<td style=\"text-align: left\">\(problems.joined(separator: "<br/>"))</td></tr>\n"
         }
         out += "</table>\n"
@@ -50,7 +49,7 @@ enum RunReportHTML {
         out += "</table>\n<table>\n<tr><th>cleanup rule</th><th>verdict</th><th>problems</th></tr>\n"
         for rule in report.cleanupRules {
             out += "<tr><td>\(XML.escape(rule.rule))</td>"
-            out += HTMLReport.verdictCell(rule.problems.isEmpty, rule.problems.isEmpty ? "holds" : "\(rule.problems.count) problem(s)")
+            out += HTMLPage.verdictCell(rule.problems.isEmpty, rule.problems.isEmpty ? "holds" : "\(rule.problems.count) problem(s)")
             out += "<td>\(rule.problems.count)</td></tr>\n"
         }
         out += "</table>\n</section>\n"

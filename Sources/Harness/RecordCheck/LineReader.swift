@@ -1,36 +1,41 @@
 // Reading a recording one line at a time (`check`, `show`).
 import Clocks
-import Driver
 import Foundation
 import JSON
 import Metrics
 import PushModel
 import RecordLine
-import Scenario
 import SpecValidator
 
 /// The first few of many things and how many there were in all: a hostile file may hold a
 /// million unreadable lines or seq gaps, and the report names 20 and counts the rest.
-struct FirstExamples<Element> {
-    let kept: Int
-    private(set) var count = 0
-    private(set) var first: [Element] = []
+public struct FirstExamples<Element> {
+    public let kept: Int
+    public private(set) var count = 0
+    public private(set) var first: [Element] = []
 
-    init(kept: Int = 20) { self.kept = kept }
+    public init(kept: Int = 20) { self.kept = kept }
 
-    mutating func add(_ element: Element) {
+    public mutating func add(_ element: Element) {
         count += 1
         if first.count < kept { first.append(element) }
     }
 
-    var isEmpty: Bool { count == 0 }
+    public var isEmpty: Bool { count == 0 }
+}
+
+/// A recording that cannot be opened: "PATH: why".
+public struct UnreadableFile: Error, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public var description: String { "\(path): \(reason)" }
 }
 
 /// Reads a file line by line, one line in memory at a time, and never more than
 /// `maxLineBytes` of one: a longer line (a file that is not a recording, or a 1 GB line with
 /// no newline) is skipped to its end and reported by its length.
-final class LineReader {
-    enum Line {
+public final class LineReader {
+    public enum Line {
         case text([UInt8])
         /// A line over the limit, skipped: how long it was.
         case tooLong(bytes: Int)
@@ -38,7 +43,7 @@ final class LineReader {
 
     /// A record line holds a request body (at most `serve --max-body`, 1 MiB by default;
     /// the largest allowed is 64 MiB), escaped (at most 6 bytes a byte) or base64, and headers.
-    static let maxLineBytes = 400 << 20
+    public static let maxLineBytes = 400 << 20
 
     private let file: UnsafeMutablePointer<FILE>
     private let maxLineBytes: Int
@@ -46,16 +51,16 @@ final class LineReader {
     private var start = 0
     private var end = 0
     private var atEnd = false
-    private(set) var error: String?
+    public private(set) var error: String?
 
-    init(path: String, maxLineBytes: Int = LineReader.maxLineBytes) throws {
+    public init(path: String, maxLineBytes: Int = LineReader.maxLineBytes) throws(UnreadableFile) {
         self.maxLineBytes = maxLineBytes
         if path == "-" {
-            guard let input = fdopen(dup(0), "r") else { throw FileError(path: path, reason: "cannot read standard input") }
+            guard let input = fdopen(dup(0), "r") else { throw UnreadableFile(path: path, reason: "cannot read standard input") }
             file = input
         } else {
             guard let opened = fopen(path, "r") else {
-                throw FileError(path: path, reason: String(cString: strerror(errno)))
+                throw UnreadableFile(path: path, reason: String(cString: strerror(errno)))
             }
             file = opened
         }
@@ -77,7 +82,7 @@ final class LineReader {
     }
 
     /// The next line without its newline (and a final line without one); nil at the end.
-    func next() -> Line? {
+    public func next() -> Line? {
         var line: [UInt8] = []
         var length = 0
         var tooLong = false

@@ -1,39 +1,38 @@
 // `check --timing`: the validation cost per request.
 import Clocks
-import Driver
 import Foundation
 import JSON
 import Metrics
 import PushModel
 import RecordLine
-import Scenario
+import Reports
 import SpecValidator
 
 /// Time spent in `SpecSet.judge`, per request (`check --timing`): the issue-3 figure.
-struct ValidationCosts {
-    private(set) var all = HDRHistogram()
-    private(set) var bySpec: [String: HDRHistogram] = [:]
+public struct ValidationCosts {
+    public private(set) var all = HDRHistogram()
+    public private(set) var bySpec: [String: HDRHistogram] = [:]
 
     /// `spec` nil for out-of-scope requests: they count in the total only.
-    mutating func add(_ nanos: UInt64, spec: String?) {
+    public mutating func add(_ nanos: UInt64, spec: String?) {
         all.record(nanos)
         if let spec { bySpec[spec, default: HDRHistogram()].record(nanos) }
     }
 
-    struct Summary {
-        var count: Int
-        var meanMicros: Double
-        var p50Micros: Double
-        var p99Micros: Double
+    public struct Summary {
+        public var count: Int
+        public var meanMicros: Double
+        public var p50Micros: Double
+        public var p99Micros: Double
     }
 
     /// Nearest-rank percentiles (within 0.1 %: the histogram's precision).
-    static func summarize(_ nanos: HDRHistogram) -> Summary {
+    public static func summarize(_ nanos: HDRHistogram) -> Summary {
         Summary(count: Int(nanos.totalCount), meanMicros: nanos.mean / 1000,
                 p50Micros: Double(nanos.value(atPercentile: 50)) / 1000, p99Micros: Double(nanos.value(atPercentile: 99)) / 1000)
     }
 
-    func text() -> String {
+    public func text() -> String {
         func line(_ label: String, _ s: Summary) -> String {
             label.padding(to: 32) + String(s.count).leftPadded(9) + micros(s.meanMicros).leftPadded(10)
                 + micros(s.p50Micros).leftPadded(10) + micros(s.p99Micros).leftPadded(10) + "\n"
@@ -47,7 +46,7 @@ struct ValidationCosts {
         return out
     }
 
-    func json() -> JSONValue {
+    public func json() -> JSONValue {
         func summary(_ s: Summary) -> JSONValue {
             ["requests": .number(Double(s.count)), "mean_us": .number(s.meanMicros),
              "p50_us": .number(s.p50Micros), "p99_us": .number(s.p99Micros)]

@@ -1,58 +1,57 @@
 // `check`'s tallies per spec and its reports (text, JSON, JUnit).
 import Clocks
-import Driver
 import Foundation
 import JSON
 import Metrics
 import PushModel
 import RecordLine
-import Scenario
+import Reports
 import SpecValidator
 
 /// Tallies per spec, and keeps the first failures of each. Pushes no product claims are counted
 /// apart (`notCovered`, by topic or project); they fail only with `requireSpec`, or when the
 /// gateway noted something on them.
-struct CheckResult {
-    struct Tally {
-        var checked = 0
-        var passed = 0
-        var failures: [(sequence: Int, violations: [SpecViolation])] = []
-        var failed = 0
+public struct CheckResult {
+    public struct Tally {
+        public var checked = 0
+        public var passed = 0
+        public var failures: [(sequence: Int, violations: [SpecViolation])] = []
+        public var failed = 0
     }
 
-    static let unmatchedRow = "(unmatched)"
-    static let notCoveredRow = "(not covered)"
+    public static let unmatchedRow = "(unmatched)"
+    public static let notCoveredRow = "(not covered)"
 
-    let specIDs: [String]
-    let maxFailures: Int
-    let requireSpec: Bool
-    var tallies: [String: Tally] = [:]
+    public let specIDs: [String]
+    public let maxFailures: Int
+    public let requireSpec: Bool
+    public var tallies: [String: Tally] = [:]
     /// Claimed pushes no spec of their product recognises.
-    var unmatched = Tally()
+    public var unmatched = Tally()
     /// Pushes no product claims that failed anyway (`requireSpec`, gateway warnings).
-    var notCoveredFailures = Tally()
+    public var notCoveredFailures = Tally()
     /// Every push no product claims, by what it carried (`UncoveredRequest.label`).
-    var notCovered: [String: Int] = [:]
-    var outOfScope = 0
+    public var notCovered: [String: Int] = [:]
+    public var outOfScope = 0
     /// Unreadable lines: all counted, the first 20 kept.
-    var unreadable = FirstExamples<(line: Int, problem: String)>()
+    public var unreadable = FirstExamples<(line: Int, problem: String)>()
     /// Lines that decoded as requests (judged or out of scope).
-    var recordedCount = 0
+    public var recordedCount = 0
     /// `--min-requests`: fewer recorded requests fail the check.
-    var minRequests = 0
+    public var minRequests = 0
     /// Jumps in `seq`: lines the gateway lost.
-    var sequenceGaps = FirstExamples<SequenceCheck.Gap>()
+    public var sequenceGaps = FirstExamples<SequenceCheck.Gap>()
     /// Lines missing over all forward gaps.
-    var missingLines = 0
+    public var missingLines = 0
     /// The gateway's informational notes (`verdict.gateway_notes`: what the RFCs allow), by
     /// text, with the first request each was on: shown and counted, never a failure.
-    var informational: [String: (count: Int, firstSequence: Int)] = [:]
+    public var informational: [String: (count: Int, firstSequence: Int)] = [:]
 
     /// The record holds what was asked of it: no lost lines, at least `minRequests` requests.
-    var recordingComplete: Bool { sequenceGaps.isEmpty && recordedCount >= minRequests }
+    public var recordingComplete: Bool { sequenceGaps.isEmpty && recordedCount >= minRequests }
 
     /// Why the recording itself fails, one sentence each.
-    var recordingProblems: [String] {
+    public var recordingProblems: [String] {
         var problems = sequenceGaps.first.map(\.description)
         if sequenceGaps.count > sequenceGaps.first.count {
             problems.append("… and \(sequenceGaps.count - sequenceGaps.first.count) more seq gaps")
@@ -63,19 +62,19 @@ struct CheckResult {
         return problems
     }
 
-    init(specIDs: [String], maxFailures: Int, requireSpec: Bool = false) {
+    public init(specIDs: [String], maxFailures: Int, requireSpec: Bool = false) {
         self.specIDs = specIDs
         self.maxFailures = maxFailures
         self.requireSpec = requireSpec
     }
 
-    var failedCount: Int { tallies.values.reduce(0) { $0 + $1.failed } + unmatched.failed + notCoveredFailures.failed }
-    var checkedCount: Int { tallies.values.reduce(0) { $0 + $1.checked } + unmatched.checked + notCoveredFailures.checked }
-    var notCoveredCount: Int { notCovered.values.reduce(0, +) }
+    public var failedCount: Int { tallies.values.reduce(0) { $0 + $1.failed } + unmatched.failed + notCoveredFailures.failed }
+    public var checkedCount: Int { tallies.values.reduce(0) { $0 + $1.checked } + unmatched.checked + notCoveredFailures.checked }
+    public var notCoveredCount: Int { notCovered.values.reduce(0, +) }
 
     /// `gatewayWarnings`: the record's `verdict.gateway_warnings`, a failure wherever they are;
     /// `gatewayNotes`: its `verdict.gateway_notes`, counted and never a failure.
-    mutating func add(_ verdict: SpecVerdict, gatewayWarnings: [String] = [], gatewayNotes: [String] = [], sequence: Int) {
+    public mutating func add(_ verdict: SpecVerdict, gatewayWarnings: [String] = [], gatewayNotes: [String] = [], sequence: Int) {
         for note in gatewayNotes {
             let seen = informational[note]
             informational[note] = ((seen?.count ?? 0) + 1, seen?.firstSequence ?? sequence)
@@ -117,13 +116,13 @@ struct CheckResult {
     }
 
     /// `not covered by any spec: 2647 pushes to com.example.loop`, one line per topic or project, most first.
-    var notCoveredLines: [String] {
+    public var notCoveredLines: [String] {
         notCovered.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map { label, count in
             "not covered by any spec: \(count) push\(count == 1 ? "" : "es") to \(label)"
         }
     }
 
-    mutating func noteUnreadable(line: Int, problem: String) {
+    public mutating func noteUnreadable(line: Int, problem: String) {
         unreadable.add((line, problem))
     }
 
@@ -132,7 +131,7 @@ struct CheckResult {
         specIDs + tallies.keys.filter { !specIDs.contains($0) }.sorted()
     }
 
-    var totalsLine: String {
+    public var totalsLine: String {
         var line = "\(checkedCount) requests checked: \(checkedCount - failedCount) passed, \(failedCount) failed"
         if outOfScope > 0 { line += ", \(outOfScope) out of scope" }
         if notCoveredCount > 0 {
@@ -146,7 +145,7 @@ struct CheckResult {
         return line
     }
 
-    func summaryText() -> String {
+    public func summaryText() -> String {
         var out = "spec                              checked   passed   failed\n"
         for id in orderedIDs {
             let tally = tallies[id] ?? Tally()
@@ -185,7 +184,7 @@ struct CheckResult {
     }
 
     /// `extra`: further testcases (the deliveries' comparison).
-    func junitXML(extra: [JUnit.TestCase] = []) -> String {
+    public func junitXML(extra: [JUnit.TestCase] = []) -> String {
         var cases: [JUnit.TestCase] = []
         for (id, tally) in orderedIDs.map({ ($0, tallies[$0] ?? Tally()) }) + extraRows {
             let product = id.split(separator: ".").first.map(String.init) ?? "pushproof"
@@ -219,7 +218,7 @@ struct CheckResult {
         return JUnit.document(name: "pushproof check", suites: [JUnit.Suite(name: "pushproof check", cases: cases + extra)])
     }
 
-    func report(recording: String, specsDirectory: String) -> JSONValue {
+    public func report(recording: String, specsDirectory: String) -> JSONValue {
         func tallyJSON(_ id: String?, _ tally: Tally) -> JSONValue {
             var object: JSONObject = [
                 "checked": .number(Double(tally.checked)), "passed": .number(Double(tally.passed)),
@@ -259,7 +258,7 @@ struct CheckResult {
     }
 
     /// The informational notes, the most frequent first.
-    var informationalSorted: [(note: String, seen: (count: Int, firstSequence: Int))] {
+    public var informationalSorted: [(note: String, seen: (count: Int, firstSequence: Int))] {
         informational.map { ($0.key, $0.value) }.sorted { ($1.seen.count, $0.note) < ($0.seen.count, $1.note) }
     }
 }

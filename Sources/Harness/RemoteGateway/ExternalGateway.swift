@@ -14,13 +14,13 @@ import ScenarioLoad
 import ScenarioRunner
 import Synchronization
 
-final class ExternalGateway: ScenarioGateway {
-    let access: GatewayAccess
+public final class ExternalGateway: ScenarioGateway {
+    public let access: GatewayAccess
     private let admin: AdminClient
 
     /// Resets the gateway (`POST /reset`: token states, faults and answer rules back to its
     /// configuration), then sets the scenario's token states, faults and answer rules.
-    init(admin: AdminClient, access: GatewayAccess, opening: GatewayOpening) throws(GatewayStartError) {
+    public init(admin: AdminClient, access: GatewayAccess, opening: GatewayOpening) throws(GatewayStartError) {
         self.admin = admin
         self.access = access
         // A serve that reports its spec config must claim the scenario's app, or nothing is judged.
@@ -37,7 +37,7 @@ final class ExternalGateway: ScenarioGateway {
         if let rules = opening.answerRules { try call("PUT", "/answer-rules", body: rules.serialized()) }
     }
 
-    func setToken(_ token: String, _ state: TokenState, nowMs: Int64) throws(GatewayStartError) {
+    public func setToken(_ token: String, _ state: TokenState, nowMs: Int64) throws(GatewayStartError) {
         try setTokenNow(token, state, nowMs: nowMs)
     }
 
@@ -53,7 +53,7 @@ final class ExternalGateway: ScenarioGateway {
     }
 
     /// The journal's last `seq` (`GET /status`, `journal.last_seq`).
-    func mark() throws(GatewayStartError) -> GatewayMark {
+    public func mark() throws(GatewayStartError) -> GatewayMark {
         let status = try call("GET", "/status", body: nil)
         guard let last = status["journal"]?["last_seq"]?.intValue else {
             throw GatewayStartError("control API: GET /status has no journal.last_seq")
@@ -63,7 +63,7 @@ final class ExternalGateway: ScenarioGateway {
 
     /// Long polls `GET /requests?since=…&wait_ms=…`: each answer brings what arrived; the event
     /// is answered once enough pushes were accepted and a poll of the settle time found nothing.
-    func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) throws(GatewayStartError) {
+    public func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) throws(GatewayStartError) {
         let clock = MonotonicClock()
         let deadline = clock.now + .milliseconds(options.eventTimeoutMilliseconds)
         var since = mark.position
@@ -82,13 +82,13 @@ final class ExternalGateway: ScenarioGateway {
         }
     }
 
-    func exchanges(after mark: GatewayMark) throws(GatewayStartError) -> [ObservedExchange] {
+    public func exchanges(after mark: GatewayMark) throws(GatewayStartError) -> [ObservedExchange] {
         let answer = try call("GET", "/requests?since=\(mark.position)", body: nil)
         guard let lines = answer.arrayValue else { throw GatewayStartError("control API: GET /requests did not answer an array") }
         return lines.compactMap { ObservedExchange(recordLine: $0) }
     }
 
-    func stop() {}
+    public func stop() {}
 
     /// One control API request; its JSON answer (`{}` for an empty body).
     @discardableResult
@@ -117,11 +117,11 @@ final class ExternalGateway: ScenarioGateway {
 /// answered as soon as a line is there), handing every push to the load run's matcher timed by
 /// its `answered_ns` (so the poll's own delay is not in the latencies; on another machine the
 /// two clocks must agree, as NTP keeps them, or latencies shift by the difference).
-final class FollowedGateway: ScenarioGateway {
+public final class FollowedGateway: ScenarioGateway {
     private let gateway: ExternalGateway
     private let follower: JournalFollower
 
-    init(admin: AdminClient, access: GatewayAccess, opening: GatewayOpening, feed: ArrivalFeed) throws(GatewayStartError) {
+    public init(admin: AdminClient, access: GatewayAccess, opening: GatewayOpening, feed: ArrivalFeed) throws(GatewayStartError) {
         // Arrivals are matched to events by the spec id the gateway's judge records.
         let status: JSONValue
         do {
@@ -140,23 +140,23 @@ final class FollowedGateway: ScenarioGateway {
         follower.start()
     }
 
-    var access: GatewayAccess { gateway.access }
-    func setToken(_ token: String, _ state: TokenState, nowMs: Int64) throws(GatewayStartError) {
+    public var access: GatewayAccess { gateway.access }
+    public func setToken(_ token: String, _ state: TokenState, nowMs: Int64) throws(GatewayStartError) {
         try gateway.setToken(token, state, nowMs: nowMs)
     }
-    func mark() throws(GatewayStartError) -> GatewayMark { try gateway.mark() }
-    func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) throws(GatewayStartError) {
+    public func mark() throws(GatewayStartError) -> GatewayMark { try gateway.mark() }
+    public func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) throws(GatewayStartError) {
         try gateway.settle(after: mark, expectedAccepted: expectedAccepted, options: options)
     }
-    func exchanges(after mark: GatewayMark) throws(GatewayStartError) -> [ObservedExchange] { try gateway.exchanges(after: mark) }
+    public func exchanges(after mark: GatewayMark) throws(GatewayStartError) -> [ObservedExchange] { try gateway.exchanges(after: mark) }
 
     /// Stops the follower once it has read what the journal holds.
-    func stop() { follower.stop() }
+    public func stop() { follower.stop() }
 
     /// Lines the journal dropped (it is a ring: `serve --journal-size`) before the follower read them.
-    var missedLines: Int { follower.missed }
+    public var missedLines: Int { follower.missed }
     /// Why the follower stopped early (the control API failed), if it did.
-    var failure: String? { follower.failure }
+    public var failure: String? { follower.failure }
 }
 
 /// The one reader of a `pushproof serve`'s journal during a load run, on a thread of its own
@@ -238,32 +238,22 @@ final class JournalFollower: Sendable {
 
 /// Where `drive --scenario` and `plan --scenario` play: the embedded gateway, or with
 /// `--gateway URL --admin URL --ca FILE` and credentials (as `run` takes them) a `pushproof serve`.
-struct ScenarioLoadGateway {
-    /// The options `run`'s `--gateway` takes, also those of a scenario load run.
-    static let optionNames = ["gateway", "admin", "ca", "token-url", "apns-key", "key-id", "team-id", "service-account"]
+public struct ScenarioLoadGateway: Sendable {
+    public let external: (admin: AdminClient, access: GatewayAccess)?
 
-    let external: (admin: AdminClient, access: GatewayAccess)?
-
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        external = try RunCommand.externalGateway(arguments)
+    public init(external: (admin: AdminClient, access: GatewayAccess)?) {
+        self.external = external
     }
 
     /// For the heading line.
-    var description: String {
+    public var description: String {
         guard let external else { return "the embedded gateway (same machine)" }
         return "the gateway at \(external.access.apnsURL) (its journal at \(external.admin.baseURL))"
     }
 
-    /// Whether the gateway shares the sender's machine: the embedded one does; a serve on
-    /// loopback does; of another name nothing is known (nil).
-    var sharesMachine: Bool? {
-        guard let external else { return true }
-        return SenderOptions.onLoopback([external.access.apnsURL, external.access.fcmURL])
-    }
-
     /// One load run of `scenario` there. A journal the follower could not read, or lines it
     /// dropped before they were read, are notes (the first also stops the run: `aborted`).
-    func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: ScenarioLoadOptions,
+    public func run(_ scenario: Scenario, judge: SpecJudge, sender: any ScenarioSender, options: ScenarioLoadOptions,
              progress: ProgressCounters?) async throws(GatewayStartError) -> ScenarioLoadResult {
         guard let external else {
             return try await ScenarioLoad.run(scenario, judge: judge, sender: sender, options: options, progress: progress)

@@ -4,7 +4,7 @@ import Foundation
 /// `drive`). Cold path: Foundation's printf is fine here.
 public enum Format {
     /// Up to 3 decimals, trailing zeros dropped: 5000, 12.5, 0.333.
-    static func number(_ value: Double) -> String {
+    public static func number(_ value: Double) -> String {
         guard value.isFinite else { return value.isNaN ? "nan" : (value > 0 ? "inf" : "-inf") }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
         var text = String(format: "%.3f", value)
@@ -32,13 +32,26 @@ public enum Format {
         significant(Double(nanoseconds) / 1e6)
     }
 
-    static func milliseconds(_ nanoseconds: Double) -> String {
+    public static func milliseconds(_ nanoseconds: Double) -> String {
         significant(nanoseconds / 1e6)
     }
 
     /// "30s", "1.5s".
-    static func seconds(_ value: Double) -> String { number(value) + "s" }
+    public static func seconds(_ value: Double) -> String { number(value) + "s" }
 
     /// A ratio as a percentage: 0.0123 -> "1.23%".
-    static func percent(_ ratio: Double) -> String { significant(ratio * 100) + "%" }
+    public static func percent(_ ratio: Double) -> String { significant(ratio * 100) + "%" }
+}
+
+/// Columns of the text tables (`check`, `show`, `send`, the command list).
+extension String {
+    /// Left-aligned in `width` columns; a longer text keeps one space after it.
+    public func padding(to width: Int) -> String {
+        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+    }
+
+    /// Right-aligned in `width` columns.
+    public func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
 }
