@@ -56,7 +56,7 @@ test: deps test-data
 UNIT_TESTS := ^(ClocksTests|CryptoTests|EncodingTests|DescriptorsTests|HashingTests|HTTPCoreTests|JSONTests|MetricsTests|RecordLineTests|ScenarioTests|SpecValidatorTests|MockGatewayTests|ReportsTests|DriverTests|ScenarioLoadTests|RecordCheckTests)\. \
               |^ScenarioRunnerTests\.(AdapterConversation|Verdict)Tests \
               |^SenderTests\.([A-Za-z]+(Payload|Rules)Tests|SQLiteDeviceStoreTests|DeliveryClassificationTests) \
-              |^HTTP2ServerTests\.(PseudoHeaderStrings|DeferredResponseState|HostileClientDecision)Tests
+              |^HTTP2ServerTests\.(PseudoHeaderStrings|DeferredResponseState|HostileClientDecision|ConnectionState|HTTP1SessionActions|HTTP2SessionActions)Tests
 test-unit: deps test-data
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build --filter '$(subst $(space),,$(UNIT_TESTS))' $(BUILD_FLAGS)

@@ -94,7 +94,7 @@ let package = Package(
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
         .target(name: "PushproofCLI", dependencies: ["JSON", "Clocks", "Descriptors", "Metrics", "HTTPCore", "HTTP2Server", "Crypto", "PushModel", "MockGateway", "SpecValidator", "Sender", "Driver", "Scenario", "ScenarioRunner", "ScenarioLoad", "RemoteGateway", "RecordCheck", "Reports", "RecordLine"], path: "Sources/CLI/PushproofCLI"),
-        .executableTarget(name: "pushproof", dependencies: ["PushproofCLI"], path: "Sources/CLI/pushproof"),
+        .executableTarget(name: "pushproof", dependencies: ["Descriptors", "PushproofCLI"], path: "Sources/CLI/pushproof"),
 
         // Shared by the test targets: client tools, raw sockets, a live `pushproof serve`.
         .target(name: "PushproofTestSupport", dependencies: ["Hashing"], path: "Sources/Testing/PushproofTestSupport"),

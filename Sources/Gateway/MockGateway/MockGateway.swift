@@ -186,7 +186,7 @@ public final class MockGateway: HTTPHandler {
             if decision.label == nil { decision.label = "latency" }
         }
         if let limit = plan.goAwayAfterStreams, state.requestCount == limit {
-            decision.actions.append(.goAway(errorCode: HTTP2ErrorCode.noError, debugData: Array(#"{"reason":"Shutdown"}"#.utf8)))
+            decision.actions.append(.goAway(errorCode: HTTP2ErrorCode.noError, debugData: APNSGoAway.shutdownDebugData))
             decision.label = decision.label.map { $0 + ",goaway" } ?? "goaway"
         }
         return decision

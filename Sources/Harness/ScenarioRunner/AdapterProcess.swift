@@ -40,7 +40,7 @@ final class AdapterProcess: Sendable {
     /// at once; here the status is reaped with waitpid.
     init(command: String, directory: String, stderrPrefix: String = "[sender] ") throws(SenderError) {
         // A write to an adapter that has exited must be an EPIPE error here, not our death.
-        signal(SIGPIPE, SIG_IGN)
+        ignoreBrokenPipeSignal()
         self.command = command
         var pipes: [(read: Int32, write: Int32)] = []
         for _ in 0..<3 {
@@ -161,10 +161,14 @@ final class AdapterProcess: Sendable {
             guard left > .zero else { throw .timedOut }
             let milliseconds = Int32(min(left.clampedNanoseconds / 1_000_000 + 1, UInt64(Self.exitCheckMilliseconds)))
             var entry = pollfd(fd: fd, events: events, revents: 0)
-            let ready = poll(&entry, 1, milliseconds)
+            let ready: Int32
+            do throws(SystemCallError) {
+                ready = try blockingSystemCall("poll") { poll(&entry, 1, milliseconds) }
+            } catch {
+                throw .failed(String(cString: strerror(error.code)))
+            }
             if ready > 0 { return }  // readable, or hung up: the read or write says which
-            if ready < 0, errno != EINTR { throw .failed(String(cString: strerror(errno))) }  // poll: EINTR only shortens the wait
-            if ready == 0, exitStatus != nil { throw .closed }
+            if exitStatus != nil { throw .closed }
         }
     }
 

@@ -210,7 +210,7 @@ public final class EmbeddedGateway: ScenarioGateway {
             let gateway = try MockGateway(configuration: configuration, observers: [log as any GatewayObserver] + (recorder.map { [$0] } ?? []) + observers,
                                           judge: judge)
             var settings = ServerConfiguration(threads: 1)
-            settings.http2.streamLimitGoAwayDebugData = Array(#"{"reason":"Maximum active streams violated for this endpoint."}"#.utf8)
+            settings.http2.streamLimitGoAwayDebugData = APNSGoAway.streamLimitDebugData
             let server = HTTPServer(listeners: [ListenerConfiguration(
                 host: "127.0.0.1", port: 0,
                 tls: TLSConfiguration(certificateChainPEM: certificate.certificatePEM, privateKeyPEM: certificate.privateKeyPEM),

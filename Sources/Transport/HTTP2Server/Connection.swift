@@ -1,8 +1,9 @@
 // One accepted socket: TLS (optional), protocol detection, the HTTP/2 or HTTP/1.1 session,
 // the outgoing byte buffer, and a graceful close that keeps reading briefly so the peer
-// gets our last bytes instead of a TCP RST.
+// gets our last bytes instead of a TCP RST. What happens next is decided by the
+// `ConnectionState` value; the connection carries out the effects it returns (`perform`) and
+// the actions its session returns.
 import CHTTPParser
-import CNGHTTP2
 import Clocks
 import Descriptors
 import Glibc
@@ -12,15 +13,10 @@ import HTTPCore
 let http2ClientPreface: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
 final class Connection {
-    enum Phase {
-        case handshaking
-        /// Waiting for enough bytes to tell the HTTP/2 preface from an HTTP/1.1 request line.
-        case sniffing
+    /// The protocol session, from its start until it ends (lingering or closing).
+    private enum Session {
         case http2(HTTP2Session)
         case http1(HTTP1Session)
-        /// Write side shut down; reading and discarding until EOF or the linger timer.
-        case lingering
-        case closed
     }
 
     /// The socket's number: the loop's key for this connection, valid until `close()`.
@@ -32,32 +28,26 @@ final class Connection {
     let id: UInt64
     let peer: String
     private(set) var tls: TLSStream?
-    let isTLS: Bool
-    private(set) var phase: Phase
+    /// The phase and flags: changed only by its events, whose effects `perform` carries out.
+    private var state: ConnectionState
+    private var session: Session?
     private var sniffed: [UInt8] = []
     private var context: ConnectionContext?
-    /// Bytes waiting for the socket; `output[outputStart...]` is unsent.
-    var output: [UInt8] = []
-    private var outputStart = 0
-    var unsentOutputBytes: Int { output.count - outputStart }
+    /// Bytes waiting for the socket.
+    let output = OutputBuffer()
     private var lastActivity: UInt64
     /// Until a protocol session starts (TLS handshake, preface sniffing), the connection is
     /// held to the request head deadline from the moment it was accepted.
     private let acceptedNanos: UInt64
-    private var pollingWritable = false
     /// Reading stops while this much output is unsent, so a client that sends requests but
     /// never reads the answers cannot make us buffer without bound (a non-reading client
     /// cost ~0.8 MB a connection at 1 MB).
     static let outputHighWater = 64 * 1024
-    /// Reading is off because output is backed up (`outputHighWater`)...
-    private var pausedForOutput = false
-    /// ...or because the HTTP/1.1 session holds answers it may not add to (`PipelineLimit`).
-    private var pausedForSession = false
-    private var readPaused: Bool { pausedForOutput || pausedForSession }
-    private(set) var shuttingDown = false
     /// Requests on this connection waiting for a deferred answer (`DeferredAnswers`): the
     /// connection is not idle while it owes one.
     var awaitedAnswers = 0
+    /// The socket is closed and the connection gone from its loop.
+    private(set) var isClosed = false
 
     init?(descriptor: consuming FileDescriptor, loop: EventLoop, listener: ListenerRuntime, id: UInt64, peer: String) {
         fd = descriptor.raw
@@ -71,88 +61,68 @@ final class Connection {
         if let tlsContext = listener.tls {
             guard let stream = TLSStream(context: tlsContext, fd: fd) else { return nil }
             tls = stream
-            isTLS = true
-            phase = .handshaking
-        } else {
-            isTLS = false
-            phase = .sniffing
         }
+        state = ConnectionState(isTLS: listener.tls != nil)
     }
 
-    var isClosed: Bool {
-        if case .closed = phase { return true }
-        return false
+    // MARK: Effects
+
+    /// Carries out `effects` in their declared order, stopping once the connection is closed.
+    /// The state has already moved on (it may say closed while the write before the close
+    /// runs): what the effects need is the session and the socket, which live here.
+    @inline(__always)
+    private func perform(_ effects: ConnectionEffects) {
+        if effects.isEmpty { return }
+        performEach(effects)
+    }
+
+    private func performEach(_ effects: ConnectionEffects) {
+        if effects.contains(.schedule) { scheduleFollowUps() }
+        if effects.contains(.updateInterest) { updateInterest() }
+        if effects.contains(.advanceHandshake), !isClosed { advanceHandshake() }
+        if effects.contains(.startHTTP2), !isClosed { startHTTP2() }
+        if effects.contains(.startHTTP1), !isClosed { startHTTP1() }
+        if effects.contains(.shutDownSession), !isClosed { shutDownSession() }
+        if effects.contains(.write), !isClosed { flush() }
+        if effects.contains(.resumeInput), !isClosed { resumeHeldInput() }
+        if effects.contains(.read), !isClosed { readAndProcess() }
+        if effects.contains(.discardInput), !isClosed { discardInput() }
+        if effects.contains(.linger), !isClosed { linger() }
+        if effects.contains(.close), !isClosed { tearDown() }
+    }
+
+    /// Carries out what a session's call returned.
+    @inline(__always)
+    private func perform(_ actions: SessionActions) {
+        if actions.isEmpty { return }
+        perform(state.sessionReturned(actions))
     }
 
     // MARK: Events
 
     @inline(__always)
     func handle(events: UInt32) {
-        // epoll reports hang-ups and errors even with reading paused (interest 0); level-
-        // triggered, it would report them on every turn. Nothing can be sent any more.
-        if readPaused && events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-            close()
-            return
-        }
-        if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readable() }
-        if events & EPOLLOUT.rawValue != 0 && !isClosed { writable() }
+        if events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { perform(state.hungUp()) }
+        if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { perform(state.readable()) }
+        if events & EPOLLOUT.rawValue != 0 { perform(state.writable()) }
     }
 
-    private func readable() {
-        switch phase {
-        case .closed: return
-        case .lingering:
-            discardInput()
-            return
-        case .handshaking:
-            guard advanceHandshake() else { return }
-        default: break
-        }
-        readAndProcess()
-    }
-
-    private func writable() {
-        switch phase {
-        case .closed: return
-        case .lingering:
-            setWritablePolling(false)
-        case .handshaking:
-            if advanceHandshake() { readAndProcess() }
-        default:
-            flush()
-            resumeHeldInput()
-            // TLS may have been waiting to write before it could read further.
-            if tls != nil && !isClosed { readAndProcess() }
-        }
-    }
-
-    /// Returns true once the handshake is complete and application data may be read.
-    private func advanceHandshake() -> Bool {
-        guard let tls else { return true }
+    private func advanceHandshake() {
+        guard let tls else { return }
+        let outcome: HandshakeOutcome
         switch tls.handshake() {
         case .done:
             lastActivity = loop.now
-            setWritablePolling(false)
-            switch tls.negotiatedProtocol {
-            case .http2: startHTTP2()
-            case .http1: startHTTP1()
-            case .none: phase = .sniffing
-            }
-            return !isClosed
-        case .wantRead:
-            setWritablePolling(false)
-            return false
-        case .wantWrite:
-            setWritablePolling(true)
-            return false
-        case .closed, .failed:
-            close()
-            return false
+            outcome = .done(tls.negotiatedProtocol)
+        case .wantRead: outcome = .wantRead
+        case .wantWrite: outcome = .wantWrite
+        case .closed, .failed: outcome = .failed
         }
+        perform(state.handshook(outcome))
     }
 
     private func readAndProcess() {
-        if pausedForSession { return }
+        guard state.readsInput else { return }
         let buffer = loop.readBuffer
         var rounds = 0
         let turnStarted = SystemClock.monotonicNanoseconds()
@@ -161,8 +131,8 @@ final class Connection {
         // must be drained now, since epoll will not report them.
         reading: while (rounds < LoopTurn.maximumReads && SystemClock.monotonicNanoseconds() &- turnStarted < LoopTurn.budgetNanos)
                         || tls?.hasPendingData == true {
-            if output.count - outputStart >= Connection.outputHighWater {
-                setPausedForOutput(true)
+            if output.unsent >= Connection.outputHighWater {
+                perform(state.outputBackedUp())
                 break
             }
             rounds += 1
@@ -172,58 +142,47 @@ final class Connection {
                 case let .done(read): count = read
                 case .wantRead: break reading
                 case .wantWrite:
-                    setWritablePolling(true)
+                    perform(state.writeBlocked())
                     break reading
                 case .closed:
-                    peerClosed()
+                    perform(state.peerClosed())
                     return
                 case .failed:
-                    close()
+                    perform(state.close())
                     return
                 }
             } else {
                 switch try? systemCall("recv", { recv(fd, buffer.baseAddress, buffer.count, 0) }) {
                 case .done(let read) where read > 0: count = read
                 case .done:
-                    peerClosed()
+                    perform(state.peerClosed())
                     return
                 case .wouldBlock: break reading
                 case nil:
-                    close()
+                    perform(state.close())
                     return
                 }
             }
             lastActivity = loop.now
             receive(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
-            switch phase {
+            switch state.phase {
             case .closed, .lingering: return
-            case let .http1(session) where session.holdsInput:
-                setPausedForSession(true)
-                break reading
             default: break
             }
+            if state.pausedForSession { break }  // the HTTP/1.1 session holds input
             if tls == nil && count < buffer.count { break }
         }
         flush()
-        if pausedForSession && !isClosed { resumeHeldInput() }
+        if state.pausedForSession && !isClosed { resumeHeldInput() }
     }
 
+    /// Hands received bytes to the session (or the sniffer). What the session writes is
+    /// written once the reads of this turn are done.
     private func receive(_ bytes: UnsafeRawBufferPointer) {
-        switch phase {
-        case let .http2(session):
-            if !session.receive(bytes) {
-                flush()
-                if !isClosed { beginLinger() }
-                return
-            }
-            if session.abortRequested { close() }
-        case let .http1(session):
-            session.receive(bytes)
-            if session.abortRequested { close() }
-        case .sniffing:
-            sniff(bytes)
-        case .handshaking, .lingering, .closed:
-            break
+        switch session {
+        case let .http2(session)?: perform(session.receive(bytes))
+        case let .http1(session)?: perform(session.receive(bytes))
+        case nil: if state.phase == .sniffing { sniff(bytes) }
         }
     }
 
@@ -235,7 +194,7 @@ final class Connection {
                 guard let expected = preface.baseAddress, let received = bytes.baseAddress else { return false }
                 return memcmp(expected, received, preface.count) == 0
             }
-            if isHTTP2 { startHTTP2() } else { startHTTP1() }
+            perform(state.sniffed(http2: isHTTP2))
             receive(bytes)
             return
         }
@@ -243,9 +202,9 @@ final class Connection {
         let compared = min(sniffed.count, http2ClientPreface.count)
         let matches = sniffed[0..<compared].elementsEqual(http2ClientPreface[0..<compared])
         if !matches {
-            startHTTP1()
+            perform(state.sniffed(http2: false))
         } else if sniffed.count >= http2ClientPreface.count {
-            startHTTP2()
+            perform(state.sniffed(http2: true))
         } else {
             return
         }
@@ -254,84 +213,108 @@ final class Connection {
         pending.withUnsafeBytes { receive($0) }
     }
 
-    private func startHTTP2() {
-        let context = ConnectionContext(id: id, version: .http2, isTLS: isTLS, peer: peer)
+    /// The context the handler sees for this connection's session, announced to it.
+    private func openContext(_ version: HTTPVersion) -> ConnectionContext {
+        let context = ConnectionContext(id: id, version: version, isTLS: state.isTLS, peer: peer)
         context.clientCertificateDER = tls?.peerCertificateDER()
         self.context = context
         listener.handler.connectionOpened(context)
-        guard let session = HTTP2Session(connection: self, context: context) else {
-            close()
+        return context
+    }
+
+    private func startHTTP2() {
+        let context = openContext(.http2)
+        guard let started = HTTP2Session(context: context, handler: listener.handler, resources: loop.sessionResources) else {
+            perform(state.close())
             return
         }
-        phase = .http2(session)
-        if shuttingDown { session.submitShutdownGoAway() }
+        session = .http2(started)
     }
 
     private func startHTTP1() {
-        let context = ConnectionContext(id: id, version: .http1_1, isTLS: isTLS, peer: peer)
-        context.clientCertificateDER = tls?.peerCertificateDER()
-        self.context = context
-        listener.handler.connectionOpened(context)
-        let session = HTTP1Session(connection: self, context: context)
-        phase = .http1(session)
-        if shuttingDown { session.beginShutdown() }
+        let context = openContext(.http1_1)
+        session = .http1(HTTP1Session(context: context, handler: listener.handler, output: output, resources: loop.sessionResources))
     }
 
-    private func peerClosed() {
-        // Send what is ready (the peer may only have shut down its write side), then close.
-        flush()
-        close()
+    private func shutDownSession() {
+        switch session {
+        case let .http2(session)?: session.beginShutdown()
+        case let .http1(session)?: session.beginShutdown()
+        case nil: break
+        }
+    }
+
+    /// Sets up on the loop the timers and deferred waits the session recorded.
+    private func scheduleFollowUps() {
+        switch session {
+        case let .http2(session)?:
+            session.takeFollowUps { followUp in
+                switch followUp {
+                case let .delayedAnswer(id, nanos):
+                    loop.schedule(.delayedHTTP2(self, streamID: Int32(truncatingIfNeeded: id)), after: nanos)
+                case let .deferredAnswer(responder, id):
+                    loop.deferredAnswers.wait(for: responder, target: .http2(self, streamID: Int32(truncatingIfNeeded: id)), loop: loop)
+                }
+            }
+        case let .http1(session)?:
+            session.takeFollowUps { followUp in
+                switch followUp {
+                case let .delayedAnswer(id, nanos):
+                    loop.schedule(.delayedHTTP1(self, sequence: id), after: nanos)
+                case let .deferredAnswer(responder, id):
+                    loop.deferredAnswers.wait(for: responder, target: .http1(self, sequence: id), loop: loop)
+                }
+            }
+        case nil:
+            break
+        }
     }
 
     // MARK: Output
 
-    /// Moves everything the session has ready into `output` and writes it, then closes the
-    /// connection if the session is finished.
-    func flush() {
-        switch phase {
-        case let .http2(session):
-            guard let handle = session.session else { return }
+    /// Moves everything the session has ready into `output` and writes it; a session that is
+    /// finished once it has all gone out is the event `sessionFinished`.
+    private func flush() {
+        switch session {
+        case let .http2(session)?:
             while true {
-                if output.count - outputStart >= Connection.outputHighWater {
+                if output.unsent >= Connection.outputHighWater {
                     guard writeOutput() else { return }
-                    if output.count - outputStart >= Connection.outputHighWater / 2 { break }  // socket is full
+                    if output.unsent >= Connection.outputHighWater / 2 { break }  // socket is full
                 }
-                var data: UnsafePointer<UInt8>?
-                let produced = nghttp2_session_mem_send(handle, &data)
-                if produced < 0 {
-                    close()
+                guard let frames = session.pendingOutput() else {
+                    perform(state.close())
                     return
                 }
-                if produced == 0 { break }
-                if let data { output.append(contentsOf: UnsafeBufferPointer(start: data, count: produced)) }
+                if frames.isEmpty { break }
+                output.bytes.append(contentsOf: frames)
             }
             guard writeOutput() else { return }
-            if session.abortRequested {
-                close()
-            } else if outputStart == output.count && session.isFinished {
-                beginLinger()
-            }
-        case let .http1(session):
+            if output.isDrained && session.isFinished { perform(state.sessionFinished()) }
+        case let .http1(session)?:
             guard writeOutput() else { return }
             // A streamed body goes on only as the socket takes what was written of it.
-            while outputStart == output.count, session.continueStreaming() {
+            var streamed: SessionActions = []
+            while output.isDrained {
+                let progress = session.continueStreaming()
+                streamed.formUnion(progress)
+                guard progress.contains(.write) else { break }
                 guard writeOutput() else { return }
             }
-            if session.abortRequested {
-                close()
-            } else if outputStart == output.count && session.isFinished {
-                beginLinger()
-            }
-        default:
+            // Reaching a `.closeConnection` answer behind the streamed one closes, now that what
+            // came before it is written.
+            perform(streamed.subtracting(.write))
+            if !isClosed && output.isDrained && session.isFinished { perform(state.sessionFinished()) }
+        case nil:
             _ = writeOutput()
         }
     }
 
     /// Writes as much of `output` as the socket takes. Returns false if the connection closed.
     private func writeOutput() -> Bool {
-        while outputStart < output.count {
-            let start = outputStart
-            let written: Int = output.withUnsafeBytes { raw in
+        while output.start < output.bytes.count {
+            let start = output.start
+            let written: Int = output.bytes.withUnsafeBytes { raw in
                 let pending = UnsafeRawBufferPointer(rebasing: raw[start...])
                 if let tls {
                     switch tls.write(pending) {
@@ -347,129 +330,88 @@ final class Connection {
                 }
             }
             if written < 0 {
-                close()
+                perform(state.close())
                 return false
             }
             if written == 0 {
-                setWritablePolling(true)
-                return true
+                perform(state.writeBlocked())
+                return !isClosed
             }
-            outputStart += written
+            output.start += written
             lastActivity = loop.now  // a slow reader that is still reading is not idle
         }
-        if output.capacity > 1 << 20 {
-            output = []  // don't keep a large response's buffer on an idle connection
-        } else {
-            output.removeAll(keepingCapacity: true)
-        }
-        outputStart = 0
-        setWritablePolling(false)
-        setPausedForOutput(false)  // level-triggered: pending input is reported again
-        return true
-    }
-
-    private func setWritablePolling(_ enabled: Bool) {
-        guard enabled != pollingWritable, !isClosed else { return }
-        pollingWritable = enabled
-        updateInterest()
-    }
-
-    private func setPausedForOutput(_ paused: Bool) {
-        guard paused != pausedForOutput, !isClosed else { return }
-        pausedForOutput = paused
-        updateInterest()
-    }
-
-    private func setPausedForSession(_ paused: Bool) {
-        guard paused != pausedForSession, !isClosed else { return }
-        pausedForSession = paused
-        updateInterest()
+        output.reset()
+        perform(state.outputDrained())  // level-triggered: pending input is reported again
+        return !isClosed
     }
 
     private func updateInterest() {
+        guard !isClosed, !state.isClosed else { return }
+        let events = (state.readsPaused ? 0 : EPOLLIN.rawValue) | (state.wantsWritable ? EPOLLOUT.rawValue : 0)
         // The kernel refusing a change of interest (the socket is gone) leaves nothing to serve.
-        if !loop.modify(fd, events: (readPaused ? 0 : EPOLLIN.rawValue) | (pollingWritable ? EPOLLOUT.rawValue : 0)) { close() }
+        do throws(SystemCallError) {
+            try loop.modify(fd, events: events)
+        } catch {
+            perform(state.close())
+        }
     }
 
     // MARK: Timers
 
     /// The idle timeout, and the request head and body deadlines (`requestHeadTimeout`).
     func checkTimeouts() {
-        switch phase {
+        switch state.phase {
         case .closed, .lingering: return
         case .handshaking, .sniffing:
             if loop.now &- acceptedNanos >= loop.settings.requestHeadTimeoutNanos {
-                close()
+                perform(state.headDeadlinePassed())
                 return
             }
-        case let .http2(session):
-            // flush() writes what was queued (a GOAWAY) before it honours `abortRequested`.
-            guard session.checkDeadlines() else { break }
-            flush()
-        case let .http1(session):
-            guard session.checkDeadlines() else { break }
-            flush()
-        }
-        switch phase {
-        case .closed, .lingering: return
-        default: break
-        }
-        let idle = loop.settings.idleTimeoutNanos
-        if awaitedAnswers == 0, loop.now &- lastActivity >= idle {
-            // HTTP/2 peers are told why (GOAWAY NO_ERROR, RFC 9113 §6.8) before the close.
-            if case let .http2(session) = phase {
-                session.submitShutdownGoAway()
-                flush()
+        case .http2, .http1:
+            switch session {
+            case let .http2(session)?: perform(session.checkDeadlines())
+            case let .http1(session)?: perform(session.checkDeadlines())
+            case nil: break
             }
-            close()
+        }
+        if awaitedAnswers == 0, loop.now &- lastActivity >= loop.settings.idleTimeoutNanos {
+            perform(state.idleTimedOut())
         }
     }
 
     func fireDelayedHTTP2(streamID: Int32) {
-        guard case let .http2(session) = phase else { return }
-        session.fireDelayedResponse(streamID: streamID)
-        if session.abortRequested { close() } else { flush() }
+        guard case let .http2(session)? = session else { return }
+        perform(session.fireDelayedResponse(streamID: streamID).union(.write))
     }
 
     func fireDelayedHTTP1(sequence: Int) {
-        guard case let .http1(session) = phase else { return }
-        session.fireDelayedResponse(sequence: sequence)
-        if session.abortRequested {
-            close()
-            return
-        }
-        flush()
-        resumeHeldInput()
+        guard case let .http1(session)? = session else { return }
+        perform(session.fireDelayedResponse(sequence: sequence).union(.write))
+        if !isClosed { resumeHeldInput() }
     }
 
     /// An HTTP/1.1 session that paused parsing (PipelineLimit, outputHighWater) goes on once
     /// its answers have gone out, and then so does reading.
     /// Each round parses at least one held request (or all that is held), so this ends.
     private func resumeHeldInput() {
-        guard case let .http1(session) = phase else { return }
+        guard case let .http1(session)? = session else { return }
         while session.holdsInput && !isClosed {
-            guard session.resumeParsing() else { break }  // still too much pending: wait for timers or writes
-            if session.abortRequested {
-                close()
-                return
-            }
-            flush()
+            guard let actions = session.resumeParsing() else { break }  // still too much pending: wait for timers or writes
+            perform(actions.union(.write))
         }
-        if !isClosed && pausedForSession && !session.holdsInput {
-            setPausedForSession(false)  // level-triggered: what waits in the socket is reported again
+        if !isClosed && state.pausedForSession && !session.holdsInput {
+            perform(state.sessionReleasedInput())  // level-triggered: what waits in the socket is reported again
         }
     }
 
     /// A deferred answer has come (`DeferredAnswers`): sent like a delayed response whose
     /// time is up.
     func answerDeferred(_ target: DeferredTarget, with response: HTTPResponse) {
-        switch (phase, target) {
-        case let (.http2(session), .http2(_, streamID)):
-            session.answerDeferred(streamID: streamID, with: response)
-            if session.abortRequested { close() } else { flush() }
-        case let (.http1(session), .http1(_, sequence)):
-            session.answerDeferred(sequence: sequence, with: response)
-            if session.abortRequested { close() } else { flush() }
+        switch (session, target) {
+        case let (.http2(session)?, .http2(_, streamID)):
+            perform(session.answerDeferred(streamID: streamID, with: response).union(.write))
+        case let (.http1(session)?, .http1(_, sequence)):
+            perform(session.answerDeferred(sequence: sequence, with: response).union(.write))
         default:
             break
         }
@@ -477,38 +419,18 @@ final class Connection {
 
     // MARK: Closing
 
-    /// Server shutdown: HTTP/2 gets GOAWAY(NO_ERROR) and finishes its open streams; HTTP/1.1
-    /// finishes the request in progress; connections without a protocol yet just close.
+    /// Server shutdown (`ConnectionState.beginShutdown`).
     func beginShutdown() {
-        shuttingDown = true
-        switch phase {
-        case let .http2(session):
-            session.submitShutdownGoAway()
-            flush()
-        case let .http1(session):
-            session.beginShutdown()
-            flush()
-        case .handshaking, .sniffing:
-            close()
-        case .lingering, .closed:
-            break
-        }
+        perform(state.beginShutdown())
     }
 
     /// Ends the session, shuts down our write side and reads until the peer closes, so the
     /// last response (or GOAWAY) is not lost to a reset caused by unread input.
-    private func beginLinger() {
-        switch phase {
-        case .lingering, .closed: return
-        default: break
-        }
+    private func linger() {
         endSession()
         tls?.sendCloseNotify()
-        _ = shutdown(fd, Int32(SHUT_WR))
-        phase = .lingering
-        setWritablePolling(false)
-        setPausedForOutput(false)
-        setPausedForSession(false)
+        // A peer already gone (ENOTCONN) is found out by the reads that follow.
+        _ = try? blockingSystemCall("shutdown") { shutdown(fd, Int32(SHUT_WR)) }
         loop.schedule(.lingerExpired(self), after: loop.settings.lingerNanos)
     }
 
@@ -519,34 +441,39 @@ final class Connection {
             case .done(let read) where read > 0: continue
             case .wouldBlock: return
             case .done, nil:
-                close()
+                perform(state.close())
                 return
             }
         }
     }
 
     private func endSession() {
-        switch phase {
-        case let .http2(session): session.destroy()
-        case let .http1(session): session.destroy()
-        default: break
+        switch session {
+        case let .http2(session)?: session.destroy()
+        case let .http1(session)?: session.destroy()
+        case nil: break
         }
+        session = nil
         if let context {
             self.context = nil
             listener.handler.connectionClosed(context)
         }
     }
 
-    /// Closes the socket now. Safe to call more than once; never called from inside an
-    /// nghttp2 or http-parser callback (those only set `abortRequested`).
+    /// Closes the connection now (the linger timer, the shutdown grace period, the loop's
+    /// end). Safe to call more than once; never called from inside an nghttp2 or http-parser
+    /// callback (those record actions in the session).
     func close() {
-        if isClosed { return }
+        perform(state.close())
+    }
+
+    private func tearDown() {
+        isClosed = true
         endSession()
         loop.unregister(fd)
         descriptor = nil  // closes the socket
-        phase = .closed
         tls = nil
-        output = []
+        output.discard()
         loop.connections[fd] = nil
         loop.state.openConnections.wrappingSubtract(1, ordering: .relaxed)
     }

@@ -40,8 +40,7 @@ final class DeferredMailbox: Sendable {
             state.ready.append(responder)
             // One wake-up per batch: the loop takes everything posted when it wakes.
             if wasEmpty {
-                var one: UInt64 = 1
-                _ = write(wakeFD, &one, MemoryLayout<UInt64>.size)
+                postWakeEvent(wakeFD)
             }
         }
     }
@@ -82,18 +81,22 @@ final class DeferredAnswers {
 
     var isEmpty: Bool { waiting.isEmpty }
 
-    /// A handler deferred its answer. Returns the answer if it has already come (the caller
-    /// sends it as if the handler had returned it); otherwise the request waits, with a
-    /// deadline timer on `loop`.
-    func register(_ responder: DeferredResponse, target: DeferredTarget, loop: EventLoop) -> HTTPResponse? {
+    /// A handler deferred its answer. Returns the answer if it has already come (the session
+    /// sends it as if the handler had returned it); otherwise the responder will post its
+    /// answer to this loop's mailbox, and the request's connection calls `wait` before the
+    /// loop next looks at the mailbox.
+    func claim(_ responder: DeferredResponse) -> HTTPResponse? {
         let mailbox = mailbox
-        if let ready = responder.bind(waker: { mailbox.post($0) }) { return ready }
+        return responder.bind(waker: { mailbox.post($0) })
+    }
+
+    /// The request waits for the answer `claim` did not find, with a deadline timer on `loop`.
+    func wait(for responder: DeferredResponse, target: DeferredTarget, loop: EventLoop) {
         registrations &+= 1
         let registration = Registration(key: ObjectIdentifier(responder), number: registrations)
         waiting[registration.key] = (responder, target, registration.number)
         target.connection.awaitedAnswers += 1
         loop.schedule(.deferredDeadline(registration), after: max(1, responder.timeoutNanos))
-        return nil
     }
 
     /// Sends the answers other threads have completed (after an eventfd wake-up).

@@ -39,16 +39,19 @@ struct LoopSettings {
 
 /// A listening socket of one loop and the application served on it.
 final class ListenerRuntime {
+    let socket: ListeningSocket
     let fd: Int32
     let handler: any HTTPHandler
     let tls: TLSContext?
-    var isOpen = true
 
-    init(fd: Int32, handler: any HTTPHandler, tls: TLSContext?) {
-        self.fd = fd
+    init(socket: ListeningSocket, handler: any HTTPHandler, tls: TLSContext?) {
+        self.socket = socket
+        fd = socket.fd
         self.handler = handler
         self.tls = tls
     }
+
+    var isOpen: Bool { socket.isOpen }
 }
 
 enum TimerKind {
@@ -133,6 +136,7 @@ final class HeaderBlockBuilder {
 }
 
 final class EventLoop {
+    private let epoll: FileDescriptor
     let epollFD: Int32
     /// Owned by `HTTPServer` (closed after this loop's thread is joined).
     let wakeFD: Int32
@@ -142,17 +146,19 @@ final class EventLoop {
     var connections: [Int32: Connection] = [:]
     var timers = TimerHeap()
     /// Monotonic time, refreshed after every epoll_wait.
-    private(set) var now: UInt64
+    let clock: LoopClock
+    var now: UInt64 { clock.now }
     /// Every read lands here and is consumed before the next read, so one buffer serves all
     /// of this loop's connections.
     let readBuffer: UnsafeMutableRawBufferPointer
-    let headerBlock = HeaderBlockBuilder()
     /// Requests whose handler deferred its answer; completions from other threads arrive
     /// through its mailbox and this loop's eventfd.
     let deferredAnswers: DeferredAnswers
-    let http2Callbacks: OpaquePointer
-    let http2Options: OpaquePointer
-    let http1Settings: UnsafeMutablePointer<http_parser_settings>
+    /// Scratch space for building an nghttp2 header list, shared by the loop's sessions.
+    let headerBlock: HeaderBlockBuilder
+    /// What every session of this loop is given (its settings, clock, tables, scratch space);
+    /// the loop keeps what it references alive.
+    let sessionResources: SessionResources
     private(set) var draining = false
     private var acceptBackoff = AcceptBackoff()
     /// The listeners are out of epoll's interest set until `.resumeAccepting` fires.
@@ -160,74 +166,91 @@ final class EventLoop {
     private let eventCapacity: Int32 = 512
     private let events: UnsafeMutablePointer<epoll_event>
 
+    /// The listeners' sockets are theirs (`ListeningSocket`): one that fails here is closed
+    /// with the runtimes the caller drops.
     init(listeners: [ListenerRuntime], wakeFD: Int32, state: ServerState,
          settings: LoopSettings) throws(HTTPServerError) {
-        // Until every property is set, deinit will not run: clean up by hand.
-        func abandon(_ error: HTTPServerError) -> HTTPServerError {
-            for listener in listeners { close(listener.fd) }
-            return error
+        // Until every property is set, deinit will not run: what is made before then is freed
+        // here (the epoll descriptor closes itself).
+        let epoll: FileDescriptor
+        do throws(SystemCallError) {
+            epoll = FileDescriptor(taking: try blockingSystemCall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) })
+        } catch {
+            throw HTTPServerError(error)
         }
-        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard epollFD >= 0 else { throw abandon(systemError("epoll_create1")) }
         guard let callbacks = makeHTTP2Callbacks() else {
-            close(epollFD)
-            throw abandon(HTTPServerError("nghttp2_session_callbacks_new failed"))
+            throw HTTPServerError("nghttp2_session_callbacks_new failed")
         }
         guard let options = makeHTTP2Options(settings.http2) else {
             nghttp2_session_callbacks_del(callbacks)
-            close(epollFD)
-            throw abandon(HTTPServerError("nghttp2_option_new failed"))
+            throw HTTPServerError("nghttp2_option_new failed")
         }
-        self.epollFD = epollFD
+        epollFD = epoll.raw
+        self.epoll = epoll
         self.wakeFD = wakeFD
         self.state = state
         self.settings = settings
         self.listeners = listeners
-        self.now = SystemClock.monotonicNanoseconds()
-        self.http2Callbacks = callbacks
-        self.http2Options = options
-        self.http1Settings = makeHTTP1Settings()
+        let clock = LoopClock(now: SystemClock.monotonicNanoseconds())
+        self.clock = clock
         self.readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
-        self.deferredAnswers = DeferredAnswers(wakeFD: wakeFD)
+        let deferredAnswers = DeferredAnswers(wakeFD: wakeFD)
+        self.deferredAnswers = deferredAnswers
+        let headerBlock = HeaderBlockBuilder()
+        self.headerBlock = headerBlock
+        self.sessionResources = SessionResources(settings: settings, clock: clock, statistics: state,
+                                                 deferredAnswers: deferredAnswers, headerBlock: headerBlock,
+                                                 http2Callbacks: callbacks, http2Options: options,
+                                                 http1Settings: makeHTTP1Settings())
         self.events = .allocate(capacity: Int(eventCapacity))
-        guard register(wakeFD, events: EPOLLIN.rawValue) else { throw systemError("epoll_ctl(eventfd)") }
+        do throws(SystemCallError) {
+            try register(wakeFD, events: EPOLLIN.rawValue)
+        } catch {
+            throw systemError("epoll_ctl(eventfd)", error.code)
+        }
         for listener in listeners {
-            guard register(listener.fd, events: EPOLLIN.rawValue) else { throw systemError("epoll_ctl(listener)") }
+            do throws(SystemCallError) {
+                try register(listener.fd, events: EPOLLIN.rawValue)
+            } catch {
+                throw systemError("epoll_ctl(listener)", error.code)
+            }
         }
     }
 
     deinit {
-        for listener in listeners where listener.isOpen { close(listener.fd) }
-        close(epollFD)
-        nghttp2_session_callbacks_del(http2Callbacks)
-        nghttp2_option_del(http2Options)
-        http1Settings.deallocate()
+        for listener in listeners { listener.socket.close() }
+        nghttp2_session_callbacks_del(sessionResources.http2Callbacks)
+        nghttp2_option_del(sessionResources.http2Options)
+        sessionResources.http1Settings.deallocate()
         readBuffer.deallocate()
         events.deallocate()
     }
 
-    @discardableResult
-    func register(_ fd: Int32, events: UInt32) -> Bool {
-        var event = epoll_event()
-        event.events = events
-        event.data.fd = fd
-        return epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0
+    func register(_ fd: Int32, events: UInt32) throws(SystemCallError) {
+        try control(EPOLL_CTL_ADD, fd, events: events)
     }
 
-    /// False if the kernel refused (the descriptor is not registered, or is gone).
-    @discardableResult
-    func modify(_ fd: Int32, events: UInt32) -> Bool {
-        var event = epoll_event()
-        event.events = events
-        event.data.fd = fd
-        return epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event) == 0
+    /// Throws if the kernel refuses (the descriptor is not registered, or is gone).
+    func modify(_ fd: Int32, events: UInt32) throws(SystemCallError) {
+        try control(EPOLL_CTL_MOD, fd, events: events)
     }
 
     /// Before the descriptor is closed. A descriptor never registered (its set-up failed) is
     /// no error; nothing else can fail here for a descriptor this loop registered.
     func unregister(_ fd: Int32) {
-        let removed = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) == 0
-        assert(removed || errno == ENOENT, "epoll_ctl(DEL) of fd \(fd): errno \(errno)")
+        do throws(SystemCallError) {
+            try control(EPOLL_CTL_DEL, fd, events: 0)
+        } catch {
+            assert(error.code == ENOENT, "epoll_ctl(DEL) of fd \(fd): \(error)")
+        }
+    }
+
+    @inline(__always)
+    private func control(_ operation: Int32, _ fd: Int32, events: UInt32) throws(SystemCallError) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        _ = try blockingSystemCall("epoll_ctl") { epoll_ctl(epollFD, operation, fd, &event) }
     }
 
     @inline(__always)
@@ -245,7 +268,7 @@ final class EventLoop {
 
     /// Runs until a shutdown has drained every connection.
     func run() {
-        now = SystemClock.monotonicNanoseconds()
+        clock.now = SystemClock.monotonicNanoseconds()
         timers.schedule(.idleSweep, at: now &+ idleSweepInterval)
         while true {
             let timeout = waitTimeoutMilliseconds()
@@ -253,7 +276,7 @@ final class EventLoop {
             guard let ready = try? blockingSystemCall("epoll_wait", { epoll_wait(epollFD, events, eventCapacity, timeout) }) else {
                 break
             }
-            now = SystemClock.monotonicNanoseconds()
+            clock.now = SystemClock.monotonicNanoseconds()
             for index in 0..<Int(ready) {
                 let event = events[index]
                 let fd = event.data.fd
@@ -300,8 +323,7 @@ final class EventLoop {
     }
 
     private func handleWake() {
-        var counter: UInt64 = 0
-        _ = read(wakeFD, &counter, MemoryLayout<UInt64>.size)
+        drainWakeEvent(wakeFD)
         deferredAnswers.deliverPosted()
         if state.stopping.load(ordering: .acquiring) && !draining { beginDraining() }
     }
@@ -309,11 +331,7 @@ final class EventLoop {
     /// Graceful shutdown: stop accepting, ask every connection to finish what it has.
     private func beginDraining() {
         draining = true
-        for listener in listeners where listener.isOpen {
-            unregister(listener.fd)
-            close(listener.fd)
-            listener.isOpen = false
-        }
+        for listener in listeners where listener.isOpen { closeListener(listener) }
         timers.schedule(.shutdownGrace, at: state.graceDeadline.load(ordering: .relaxed))
         // Long polls answer now, with what they have, instead of holding up the drain.
         deferredAnswers.expireAll()
@@ -324,51 +342,93 @@ final class EventLoop {
     private func pauseAccepting(nanos: UInt64) {
         guard !acceptPaused, !draining else { return }
         acceptPaused = true
-        for listener in listeners where listener.isOpen { modify(listener.fd, events: 0) }
+        setListenerInterest(0)
         schedule(.resumeAccepting, after: nanos)
     }
 
     private func resumeAccepting() {
         guard acceptPaused else { return }
         acceptPaused = false
-        for listener in listeners where listener.isOpen { modify(listener.fd, events: EPOLLIN.rawValue) }
+        setListenerInterest(EPOLLIN.rawValue)
+    }
+
+    /// A listener whose interest the kernel will not change is closed: one that cannot be
+    /// paused would spin the loop, one that cannot be resumed would serve nobody.
+    private func setListenerInterest(_ events: UInt32) {
+        for listener in listeners where listener.isOpen {
+            do throws(SystemCallError) {
+                try modify(listener.fd, events: events)
+            } catch {
+                closeListener(listener)
+            }
+        }
+    }
+
+    private func closeListener(_ listener: ListenerRuntime) {
+        unregister(listener.fd)
+        listener.socket.close()
     }
 
     private func accept(on listener: ListenerRuntime) {
         for _ in 0..<64 {
             var address = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let fd = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.accept(listener.fd, $0, &length)
+            let accepted: IOOutcome<Int32>
+            do throws(SystemCallError) {
+                accepted = try systemCall("accept") {
+                    withUnsafeMutablePointer(to: &address) {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener.fd, $0, &length) }
+                    }
                 }
-            }
-            if fd < 0 {
-                switch acceptBackoff.failed(errno: errno) {
+            } catch {
+                switch acceptBackoff.failed(errno: error.code) {
                 case .retry: continue
-                case .stop: return  // EAGAIN: nothing more waiting
+                case .stop: return
                 case let .pause(nanos):
                     pauseAccepting(nanos: nanos)
                     return
                 }
             }
+            guard case let .done(fd) = accepted else { return }  // nothing more waiting
             acceptBackoff.succeeded()
             let descriptor = FileDescriptor(taking: fd)
-            // accept4 is hidden behind _GNU_SOURCE in Swift's Glibc module; two fcntls instead.
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = setSocketOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            // A socket that cannot be made non-blocking would stall the loop: closed at once.
+            guard (try? prepareAcceptedSocket(fd)) != nil else { continue }
             let id = state.nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
             // The connection owns the socket from here; a failed set-up closes it.
             guard let connection = Connection(descriptor: descriptor, loop: self, listener: listener, id: id,
                                               peer: describeSocketAddress(address)) else { continue }
-            guard register(fd, events: EPOLLIN.rawValue) else {
-                connection.close()
-                continue
-            }
             connections[fd] = connection
             state.acceptedConnections.wrappingAdd(1, ordering: .relaxed)
             state.openConnections.wrappingAdd(1, ordering: .relaxed)
+            do throws(SystemCallError) {
+                try register(fd, events: EPOLLIN.rawValue)
+            } catch {
+                connection.close()
+            }
         }
     }
+}
+
+/// Non-blocking, close-on-exec, no Nagle delay. accept4 is hidden behind _GNU_SOURCE in
+/// Swift's Glibc module: fcntls instead.
+private func prepareAcceptedSocket(_ fd: Int32) throws(SystemCallError) {
+    let flags = try blockingSystemCall("fcntl") { fcntl(fd, F_GETFL) }
+    _ = try blockingSystemCall("fcntl") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+    _ = try blockingSystemCall("fcntl") { fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    // Best effort: without it answers may wait for an ACK (Nagle), but they still go out.
+    try? setSocketOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+}
+
+/// Wakes the loop that polls the eventfd `fd` (one more on its counter). A counter too full
+/// to add to (EAGAIN) already wakes it. From any thread.
+func postWakeEvent(_ fd: Int32) {
+    var one: UInt64 = 1
+    _ = try? systemCall("write") { write(fd, &one, MemoryLayout<UInt64>.size) }
+}
+
+/// Empties the eventfd `fd` after a wake-up (nothing to read is no error: non-blocking).
+private func drainWakeEvent(_ fd: Int32) {
+    var counter: UInt64 = 0
+    _ = try? systemCall("read") { read(fd, &counter, MemoryLayout<UInt64>.size) }
 }

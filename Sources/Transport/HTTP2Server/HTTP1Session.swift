@@ -1,5 +1,7 @@
 // HTTP/1.1 on http-parser: keep-alive, pipelined requests answered strictly in order
 // (a delayed response holds back the ones after it), Content-Length and chunked bodies.
+// Answers are serialized into the connection's `OutputBuffer`; the session knows no
+// connection and no loop, and its calls return what it wants done (`SessionActions`).
 import CHTTPParser
 import Clocks
 import JSON
@@ -23,19 +25,17 @@ final class HTTP1Session {
     /// than this, so a reader that stalls holds about this much of its answer, never all of it.
     static let streamedOutputBytes = Connection.outputHighWater
 
-    /// The connection owns this session (its phase holds it) and ends it before it closes, and
-    /// the session runs only inside the connection's calls (nghttp2's callbacks come from its
-    /// `receive`/`flush`): the connection is always alive here. `unowned(unsafe)` because a
-    /// checked `unowned` reference is retained and released at every use (perf: ~1% of the
-    /// server's time, a dozen uses a request).
-    unowned(unsafe) let connection: Connection
     let context: ConnectionContext
     let handler: any HTTPHandler
+    private let resources: SessionResources
+    /// The connection's unsent bytes, which answers are serialized into. The connection owns
+    /// it and ends this session before it closes.
+    private unowned(unsafe) let output: OutputBuffer
+    /// What the callbacks of the call in progress ask of the connection.
+    private var outbox = SessionOutbox()
+    /// The server is stopping: every answer from now on closes the connection.
+    private var shuttingDown = false
     private let parser: UnsafeMutablePointer<http_parser>
-    private let maxBodyBytes: Int
-    /// One header-section limit on both transports: SETTINGS_MAX_HEADER_LIST_SIZE's accounting
-    /// (name + value + 32 a field, RFC 9113 §6.5.2), answered 431 as the HTTP/2 path answers it.
-    private let maxHeaderListSize: Int
     private var headerListSize = 0
     private var url: [UInt8] = []
     private var fieldName: [UInt8] = []
@@ -61,7 +61,6 @@ final class HTTP1Session {
     private var stopped = false
     /// Close once every queued response is written.
     private var closeWhenDrained = false
-    private(set) var abortRequested = false
     private var destroyed = false
     /// From a request's first byte until its head ends (`requestHeadTimeout`).
     private var headDeadline: Deadline
@@ -72,16 +71,16 @@ final class HTTP1Session {
     private(set) var holdsInput = false
     private var heldInput: [UInt8] = []
 
-    init(connection: Connection, context: ConnectionContext) {
-        self.connection = connection
+    init(context: ConnectionContext, handler: any HTTPHandler, output: OutputBuffer, resources: SessionResources) {
         self.context = context
-        self.handler = connection.listener.handler
-        maxBodyBytes = connection.loop.settings.maxRequestBodyBytes
-        maxHeaderListSize = Int(connection.loop.settings.http2.maxHeaderListSize)
-        headDeadline = Deadline(durationNanos: connection.loop.settings.requestHeadTimeoutNanos)
-        bodyDeadline = Deadline(durationNanos: connection.loop.settings.requestBodyTimeoutNanos)
+        self.handler = handler
+        self.output = output
+        self.resources = resources
+        let settings = resources.settings
+        headDeadline = Deadline(durationNanos: settings.requestHeadTimeoutNanos)
+        bodyDeadline = Deadline(durationNanos: settings.requestBodyTimeoutNanos)
         // The session starts on the first bytes of the first request.
-        headDeadline.startIfIdle(nowNanos: connection.loop.now)
+        headDeadline.startIfIdle(nowNanos: resources.clock.now)
         parser = .allocate(capacity: 1)
         http_parser_init(parser, HTTP_REQUEST)
         parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -93,23 +92,38 @@ final class HTTP1Session {
         destroyed = true
         stopped = true
         dropSlots()
+        outbox.clear()
     }
 
     /// Forgets every queued response; deferred ones are cancelled (nobody will read them).
     private func dropSlots() {
-        for case let .deferred(responder, _, _) in slots { connection.loop.deferredAnswers.cancel(responder) }
+        for case let .deferred(responder, _, _) in slots {
+            outbox.forget(responder)
+            resources.deferredAnswers.cancel(responder)
+        }
         slots.removeAll()
         heldInput = []
     }
 
+    /// Hands the recorded timers and deferred waits to `body`, and forgets them.
+    func takeFollowUps(_ body: (SessionFollowUp) -> Void) { outbox.takeFollowUps(body) }
+
     /// Every queued response has been handed to the connection and it should now close.
     var isFinished: Bool { closeWhenDrained && slots.isEmpty }
 
-    func receive(_ bytes: UnsafeRawBufferPointer) {
+    /// Parses received bytes. Answers go into the output buffer unreported (the connection
+    /// writes after its reads); `.holdInput` when parsing paused, `.close` for a
+    /// `.closeConnection` answer.
+    func receive(_ bytes: UnsafeRawBufferPointer) -> SessionActions {
+        parse(bytes)
+        return outbox.take()
+    }
+
+    private func parse(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) else { return }
         var offset = 0
         while offset < bytes.count && !stopped {
-            let parsed = http_parser_execute(parser, connection.loop.http1Settings, base + offset, bytes.count - offset)
+            let parsed = http_parser_execute(parser, resources.http1Settings, base + offset, bytes.count - offset)
             if stopped { return }
             if parser.pointee.http_errno == HPE_PAUSED.rawValue {
                 // Too many answers held back (messageComplete paused the parser): keep the
@@ -117,6 +131,7 @@ final class HTTP1Session {
                 offset += parsed
                 heldInput.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
                 holdsInput = true
+                outbox.ask(.holdInput)
                 return
             }
             if parser.pointee.http_errno != HPE_OK.rawValue {
@@ -132,27 +147,30 @@ final class HTTP1Session {
 
     /// Server shutdown: close after the request in progress, or now if there is none.
     func beginShutdown() {
+        shuttingDown = true
         if !inMessage && slots.isEmpty {
             stopped = true
             closeWhenDrained = true
         }
     }
 
-    func answerDeferred(sequence: Int, with response: HTTPResponse) {
+    func answerDeferred(sequence: Int, with response: HTTPResponse) -> SessionActions {
         let index = sequence - firstSlotSequence
         guard !destroyed, index >= 0, index < slots.count,
-              case let .deferred(_, isHead, closeAfter) = slots[index] else { return }
+              case let .deferred(_, isHead, closeAfter) = slots[index] else { return [] }
         slots[index] = resolve(response, isHead: isHead, closeAfter: closeAfter)
         drainSlots()
+        return outbox.take()
     }
 
-    func fireDelayedResponse(sequence: Int) {
+    func fireDelayedResponse(sequence: Int) -> SessionActions {
         let index = sequence - firstSlotSequence
         guard !destroyed, index >= 0, index < slots.count,
-              case let .waiting(response, isHead, closeAfter) = slots[index] else { return }
+              case let .waiting(response, isHead, closeAfter) = slots[index] else { return [] }
         slots[index] = resolve(response, isHead: isHead, closeAfter: closeAfter)
         drainSlots()
-        resumeParsing()
+        resumeHeldParsing()
+        return outbox.take()
     }
 
     /// Parsing pauses (and the connection stops reading) while answers pile up: too many held
@@ -160,27 +178,32 @@ final class HTTP1Session {
     /// that pipelines requests but does not read; one read's worth of small requests could
     /// otherwise queue thousands of answers).
     private var mustPause: Bool {
-        slots.count >= PipelineLimit.maximumPendingResponses || connection.unsentOutputBytes >= Connection.outputHighWater
+        slots.count >= PipelineLimit.maximumPendingResponses || output.unsent >= Connection.outputHighWater
     }
 
-    /// Parses what was held back, once answers have gone out. False if it is still held.
+    /// Parses what was held back, once answers have gone out; nil if it is still held.
+    func resumeParsing() -> SessionActions? {
+        guard resumeHeldParsing() else { return nil }
+        return outbox.take()
+    }
+
     @discardableResult
-    func resumeParsing() -> Bool {
+    private func resumeHeldParsing() -> Bool {
         guard holdsInput, !stopped, !mustPause else { return false }
         holdsInput = false
         http_parser_pause(parser, 0)
         let input = heldInput
         heldInput = []
-        input.withUnsafeBytes { receive($0) }
+        input.withUnsafeBytes { parse($0) }
         return true
     }
 
     /// The request head and body deadlines: 408 and close once one has passed (RFC 9110
-    /// §15.5.9). True if an answer was queued.
-    func checkDeadlines() -> Bool {
-        guard !stopped else { return false }
-        let now = connection.loop.now
-        guard headDeadline.hasExpired(nowNanos: now) || bodyDeadline.hasExpired(nowNanos: now) else { return false }
+    /// §15.5.9). `.write` if an answer was queued.
+    func checkDeadlines() -> SessionActions {
+        guard !stopped else { return [] }
+        let now = resources.clock.now
+        guard headDeadline.hasExpired(nowNanos: now) || bodyDeadline.hasExpired(nowNanos: now) else { return [] }
         if inMessage {
             reject(status: 408)
         } else {
@@ -190,7 +213,7 @@ final class HTTP1Session {
             headDeadline.stop()
             closeWhenDrained = true
         }
-        return true
+        return outbox.take().union(.write)
     }
 
     // MARK: Parser callbacks
@@ -206,7 +229,7 @@ final class HTTP1Session {
         headers = []
         body = []
         arrivalNanos = SystemClock.wallClockNanoseconds()
-        headDeadline.startIfIdle(nowNanos: connection.loop.now)
+        headDeadline.startIfIdle(nowNanos: resources.clock.now)
         return 0
     }
 
@@ -219,7 +242,7 @@ final class HTTP1Session {
         if inTrailers { return 0 }
         if readingValue { commitHeader() }
         headerListSize += data.count + (fieldName.isEmpty ? 32 : 0)
-        if headerListSize > maxHeaderListSize {
+        if headerListSize > resources.maxHeaderListSize {
             reject(status: 431)
             return -1
         }
@@ -240,7 +263,7 @@ final class HTTP1Session {
     fileprivate func headerValue(_ data: UnsafeRawBufferPointer) -> Int32 {
         if inTrailers { return 0 }
         headerListSize += data.count
-        if headerListSize > maxHeaderListSize {
+        if headerListSize > resources.maxHeaderListSize {
             reject(status: 431)
             return -1
         }
@@ -262,9 +285,9 @@ final class HTTP1Session {
         if readingValue || !fieldName.isEmpty { commitHeader() }
         inTrailers = true
         headDeadline.stop()
-        bodyDeadline.restart(nowNanos: connection.loop.now)
+        bodyDeadline.restart(nowNanos: resources.clock.now)
         let declaredLength = parser.pointee.content_length
-        if declaredLength != UInt64.max && declaredLength > UInt64(maxBodyBytes) {
+        if declaredLength != UInt64.max && declaredLength > UInt64(resources.maxBodyBytes) {
             reject(status: 413)
             return -1
         }
@@ -272,13 +295,13 @@ final class HTTP1Session {
         // otherwise stall. Only when no earlier response is still owed, to keep order.
         if parser.pointee.http_major == 1, parser.pointee.http_minor >= 1, slots.isEmpty,
            headers.values(of: "expect").contains(where: { $0.lowercased() == "100-continue" }) {
-            connection.output.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
+            output.bytes.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
         }
         return 0
     }
 
     fileprivate func bodyChunk(_ data: UnsafeRawBufferPointer) -> Int32 {
-        if body.count + data.count > maxBodyBytes {
+        if body.count + data.count > resources.maxBodyBytes {
             reject(status: 413)
             return -1
         }
@@ -296,15 +319,15 @@ final class HTTP1Session {
         let target = RequestTarget(url)
         let request = HTTPRequest(method: method, path: target.path,
                                   authority: target.authority ?? headers.value(of: "host"),
-                                  scheme: connection.isTLS ? "https" : "http", headers: headers, body: body,
-                                  version: .http1_1, isTLS: connection.isTLS, connectionID: connection.id,
+                                  scheme: context.isTLS ? "https" : "http", headers: headers, body: body,
+                                  version: .http1_1, isTLS: context.isTLS, connectionID: context.id,
                                   streamID: requestCount, arrivalNanos: arrivalNanos)
         headers = []
         body = []
         let response = handler.handle(request, on: context)
         context.noteCompleted()
-        connection.loop.state.requestsServed.wrappingAdd(1, ordering: .relaxed)
-        let closeAfter = !keepAlive || connection.shuttingDown
+        resources.statistics.requestsServed.wrappingAdd(1, ordering: .relaxed)
+        let closeAfter = !keepAlive || shuttingDown
         enqueue(response, isHead: method == "HEAD", closeAfter: closeAfter)
         if !stopped && mustPause {
             http_parser_pause(parser, 1)  // `receive` keeps the rest; reading stops
@@ -317,10 +340,9 @@ final class HTTP1Session {
     private func enqueue(_ response: HTTPResponse, isHead: Bool, closeAfter: Bool) {
         var response = response
         if let responder = response.deferred {
-            let sequence = firstSlotSequence + slots.count
-            guard let ready = connection.loop.deferredAnswers.register(responder, target: .http1(connection, sequence: sequence),
-                                                                       loop: connection.loop) else {
+            guard let ready = resources.deferredAnswers.claim(responder) else {
                 if closeAfter { stopped = true }
+                outbox.follow(.deferredAnswer(responder, id: firstSlotSequence + slots.count))
                 slots.append(.deferred(responder, isHead: isHead, closeAfter: closeAfter))
                 return
             }
@@ -334,15 +356,14 @@ final class HTTP1Session {
         }
         if closes { stopped = true }
         if response.delayNanos > 0 {
-            let sequence = firstSlotSequence + slots.count
+            outbox.follow(.delayedAnswer(id: firstSlotSequence + slots.count, afterNanos: response.delayNanos))
             slots.append(.waiting(response, isHead: isHead, closeAfter: closeAfter))
-            connection.loop.schedule(.delayedHTTP1(connection, sequence: sequence), after: response.delayNanos)
             return
         }
         if slots.isEmpty {
             // Fast path: nothing is held back, serialize straight into the socket buffer.
             if response.actions.isEmpty && response.streamedBody == nil {
-                serialize(response, isHead: isHead, closeAfter: closeAfter, into: &connection.output)
+                serialize(response, isHead: isHead, closeAfter: closeAfter, into: &output.bytes)
                 if closeAfter { closeWhenDrained = true }
                 return
             }
@@ -377,35 +398,36 @@ final class HTTP1Session {
 
     /// A streamed body at the head of the queue waits for the connection to drain: it goes on
     /// (and so do the answers queued behind it) once unsent output is below
-    /// `streamedOutputBytes`. True if it added output.
-    func continueStreaming() -> Bool {
-        guard !destroyed, case .streaming = slots.first else { return false }
-        let before = connection.unsentOutputBytes
+    /// `streamedOutputBytes`. `.write` if it added output (or emptied the queue), `.close` if
+    /// it reached a `.closeConnection` answer.
+    func continueStreaming() -> SessionActions {
+        guard !destroyed, case .streaming = slots.first else { return [] }
+        let before = output.unsent
         drainSlots()
-        return connection.unsentOutputBytes > before || slots.isEmpty
+        return output.unsent > before || slots.isEmpty ? outbox.take().union(.write) : outbox.take()
     }
 
     /// Writes pieces of the first slot's streamed body while the connection has room. True once
     /// the body is complete (its last chunk written).
     private func pump(head: inout [UInt8], body: any StreamedBody, chunked: Bool) -> Bool {
         if !head.isEmpty {
-            connection.output.append(contentsOf: head)
+            output.bytes.append(contentsOf: head)
             head = []
         }
         var piece: [UInt8] = []
-        while connection.unsentOutputBytes < Self.streamedOutputBytes {
+        while output.unsent < Self.streamedOutputBytes {
             piece.removeAll(keepingCapacity: true)
             let finished = body.next(into: &piece, preferredBytes: Self.streamedOutputBytes / 4)
             if !piece.isEmpty {
                 if chunked {
-                    appendHex(piece.count, to: &connection.output)
-                    connection.output.append(contentsOf: "\r\n".utf8)
+                    appendHex(piece.count, to: &output.bytes)
+                    output.bytes.append(contentsOf: "\r\n".utf8)
                 }
-                connection.output.append(contentsOf: piece)
-                if chunked { connection.output.append(contentsOf: "\r\n".utf8) }
+                output.bytes.append(contentsOf: piece)
+                if chunked { output.bytes.append(contentsOf: "\r\n".utf8) }
             }
             if finished {
-                if chunked { connection.output.append(contentsOf: "0\r\n\r\n".utf8) }
+                if chunked { output.bytes.append(contentsOf: "0\r\n\r\n".utf8) }
                 return true
             }
         }
@@ -419,12 +441,12 @@ final class HTTP1Session {
             case .waiting, .deferred:
                 return
             case .abort:
-                abortRequested = true
+                outbox.ask(.close)
                 stopped = true
                 dropSlots()
                 return
             case let .ready(bytes, closeAfter):
-                connection.output.append(contentsOf: bytes)
+                output.bytes.append(contentsOf: bytes)
                 guard sent(closeAfter: closeAfter) else { return }
             case .streaming(var head, let body, let chunked, let closeAfter):
                 guard pump(head: &head, body: body, chunked: chunked) else {
@@ -462,8 +484,8 @@ final class HTTP1Session {
         let target = RequestTarget(url)
         let partial = HTTPRequest(method: method, path: target.path,
                                   authority: target.authority ?? headers.value(of: "host"),
-                                  scheme: connection.isTLS ? "https" : "http", headers: headers,
-                                  version: .http1_1, isTLS: connection.isTLS, connectionID: connection.id,
+                                  scheme: context.isTLS ? "https" : "http", headers: headers,
+                                  version: .http1_1, isTLS: context.isTLS, connectionID: context.id,
                                   streamID: requestCount &+ 1, arrivalNanos: arrivalNanos)
         handler.transportRejected(partial, response: response, on: context)
         inMessage = false

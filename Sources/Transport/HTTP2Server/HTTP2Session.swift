@@ -1,6 +1,8 @@
 // HTTP/2 on libnghttp2's server session, driven with mem_recv/mem_send so the connection
 // owns the socket and batches writes. Callbacks are file-private functions that recover
-// the session from nghttp2's user_data; nothing in them can throw.
+// the session from nghttp2's user_data; nothing in them can throw. The session knows no
+// connection and no loop: what it wants done it records, and its calls return it
+// (`SessionActions`, `SessionFollowUp`).
 import CNGHTTP2
 import Clocks
 import Glibc
@@ -81,16 +83,65 @@ final class HTTP2Stream {
     }
 }
 
+/// Why the server itself sends GOAWAY (RFC 9113 §6.8), each with its error code and debug
+/// data: one place submits them all (`HTTP2Session.submitGoAway`).
+enum GoAwayReason {
+    /// Server shutdown, or an idle connection: NO_ERROR, streams in flight finish.
+    case shutdown
+    /// A header block not complete within the request head timeout.
+    case headerBlockTimeout
+    /// Answers the peer does not take (its flow-control window stays shut).
+    case sendTimeout
+    /// Header lists far over SETTINGS_MAX_HEADER_LIST_SIZE, again (`HeaderListGuard`).
+    case headerListBomb
+    /// Too many streams reset before their answer (`RapidResetGuard`).
+    case rapidReset
+    /// A request over the acknowledged stream limit, with the configured code and text
+    /// (`HTTP2Settings.streamLimitGoAwayDebugData`: the gateway hands APNs' wording in).
+    case streamLimit(errorCode: UInt32, debugData: [UInt8])
+    /// The application's `ConnectionAction.goAway`.
+    case application(errorCode: UInt32, debugData: [UInt8])
+
+    var errorCode: UInt32 {
+        switch self {
+        case .shutdown: HTTP2ErrorCode.noError
+        case .headerBlockTimeout, .sendTimeout, .headerListBomb, .rapidReset: HTTP2ErrorCode.enhanceYourCalm
+        case let .streamLimit(errorCode, _), let .application(errorCode, _): errorCode
+        }
+    }
+
+    var debugData: [UInt8] {
+        switch self {
+        case .shutdown: []
+        case .headerBlockTimeout: Self.headerTimeoutDebugData
+        case .sendTimeout: Self.sendTimeoutDebugData
+        case .headerListBomb: Self.headerBombDebugData
+        case .rapidReset: RapidResetGuard.goAwayDebugData
+        case let .streamLimit(_, debugData), let .application(_, debugData): debugData
+        }
+    }
+
+    /// The transport's own GOAWAYs that end the connection: nghttp2 is not to send one of its
+    /// own when the session then fails (`HTTP2Session.receive`).
+    var replacesLibraryGoAway: Bool {
+        switch self {
+        case .shutdown, .application: false
+        case .headerBlockTimeout, .sendTimeout, .headerListBomb, .rapidReset, .streamLimit: true
+        }
+    }
+
+    static let headerTimeoutDebugData: [UInt8] = Array("request header block not complete in time".utf8)
+    static let sendTimeoutDebugData: [UInt8] = Array("answers not taken in time: the flow-control window stays shut".utf8)
+    static let headerBombDebugData: [UInt8] = Array("header lists far over SETTINGS_MAX_HEADER_LIST_SIZE".utf8)
+}
+
 final class HTTP2Session {
-    /// The connection owns this session (its phase holds it) and ends it before it closes, and
-    /// the session runs only inside the connection's calls (nghttp2's callbacks come from its
-    /// `receive`/`flush`): the connection is always alive here. `unowned(unsafe)` because a
-    /// checked `unowned` reference is retained and released at every use (perf: ~1% of the
-    /// server's time, a dozen uses a request).
-    unowned(unsafe) let connection: Connection
     let context: ConnectionContext
     let handler: any HTTPHandler
-    private(set) var session: OpaquePointer?
+    private let resources: SessionResources
+    private var session: OpaquePointer?
+    /// What the callbacks of the call in progress ask of the connection.
+    private var outbox = SessionOutbox()
     /// Owns the stream objects; nghttp2's stream user data points at them unretained.
     private var streams: [Int32: HTTP2Stream] = [:]
     /// Closed streams kept for the next ones (`HTTP2Stream.reuse`), at most `spareStreamsKept`.
@@ -101,8 +152,6 @@ final class HTTP2Session {
     private static let spareStreamsKept = 128
     /// The pseudo-headers as Strings, made again only when they change.
     private var pseudoHeaders = PseudoHeaderStrings()
-    /// A `.closeConnection` action: the connection closes as soon as control leaves nghttp2.
-    private(set) var abortRequested = false
     /// Our own GOAWAY (a stream-limit violation, rapid reset) replaced nghttp2's.
     private var ownGoAwaySubmitted = false
     /// Client resets of streams we had not finished answering still allowed (RapidResetGuard).
@@ -111,8 +160,6 @@ final class HTTP2Session {
     /// GOAWAY is written, but the client sends every stream above it again elsewhere (RFC 9113
     /// §6.8), so those must not reach the handler: a push would be delivered twice.
     private var goAwayLastStreamID = Int32.max
-    private let maxBodyBytes: Int
-    private let maxHeaderListSize: Int
     /// Body bytes held for incomplete streams, all streams together.
     private var bodyBudget: BufferedBodyBudget
     private var headerListGuard: HeaderListGuard
@@ -122,23 +169,21 @@ final class HTTP2Session {
     /// When a response body byte last went to nghttp2 (the send timeout measures from it).
     private var lastResponseProgressNanos: UInt64 = 0
 
-    init?(connection: Connection, context: ConnectionContext) {
-        self.connection = connection
+    init?(context: ConnectionContext, handler: any HTTPHandler, resources: SessionResources) {
         self.context = context
-        self.handler = connection.listener.handler
-        let loop = connection.loop
-        maxBodyBytes = loop.settings.maxRequestBodyBytes
-        maxHeaderListSize = Int(loop.settings.http2.maxHeaderListSize)
-        bodyBudget = BufferedBodyBudget(limit: loop.settings.maxBufferedBodyBytesPerConnection)
-        headerListGuard = HeaderListGuard(limit: maxHeaderListSize)
-        headerBlockDeadline = Deadline(durationNanos: loop.settings.requestHeadTimeoutNanos)
-        unansweredResetBudget = RapidResetGuard.budget(nowNanos: loop.now)
+        self.handler = handler
+        self.resources = resources
+        let settings = resources.settings
+        bodyBudget = BufferedBodyBudget(limit: settings.maxBufferedBodyBytesPerConnection)
+        headerListGuard = HeaderListGuard(limit: resources.maxHeaderListSize)
+        headerBlockDeadline = Deadline(durationNanos: settings.requestHeadTimeoutNanos)
+        unansweredResetBudget = RapidResetGuard.budget(nowNanos: resources.clock.now)
         var created: OpaquePointer?
-        guard nghttp2_session_server_new2(&created, loop.http2Callbacks, Unmanaged.passUnretained(self).toOpaque(),
-                                          loop.http2Options) == 0, let created else { return nil }
+        guard nghttp2_session_server_new2(&created, resources.http2Callbacks, Unmanaged.passUnretained(self).toOpaque(),
+                                          resources.http2Options) == 0, let created else { return nil }
         session = created
-        let http2 = loop.settings.http2
-        let settings = [
+        let http2 = settings.http2
+        let entries = [
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_HEADER_TABLE_SIZE.rawValue), value: http2.headerTableSize),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
                                    value: handler.initialMaxConcurrentStreams()),
@@ -146,7 +191,7 @@ final class HTTP2Session {
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_FRAME_SIZE.rawValue), value: http2.maxFrameSize),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: http2.maxHeaderListSize),
         ]
-        guard nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), settings, settings.count) == 0 else {
+        guard nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), entries, entries.count) == 0 else {
             nghttp2_session_del(created)
             session = nil
             return nil
@@ -159,16 +204,20 @@ final class HTTP2Session {
         for stream in streams.values { cancelDeferred(stream) }
         streams.removeAll()
         spareStreams.removeAll()
+        outbox.clear()
     }
 
     deinit {
         if let session { nghttp2_session_del(session) }
     }
 
-    /// Feeds received bytes to nghttp2. False on a fatal session error (the caller sends what
-    /// nghttp2 queued, e.g. GOAWAY, and closes).
-    func receive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let session, let base = bytes.baseAddress else { return session != nil }
+
+    /// Feeds received bytes to nghttp2. `.linger` on a fatal session error: the connection
+    /// sends what nghttp2 queued (e.g. GOAWAY) and ends. Written output is not reported: the
+    /// connection writes after its reads.
+    func receive(_ bytes: UnsafeRawBufferPointer) -> SessionActions {
+        guard let session else { return .linger }
+        guard let base = bytes.baseAddress else { return [] }
         let consumed = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
         if consumed < 0 {
             if !ownGoAwaySubmitted {
@@ -176,10 +225,24 @@ final class HTTP2Session {
                 // for floods it queues nothing, and flooding is not a protocol error.
                 _ = nghttp2_session_terminate_session(session, Self.goAwayCode(forLibraryError: Int32(consumed)))
             }
-            return false
+            outbox.ask(.linger)
         }
-        return true
+        return outbox.take()
     }
+
+    /// The next frames nghttp2 has to send, valid until the next call to nghttp2; empty when
+    /// it has none, nil on a fatal error (or once the session has ended).
+    @inline(__always)
+    func pendingOutput() -> UnsafeBufferPointer<UInt8>? {
+        guard let session else { return nil }
+        var data: UnsafePointer<UInt8>?
+        let produced = nghttp2_session_mem_send(session, &data)
+        if produced < 0 { return nil }
+        return UnsafeBufferPointer(start: data, count: data == nil ? 0 : produced)
+    }
+
+    /// Hands the recorded timers and deferred waits to `body`, and forgets them.
+    func takeFollowUps(_ body: (SessionFollowUp) -> Void) { outbox.takeFollowUps(body) }
 
     /// The GOAWAY error code for a fatal nghttp2 error: ENHANCE_YOUR_CALM (RFC 9113 §7: "the
     /// endpoint is detecting that its peer is exhibiting a behavior that might be generating
@@ -196,44 +259,36 @@ final class HTTP2Session {
     }
 
     /// The request head and body deadlines (`ServerConfiguration.requestHeadTimeout`,
-    /// `requestBodyTimeout`). True if anything was done (frames to send, or
-    /// `abortRequested`).
-    func checkDeadlines() -> Bool {
-        guard let session else { return false }
-        let now = connection.loop.now
+    /// `requestBodyTimeout`) and the send timeout: `.write` for 408 answers, `.closeAfterWrite`
+    /// with a GOAWAY queued.
+    func checkDeadlines() -> SessionActions {
+        guard session != nil else { return [] }
+        let now = resources.clock.now
         if headerBlockDeadline.hasExpired(nowNanos: now) {
             headerBlockDeadline.stop()
-            ownGoAwaySubmitted = true
-            submitGoAway(HTTP2ErrorCode.enhanceYourCalm, debugData: Self.headerTimeoutDebugData)
+            submitGoAway(.headerBlockTimeout)
             // Nothing more is read: the rest of the stalled block could not be decoded anyway.
-            abortRequested = true
-            return true
+            outbox.ask(.closeAfterWrite)
+            return outbox.take()
         }
         // Answers the peer does not take: no body byte let out for the send timeout while one
         // waits (its window stays shut; PINGs keep it from being idle).
-        let sendTimeout = connection.loop.settings.responseSendTimeoutNanos
         if let waitingSince = streams.values.lazy.compactMap(\.responsePendingSince).min(),
-           now &- max(waitingSince, lastResponseProgressNanos) >= sendTimeout {
-            ownGoAwaySubmitted = true
-            submitGoAway(HTTP2ErrorCode.enhanceYourCalm, debugData: Self.sendTimeoutDebugData)
-            abortRequested = true
-            return true
+           now &- max(waitingSince, lastResponseProgressNanos) >= resources.settings.responseSendTimeoutNanos {
+            submitGoAway(.sendTimeout)
+            outbox.ask(.closeAfterWrite)
+            return outbox.take()
         }
-        let bodyTimeout = connection.loop.settings.requestBodyTimeoutNanos
-        var acted = false
+        let bodyTimeout = resources.settings.requestBodyTimeoutNanos
         for (streamID, stream) in streams where !stream.answered {
             guard let headEnded = stream.headEndedNanos, now &- headEnded >= bodyTimeout else { continue }
             bodyBudget.release(stream.body.count)
             stream.body = []
             refuse(streamID: streamID, stream: stream, status: 408)
-            acted = true
+            outbox.ask(.write)
         }
-        return acted
+        return outbox.take()
     }
-
-    static let headerTimeoutDebugData: [UInt8] = Array("request header block not complete in time".utf8)
-    static let sendTimeoutDebugData: [UInt8] = Array("answers not taken in time: the flow-control window stays shut".utf8)
-    static let headerBombDebugData: [UInt8] = Array("header lists far over SETTINGS_MAX_HEADER_LIST_SIZE".utf8)
 
     /// Both directions are done (after a GOAWAY and the last stream): close the connection.
     var isFinished: Bool {
@@ -241,40 +296,45 @@ final class HTTP2Session {
         return nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0
     }
 
-    /// Server shutdown (RFC 9113 §6.8): GOAWAY NO_ERROR naming the last stream we took, so
-    /// streams in flight finish and the client retries anything newer elsewhere.
-    func submitShutdownGoAway() {
-        submitGoAway(HTTP2ErrorCode.noError, debugData: [])
+    /// Server shutdown, or an idle connection (RFC 9113 §6.8): GOAWAY NO_ERROR naming the
+    /// last stream we took, so streams in flight finish and the client retries anything newer
+    /// elsewhere.
+    func beginShutdown() {
+        submitGoAway(.shutdown)
     }
 
-    /// GOAWAY with `errorCode` and `debugData`, naming the last stream we took (never more than
-    /// an earlier GOAWAY named: RFC 9113 §6.8 lets the number only go down).
-    private func submitGoAway(_ errorCode: UInt32, debugData: [UInt8]) {
+    /// GOAWAY for `reason`, naming the last stream we took (never more than an earlier GOAWAY
+    /// named: RFC 9113 §6.8 lets the number only go down). The one place a GOAWAY is submitted.
+    private func submitGoAway(_ reason: GoAwayReason) {
         guard let session else { return }
+        if reason.replacesLibraryGoAway { ownGoAwaySubmitted = true }
         goAwayLastStreamID = min(goAwayLastStreamID, nghttp2_session_get_last_proc_stream_id(session))
-        _ = debugData.withUnsafeBufferPointer { debug in
-            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID, errorCode,
+        _ = reason.debugData.withUnsafeBufferPointer { debug in
+            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), goAwayLastStreamID, reason.errorCode,
                                   debug.baseAddress, debug.count)
         }
     }
 
-    func answerDeferred(streamID: Int32, with response: HTTPResponse) {
-        guard let stream = streams[streamID], stream.deferred != nil else { return }
+    func answerDeferred(streamID: Int32, with response: HTTPResponse) -> SessionActions {
+        guard let stream = streams[streamID], stream.deferred != nil else { return [] }
         stream.deferred = nil
         submit(response, streamID: streamID, stream: stream)
+        return outbox.take()
     }
 
     /// The stream ends before its deferred answer came (client reset, connection closed).
     private func cancelDeferred(_ stream: HTTP2Stream) {
         guard let responder = stream.deferred else { return }
         stream.deferred = nil
-        connection.loop.deferredAnswers.cancel(responder)
+        outbox.forget(responder)
+        resources.deferredAnswers.cancel(responder)
     }
 
-    func fireDelayedResponse(streamID: Int32) {
-        guard let stream = streams[streamID], let response = stream.pendingResponse else { return }
+    func fireDelayedResponse(streamID: Int32) -> SessionActions {
+        guard let stream = streams[streamID], let response = stream.pendingResponse else { return [] }
         stream.pendingResponse = nil
         submit(response, streamID: streamID, stream: stream)
+        return outbox.take()
     }
 
     // MARK: Callbacks (called by nghttp2 from inside mem_recv / mem_send)
@@ -297,7 +357,7 @@ final class HTTP2Session {
         guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue), let session else { return 0 }
         if frame.pointee.headers.cat == NGHTTP2_HCAT_HEADERS {
             // A trailer block: it must arrive within the head deadline as a request's head must.
-            headerBlockDeadline.restart(nowNanos: connection.loop.now)
+            headerBlockDeadline.restart(nowNanos: resources.clock.now)
             return withStream(frame.pointee.hd.stream_id) { stream in
                 stream.trailerListSize = 0
                 return 0
@@ -305,7 +365,7 @@ final class HTTP2Session {
         }
         guard frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
         let streamID = frame.pointee.hd.stream_id
-        headerBlockDeadline.restart(nowNanos: connection.loop.now)
+        headerBlockDeadline.restart(nowNanos: resources.clock.now)
         let arrival = SystemClock.wallClockNanoseconds()
         let stream: HTTP2Stream
         if let spare = spareStreams.popLast() {
@@ -325,7 +385,7 @@ final class HTTP2Session {
         if frame.pointee.headers.cat == NGHTTP2_HCAT_HEADERS {
             return withStream(frame.pointee.hd.stream_id) { stream in
                 stream.trailerListSize += nameLength + valueLength + 32
-                guard stream.trailerListSize > maxHeaderListSize else { return 0 }
+                guard stream.trailerListSize > resources.maxHeaderListSize else { return 0 }
                 return headerListOverLimit(streamID: frame.pointee.hd.stream_id, stream: stream, size: stream.trailerListSize)
             }
         }
@@ -338,7 +398,7 @@ final class HTTP2Session {
     private func header(_ frame: UnsafePointer<nghttp2_frame>, of stream: HTTP2Stream, name: UnsafePointer<UInt8>,
                         nameLength: Int, value: UnsafePointer<UInt8>, valueLength: Int) -> Int32 {
         stream.headerListSize += nameLength + valueLength + 32
-        if stream.headerListSize > maxHeaderListSize {
+        if stream.headerListSize > resources.maxHeaderListSize {
             return headerListOverLimit(streamID: frame.pointee.hd.stream_id, stream: stream, size: stream.headerListSize)
         }
         let nameBytes = UnsafeBufferPointer(start: name, count: nameLength)
@@ -379,9 +439,7 @@ final class HTTP2Session {
             headerBlockDeadline.stop()
             return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         case .closeConnection:
-            guard let session else { return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
-            ownGoAwaySubmitted = true
-            submitGoAway(HTTP2ErrorCode.enhanceYourCalm, debugData: Self.headerBombDebugData)
+            submitGoAway(.headerListBomb)
             return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
         }
     }
@@ -392,7 +450,7 @@ final class HTTP2Session {
 
     private func dataChunk(streamID: Int32, of stream: HTTP2Stream, data: UnsafePointer<UInt8>, length: Int) -> Int32 {
         guard !stream.answered, !stream.headersTooLarge else { return 0 }
-        if stream.body.count + length > maxBodyBytes {
+        if stream.body.count + length > resources.maxBodyBytes {
             bodyBudget.release(stream.body.count)
             stream.body = []
             refuse(streamID: streamID, stream: stream, status: 413)
@@ -427,7 +485,7 @@ final class HTTP2Session {
         if frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 {
             dispatch(streamID: streamID, stream: stream)
         } else if stream.headEndedNanos == nil {
-            stream.headEndedNanos = connection.loop.now
+            stream.headEndedNanos = resources.clock.now
         }
         return 0
     }
@@ -436,19 +494,14 @@ final class HTTP2Session {
     /// request over the acknowledged stream limit and a custom GOAWAY is configured, send
     /// that one instead and stop the session (nghttp2 then sends nothing of its own).
     fileprivate func invalidFrame(_ frame: UnsafePointer<nghttp2_frame>, libraryError: Int32) -> Int32 {
-        let http2 = connection.loop.settings.http2
+        let http2 = resources.settings.http2
         guard let debugData = http2.streamLimitGoAwayDebugData, let session,
               frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
               libraryError == NGHTTP2_ERR_PROTO.rawValue,
               frame.pointee.hd.stream_id > nghttp2_session_get_last_proc_stream_id(session) else { return 0 }
         let limit = nghttp2_session_get_local_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
         guard streams.count >= Int(limit) else { return 0 }
-        ownGoAwaySubmitted = true
-        _ = debugData.withUnsafeBufferPointer { debug in
-            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
-                                  nghttp2_session_get_last_proc_stream_id(session),
-                                  http2.streamLimitGoAwayErrorCode, debug.baseAddress, debug.count)
-        }
+        submitGoAway(.streamLimit(errorCode: http2.streamLimitGoAwayErrorCode, debugData: debugData))
         return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
     }
 
@@ -461,10 +514,9 @@ final class HTTP2Session {
     private func resetReceived(streamID: Int32) -> Int32 {
         guard let session, stream(streamID) != nil,
               nghttp2_session_get_stream_local_close(session, streamID) == 0 else { return 0 }
-        if unansweredResetBudget.take(nowNanos: connection.loop.now) { return 0 }
-        ownGoAwaySubmitted = true
-        connection.loop.state.rapidResetCloses.wrappingAdd(1, ordering: .relaxed)
-        submitGoAway(HTTP2ErrorCode.enhanceYourCalm, debugData: RapidResetGuard.goAwayDebugData)
+        if unansweredResetBudget.take(nowNanos: resources.clock.now) { return 0 }
+        resources.statistics.rapidResetCloses.wrappingAdd(1, ordering: .relaxed)
+        submitGoAway(.rapidReset)
         return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
     }
 
@@ -493,7 +545,7 @@ final class HTTP2Session {
             }
             stream.responseOffset += count
         }
-        if count > 0 { lastResponseProgressNanos = connection.loop.now }
+        if count > 0 { lastResponseProgressNanos = resources.clock.now }
         if stream.responseOffset >= stream.responseBody.count, stream.streamedBody == nil {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             stream.responseBody = []
@@ -511,7 +563,7 @@ final class HTTP2Session {
         stream.resetAfterResponse = true
         let partial = HTTPRequest(method: stream.method, path: stream.path, authority: stream.authority,
                                   scheme: stream.scheme, headers: stream.headers, version: .http2,
-                                  isTLS: connection.isTLS, connectionID: connection.id, streamID: streamID,
+                                  isTLS: context.isTLS, connectionID: context.id, streamID: streamID,
                                   arrivalNanos: stream.arrivalNanos)
         handler.transportRejected(partial, response: HTTPResponse(status: status), on: context)
         // Submitted now, RST_STREAM could overtake the response and cancel it; it waits for
@@ -544,7 +596,7 @@ final class HTTP2Session {
         let authority = stream.authority ?? stream.headers.value(of: "host")
         var request = HTTPRequest(method: stream.method, path: stream.path, authority: authority,
                                   scheme: stream.scheme, headers: stream.headers, body: stream.body,
-                                  version: .http2, isTLS: connection.isTLS, connectionID: connection.id,
+                                  version: .http2, isTLS: context.isTLS, connectionID: context.id,
                                   streamID: streamID, arrivalNanos: stream.arrivalNanos)
         bodyBudget.release(stream.body.count)
         stream.headers = []
@@ -558,16 +610,16 @@ final class HTTP2Session {
         stream.headers.removeAll(keepingCapacity: true)
         stream.body.removeAll(keepingCapacity: true)
         if let responder = response.deferred {
-            guard let ready = connection.loop.deferredAnswers.register(responder, target: .http2(connection, streamID: streamID),
-                                                                       loop: connection.loop) else {
+            guard let ready = resources.deferredAnswers.claim(responder) else {
                 stream.deferred = responder
+                outbox.follow(.deferredAnswer(responder, id: Int(streamID)))
                 return
             }
             response = ready
         }
         if response.delayNanos > 0 {
             stream.pendingResponse = response
-            connection.loop.schedule(.delayedHTTP2(connection, streamID: streamID), after: response.delayNanos)
+            outbox.follow(.delayedAnswer(id: Int(streamID), afterNanos: response.delayNanos))
         } else {
             submit(response, streamID: streamID, stream: stream)
         }
@@ -584,7 +636,7 @@ final class HTTP2Session {
                 _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, errorCode)
                 replaced = true
             case .closeConnection:
-                abortRequested = true
+                outbox.ask(.close)
                 replaced = true
             default: break
             }
@@ -594,13 +646,13 @@ final class HTTP2Session {
             stream.responseOffset = 0
             stream.streamedBody = response.streamedBody
             let hasBody = !response.body.isEmpty || response.streamedBody != nil
-            if hasBody { stream.responsePendingSince = connection.loop.now }
+            if hasBody { stream.responsePendingSince = resources.clock.now }
             submitHeaders(status: response.status, headers: response.headers, hasBody: hasBody, streamID: streamID)
         }
         for action in response.actions {
             switch action {
             case let .goAway(errorCode, debugData):
-                submitGoAway(errorCode, debugData: debugData)
+                submitGoAway(.application(errorCode: errorCode, debugData: debugData))
             case let .setMaxConcurrentStreams(limit):
                 var entry = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
                                                    value: limit)
@@ -610,14 +662,14 @@ final class HTTP2Session {
             }
         }
         context.noteCompleted()
-        connection.loop.state.requestsServed.wrappingAdd(1, ordering: .relaxed)
+        resources.statistics.requestsServed.wrappingAdd(1, ordering: .relaxed)
     }
 
     /// Builds the header list in the loop's scratch buffers. With no body the response is a
     /// single HEADERS frame carrying END_STREAM (what APNs sends for success).
     private func submitHeaders(status: Int, headers: [HTTPHeader], hasBody: Bool, streamID: Int32) {
         guard let session else { return }
-        let block = connection.loop.headerBlock
+        let block = resources.headerBlock
         block.bytes.removeAll(keepingCapacity: true)
         block.entries.removeAll(keepingCapacity: true)
         let statusCode = (100...999).contains(status) ? status : 500

@@ -2,6 +2,7 @@
 // loop per thread, and shuts down gracefully.
 import CHTTPParser
 import Clocks
+import Descriptors
 import Glibc
 import HTTPCore
 import Synchronization
@@ -54,17 +55,18 @@ public final class HTTPServer: Sendable {
     public func start() throws(HTTPServerError) -> [BoundListener] {
         try control.withLock { (control: inout Control) throws(HTTPServerError) -> [BoundListener] in
             guard !control.started else { throw HTTPServerError("server already started") }
-            // A peer that resets while OpenSSL writes must not kill the process.
-            signal(SIGPIPE, SIG_IGN)
+            // A peer that resets while OpenSSL writes (write(2), not send with MSG_NOSIGNAL)
+            // must not kill the process; an embedded server has no main.swift to see to it.
+            ignoreBrokenPipeSignal()
             let loopCount = max(1, configuration.threads)
             var materials: [TLSMaterial?] = []
             for listener in listeners {
                 materials.append(try listener.tls.map { (tls) throws(HTTPServerError) in try TLSMaterial(tls) })
             }
 
-            var socketsPerLoop = [[Int32]](repeating: [], count: loopCount)
+            // Sockets close themselves (`ListeningSocket`) if starting fails before a loop runs.
+            var socketsPerLoop = [[ListeningSocket]](repeating: [], count: loopCount)
             var bound: [BoundListener] = []
-            var unclaimedSockets: [Int32] = []
             var wakeFDs: [Int32] = []
             var loops: [EventLoop] = []
             do throws(HTTPServerError) {
@@ -73,17 +75,13 @@ public final class HTTPServer: Sendable {
                         // SO_REUSEPORT would let a second server of the same user share a busy
                         // port silently (each getting some of the connections): probe without it
                         // first, so a port in use is an error.
-                        let probe = try makeListeningSocket(host: listener.host, port: listener.port, reusePort: false)
-                        close(probe.fd)
+                        try makeListeningSocket(host: listener.host, port: listener.port, reusePort: false).close()
                     }
                     let first = try makeListeningSocket(host: listener.host, port: listener.port)
-                    unclaimedSockets.append(first.fd)
-                    socketsPerLoop[0].append(first.fd)
+                    socketsPerLoop[0].append(first)
                     bound.append(BoundListener(host: listener.host, port: first.port, isTLS: listener.tls != nil))
                     for loopIndex in 1..<loopCount {
-                        let next = try makeListeningSocket(host: listener.host, port: first.port)
-                        unclaimedSockets.append(next.fd)
-                        socketsPerLoop[loopIndex].append(next.fd)
+                        socketsPerLoop[loopIndex].append(try makeListeningSocket(host: listener.host, port: first.port))
                     }
                 }
                 var settings = LoopSettings(http2: configuration.http2,
@@ -100,20 +98,19 @@ public final class HTTPServer: Sendable {
                         let tls = try materials[listenerIndex].map { (material) throws(HTTPServerError) in
                             try TLSContext(material: material)
                         }
-                        runtimes.append(ListenerRuntime(fd: socketsPerLoop[loopIndex][listenerIndex],
+                        runtimes.append(ListenerRuntime(socket: socketsPerLoop[loopIndex][listenerIndex],
                                                         handler: listener.handler, tls: tls))
                     }
-                    let wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
-                    guard wakeFD >= 0 else { throw systemError("eventfd") }
-                    wakeFDs.append(wakeFD)
-                    // From here the loop owns (and on failure closes) its listening sockets.
-                    unclaimedSockets.removeAll { socketsPerLoop[loopIndex].contains($0) }
-                    loops.append(try EventLoop(listeners: runtimes, wakeFD: wakeFD, state: state, settings: settings))
+                    do throws(SystemCallError) {
+                        wakeFDs.append(try blockingSystemCall("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) })
+                    } catch {
+                        throw HTTPServerError(error)
+                    }
+                    loops.append(try EventLoop(listeners: runtimes, wakeFD: wakeFDs[loopIndex], state: state, settings: settings))
                 }
             } catch {
-                for fd in unclaimedSockets { close(fd) }
                 loops.removeAll()
-                for fd in wakeFDs { close(fd) }
+                closeWakeEvents(wakeFDs)
                 throw error
             }
 
@@ -133,9 +130,9 @@ public final class HTTPServer: Sendable {
                     loops.removeAll()
                     state.graceDeadline.store(0, ordering: .relaxed)
                     state.stopping.store(true, ordering: .releasing)
-                    for fd in wakeFDs { wake(fd) }
+                    for fd in wakeFDs { postWakeEvent(fd) }
                     for started in threads { pthread_join(started, nil) }
-                    for fd in wakeFDs { close(fd) }
+                    closeWakeEvents(wakeFDs)
                     throw systemError("pthread_create", status)
                 }
                 threads.append(thread)
@@ -162,13 +159,14 @@ public final class HTTPServer: Sendable {
         guard let (threads, wakeFDs) = taken else { return }
         state.graceDeadline.store(SystemClock.monotonicNanoseconds() &+ gracePeriod.clampedNanoseconds, ordering: .relaxed)
         state.stopping.store(true, ordering: .releasing)
-        for fd in wakeFDs { wake(fd) }
+        for fd in wakeFDs { postWakeEvent(fd) }
         for thread in threads { pthread_join(thread, nil) }
-        for fd in wakeFDs { close(fd) }
+        closeWakeEvents(wakeFDs)
     }
 }
 
-private func wake(_ fd: Int32) {
-    var one: UInt64 = 1
-    _ = write(fd, &one, MemoryLayout<UInt64>.size)
+/// The loops' eventfds, closed once no loop runs: the server owns them, not the loops, since
+/// `shutdown` writes to them until the threads are joined.
+private func closeWakeEvents(_ fds: [Int32]) {
+    for fd in fds { FileDescriptor(taking: fd).close() }
 }

@@ -1,20 +1,49 @@
-// The listening socket and addresses: cold-path calls that turn a failure into a
-// thrown `HTTPServerError`. Reads and writes go through `Descriptors.systemCall`.
+// The listening socket and addresses: cold-path calls, through `Descriptors.blockingSystemCall`,
+// that turn a failure into a thrown `HTTPServerError`. Reads and writes go through
+// `Descriptors.systemCall`.
+import Descriptors
 import Glibc
 
-func systemError(_ call: String, _ code: Int32 = errno) -> HTTPServerError {
+func systemError(_ call: String, _ code: Int32) -> HTTPServerError {
     HTTPServerError("\(call) failed: \(String(cString: strerror(code))) (errno \(code))")
 }
 
-func setSocketOption(_ fd: Int32, _ level: Int32, _ option: Int32, _ value: Int32) -> Bool {
+extension HTTPServerError {
+    init(_ error: SystemCallError) { self.init(error.description) }
+}
+
+func setSocketOption(_ fd: Int32, _ level: Int32, _ option: Int32, _ value: Int32) throws(SystemCallError) {
     var value = value
-    return setsockopt(fd, level, option, &value, socklen_t(MemoryLayout<Int32>.size)) == 0
+    _ = try blockingSystemCall("setsockopt") { setsockopt(fd, level, option, &value, socklen_t(MemoryLayout<Int32>.size)) }
+}
+
+/// A listening socket, owned: closed by `close()` or when the last reference to it goes. A
+/// class, so the sockets of every loop can wait in arrays while the server starts (any that
+/// no loop took are closed with the arrays if starting fails).
+final class ListeningSocket {
+    private var descriptor: FileDescriptor?
+    let fd: Int32
+    /// The port it is bound to (what port 0 picked).
+    let port: Int
+
+    init(_ descriptor: consuming FileDescriptor, port: Int) {
+        fd = descriptor.raw
+        self.descriptor = .some(descriptor)
+        self.port = port
+    }
+
+    private(set) var isOpen = true
+
+    func close() {
+        isOpen = false
+        descriptor = nil
+    }
 }
 
 /// Opens a non-blocking listening socket with SO_REUSEPORT so every event loop can own one
 /// on the same port and the kernel spreads new connections across them.
 /// - Parameter reusePort: set SO_REUSEPORT so every loop can have its own socket on the port.
-func makeListeningSocket(host: String, port: Int, reusePort: Bool = true) throws(HTTPServerError) -> (fd: Int32, port: Int) {
+func makeListeningSocket(host: String, port: Int, reusePort: Bool = true) throws(HTTPServerError) -> ListeningSocket {
     guard (0...65535).contains(port) else { throw HTTPServerError("port \(port) is out of range") }
     var hints = addrinfo()
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
@@ -26,36 +55,40 @@ func makeListeningSocket(host: String, port: Int, reusePort: Bool = true) throws
         throw HTTPServerError("cannot resolve listen host \(host): \(String(cString: gai_strerror(status)))")
     }
     defer { freeaddrinfo(results) }
-    let fd = socket(info.pointee.ai_family,
-                    Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw systemError("socket") }
-    guard setSocketOption(fd, SOL_SOCKET, SO_REUSEADDR, 1),
-          !reusePort || setSocketOption(fd, SOL_SOCKET, SO_REUSEPORT, 1) else {
-        let error = systemError("setsockopt(SO_REUSEPORT)")
-        close(fd)
-        throw error
+    let descriptor: FileDescriptor
+    do throws(SystemCallError) {
+        descriptor = FileDescriptor(taking: try blockingSystemCall("socket") {
+            socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        })
+    } catch {
+        throw HTTPServerError(error)
     }
-    guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
-        let error = systemError("bind \(host):\(port)")
-        close(fd)
-        throw error
+    // From here a failure closes the socket with `descriptor`.
+    let fd = descriptor.raw
+    do throws(SystemCallError) {
+        try setSocketOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+        if reusePort { try setSocketOption(fd, SOL_SOCKET, SO_REUSEPORT, 1) }
+    } catch {
+        throw systemError("setsockopt(SO_REUSEPORT)", error.code)
     }
-    guard listen(fd, 1024) == 0 else {
-        let error = systemError("listen")
-        close(fd)
-        throw error
+    do throws(SystemCallError) {
+        _ = try blockingSystemCall("bind") { bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) }
+    } catch {
+        throw systemError("bind \(host):\(port)", error.code)
     }
     var storage = sockaddr_storage()
-    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-    let named = withUnsafeMutablePointer(to: &storage) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    do throws(SystemCallError) {
+        _ = try blockingSystemCall("listen") { listen(fd, 1024) }
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = try blockingSystemCall("getsockname") {
+            withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+        }
+    } catch {
+        throw HTTPServerError(error)
     }
-    guard named == 0 else {
-        let error = systemError("getsockname")
-        close(fd)
-        throw error
-    }
-    return (fd, socketAddressPort(storage) ?? port)
+    return ListeningSocket(descriptor, port: socketAddressPort(storage) ?? port)
 }
 
 func socketAddressPort(_ storage: sockaddr_storage) -> Int? {

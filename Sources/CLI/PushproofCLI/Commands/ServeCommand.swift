@@ -209,7 +209,7 @@ struct ServeCommand: Subcommand {
         settings.requestBodyTimeout = .seconds(bodyTimeout)
         settings.responseSendTimeout = .seconds(sendTimeout)
         // APNs' wording when a client opens more streams than allowed.
-        settings.http2.streamLimitGoAwayDebugData = Array(#"{"reason":"Maximum active streams violated for this endpoint."}"#.utf8)
+        settings.http2.streamLimitGoAwayDebugData = APNSGoAway.streamLimitDebugData
         // Each connection is a descriptor: the soft limit (1024 on Debian) is too few.
         HTTPServer.raiseOpenFileLimit()
         let http = HTTPServer(listeners: listeners, configuration: settings)
