@@ -19,13 +19,14 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/System/CCurl", pkgConfig: "libcurl"),
         .systemLibrary(name: "CSQLite", path: "Sources/System/CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CHTTPParser", path: "Sources/System/CHTTPParser"),
+        .systemLibrary(name: "CLinux", path: "Sources/System/CLinux"),
         .systemLibrary(name: "CPCRE2", path: "Sources/System/CPCRE2", pkgConfig: "libpcre2-8"),
         .systemLibrary(name: "CZlib", path: "Sources/System/CZlib", pkgConfig: "zlib"),
 
         // Pure Swift, no C (Clocks: Glibc's clock_gettime only).
         .target(name: "JSON", path: "Sources/Base/JSON"),
         .target(name: "Clocks", path: "Sources/Base/Clocks"),
-        .target(name: "Descriptors", path: "Sources/Base/Descriptors"),
+        .target(name: "Descriptors", dependencies: ["CLinux"], path: "Sources/Base/Descriptors"),
         .target(name: "Hashing", path: "Sources/Base/Hashing"),
         // Latency histograms (HDR, 3 significant digits): the driver, the sender's metrics, `check --timing`;
         // HdrHistogram's V2 encoding (zlib) and interval logs, for merging runs split over machines.
@@ -43,7 +44,7 @@ let package = Package(
         .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Encoding"], path: "Sources/Model/RecordLine"),
 
         // HTTP/2 (libnghttp2) and HTTP/1.1 (http-parser) over TLS (OpenSSL) or cleartext, epoll loops.
-        .target(name: "HTTP2Server", dependencies: ["HTTPCore", "JSON", "Clocks", "Descriptors", "CNGHTTP2", "COpenSSL", "CHTTPParser"], path: "Sources/Transport/HTTP2Server"),
+        .target(name: "HTTP2Server", dependencies: ["HTTPCore", "JSON", "Clocks", "Descriptors", "CNGHTTP2", "COpenSSL", "CHTTPParser", "CLinux"], path: "Sources/Transport/HTTP2Server"),
 
         // JSON Schema 2020-12 and the push spec format; `pattern` runs on PCRE2.
         .target(name: "SpecValidator", dependencies: ["JSON", "HTTPCore", "Encoding", "PushModel", "CPCRE2"], path: "Sources/Validation/SpecValidator"),
@@ -52,7 +53,7 @@ let package = Package(
         .target(name: "MockGateway", dependencies: ["HTTPCore", "Clocks", "Descriptors", "Encoding", "Hashing", "JSON", "Crypto", "PushModel", "SpecValidator", "RecordLine"], path: "Sources/Gateway/MockGateway"),
 
         // The reference sender: seed rules, payloads, libcurl delivery, token cleanup.
-        .target(name: "Sender", dependencies: ["JSON", "Clocks", "Hashing", "Metrics", "Crypto", "PushModel", "CCurl", "CSQLite"], path: "Sources/Senders/Sender"),
+        .target(name: "Sender", dependencies: ["JSON", "Clocks", "Descriptors", "Hashing", "Metrics", "Crypto", "PushModel", "CCurl", "CSQLite"], path: "Sources/Senders/Sender"),
 
         // The writers every report shares: JUnit XML, XML escaping, the HTML page, number and column
         // formatting (`Format`). Below Driver, ScenarioLoad, RecordCheck and the CLI, which write reports.

@@ -3,6 +3,7 @@
 // gets our last bytes instead of a TCP RST. What happens next is decided by the
 // `ConnectionState` value; the connection carries out the effects it returns (`perform`) and
 // the actions its session returns.
+import CLinux
 import CHTTPParser
 import Clocks
 import Descriptors

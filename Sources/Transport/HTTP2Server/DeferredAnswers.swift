@@ -1,6 +1,7 @@
 // Deferred answers (`HTTPResponse.deferred`, long polls): the loop's table of requests
 // waiting for one, the mailbox through which other threads hand answers back (and wake the
 // loop through its eventfd), and the deadline timer after which `onTimeout` answers.
+import Descriptors
 import Glibc
 import HTTPCore
 import Synchronization

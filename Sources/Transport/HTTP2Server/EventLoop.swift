@@ -2,6 +2,7 @@
 // sockets, its connections and an eventfd for wake-ups, plus a min-heap of timers
 // (delayed responses, idle timeouts, lingering closes, the shutdown grace period).
 // Everything a loop owns is touched only by its thread.
+import CLinux
 import CHTTPParser
 import CNGHTTP2
 import Clocks
@@ -420,15 +421,3 @@ private func prepareAcceptedSocket(_ fd: Int32) throws(SystemCallError) {
     try? setSocketOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
 }
 
-/// Wakes the loop that polls the eventfd `fd` (one more on its counter). A counter too full
-/// to add to (EAGAIN) already wakes it. From any thread.
-func postWakeEvent(_ fd: Int32) {
-    var one: UInt64 = 1
-    _ = try? systemCall("write") { write(fd, &one, MemoryLayout<UInt64>.size) }
-}
-
-/// Empties the eventfd `fd` after a wake-up (nothing to read is no error: non-blocking).
-private func drainWakeEvent(_ fd: Int32) {
-    var counter: UInt64 = 0
-    _ = try? systemCall("read") { read(fd, &counter, MemoryLayout<UInt64>.size) }
-}

@@ -102,7 +102,7 @@ public final class HTTPServer: Sendable {
                                                         handler: listener.handler, tls: tls))
                     }
                     do throws(SystemCallError) {
-                        wakeFDs.append(try blockingSystemCall("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) })
+                        wakeFDs.append(try makeWakeEvent().release())
                     } catch {
                         throw HTTPServerError(error)
                     }

@@ -4,6 +4,7 @@
 // block is so far over the limit that decoding it further is wasted work, and how long one
 // connection may hold its loop. Each is a small value type with time passed in, so the
 // decisions are tested without sockets or a clock.
+import CLinux
 import Glibc
 
 /// What the accept loop does after `accept` fails with out-of-descriptor errors.

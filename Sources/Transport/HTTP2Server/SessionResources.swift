@@ -2,6 +2,7 @@
 // `SessionActions`. A session holds neither its connection nor its loop: it reads the loop's
 // clock and settings, uses the loop's scratch space and tables, and records what the loop
 // must set up (timers, deferred-answer waits) for the connection to do after the call.
+import CLinux
 import CHTTPParser
 import HTTPCore
 

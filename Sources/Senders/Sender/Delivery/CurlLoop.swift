@@ -1,4 +1,5 @@
 // The delivery thread: sole owner of the CURLM handle and of every easy handle.
+import Descriptors
 import CCurl
 import Clocks
 import Foundation
@@ -111,7 +112,7 @@ final class CurlLoop {
     // MARK: - The loop
 
     func run() {
-        var wakeWait = curl_waitfd(fd: shared.wakeReadFD, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+        var wakeWait = curl_waitfd(fd: shared.wakeEvent.raw, events: Int16(CURL_WAIT_POLLIN), revents: 0)
         while true {
             let intake = shared.takeSubmissions(loopIsIdle: isIdle)
             if intake.exit { return }
@@ -131,10 +132,7 @@ final class CurlLoop {
             if shared.loopWillWait(activeTransfers: activeTransfers) { continue }
             wakeWait.revents = 0
             curl_multi_poll(multi, &wakeWait, 1, pollTimeoutMilliseconds(), nil)
-            if wakeWait.revents != 0 {
-                var drain = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-                while withUnsafeMutableBytes(of: &drain, { read(shared.wakeReadFD, $0.baseAddress, $0.count) }) > 0 {}
-            }
+            if wakeWait.revents != 0 { drainWakeEvent(shared.wakeEvent.raw) }
         }
     }
 

@@ -1,5 +1,6 @@
 // Credentials on the wire: the APNs provider token (ES256 JWT) and the FCM OAuth2 access
 // token. Both are cached; neither is made per push.
+import Descriptors
 import Foundation
 import Glibc
 import Synchronization
@@ -200,11 +201,11 @@ struct ProviderTokenFile: Sendable {
 
     func write(_ token: String, issuedAt: Int) {
         let temporary = path + ".\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
-        let bytes = Array("\(issuedAt) \(token)\n".utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        if written == bytes.count { rename(temporary, path) } else { unlink(temporary) }
+        guard let raw = try? blockingSystemCall("open", { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }) else { return }
+        let file = FileDescriptor(taking: raw)
+        // Best effort: another process signs its own token if this one is not there.
+        let written = (try? writeAll(file.raw, Array("\(issuedAt) \(token)\n".utf8))) != nil
+        file.close()
+        if written { rename(temporary, path) } else { unlink(temporary) }
     }
 }

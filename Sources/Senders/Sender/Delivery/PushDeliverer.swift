@@ -1,5 +1,6 @@
 // The reference sender's transport: pushes in through a bounded queue, one libcurl multi
 // handle on one thread multiplexing them over HTTP/2, outcomes out through an AsyncStream.
+import Descriptors
 import Clocks
 import Dispatch
 import Foundation
@@ -49,15 +50,15 @@ public final class PushDeliverer: Sendable {
         self.metrics = metrics
         let (stream, continuation) = AsyncStream<PushResult>.makeStream()
         outcomes = stream
-        var wakePipe: [Int32] = [-1, -1]
-        guard pipe(&wakePipe) == 0 else { throw .setupFailed("pipe failed (errno \(errno))") }
-        for fd in wakePipe {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        let wakeEvent: FileDescriptor
+        do {
+            wakeEvent = try makeWakeEvent()
+        } catch {
+            throw .setupFailed("\(error)")
         }
         shared = DeliveryShared(
             configuration: configuration, credentials: credentials, deviceStore: deviceStore,
-            metrics: metrics, continuation: continuation, wakeReadFD: wakePipe[0], wakeWriteFD: wakePipe[1], log: log)
+            metrics: metrics, continuation: continuation, wakeEvent: wakeEvent, log: log)
         try shared.startLoopThread()
     }
 
@@ -164,10 +165,9 @@ final class DeliveryShared: Sendable {
     let deviceStore: any DeviceStore
     let metrics: DeliveryMetrics
     let continuation: AsyncStream<PushResult>.Continuation
-    /// A pipe that wakes the loop thread from curl_multi_poll, so no thread but the loop
+    /// An eventfd that wakes the loop thread from curl_multi_poll, so no thread but the loop
     /// ever touches the CURLM handle (not even for curl_multi_wakeup).
-    let wakeReadFD: Int32
-    let wakeWriteFD: Int32
+    let wakeEvent: FileDescriptor
     let log: @Sendable (String) -> Void
     let state = Mutex(State())
     /// A push queued while the loop waits on at least this many transfers does not wake it:
@@ -180,23 +180,17 @@ final class DeliveryShared: Sendable {
     private let cleanupQueue = DispatchQueue(label: "pushproof.sender.token-cleanup")
 
     init(configuration: DeliveryConfiguration, credentials: DeliveryCredentials, deviceStore: any DeviceStore,
-         metrics: DeliveryMetrics, continuation: AsyncStream<PushResult>.Continuation, wakeReadFD: Int32, wakeWriteFD: Int32,
+         metrics: DeliveryMetrics, continuation: AsyncStream<PushResult>.Continuation, wakeEvent: consuming FileDescriptor,
          log: @escaping @Sendable (String) -> Void) {
         self.configuration = configuration
         self.credentials = credentials
         self.deviceStore = deviceStore
         self.metrics = metrics
         self.continuation = continuation
-        self.wakeReadFD = wakeReadFD
-        self.wakeWriteFD = wakeWriteFD
+        self.wakeEvent = wakeEvent
         self.log = log
         wakeBelowActiveTransfers = max(1, configuration.maxInFlight / 4)
         wakeAtQueuedPushes = max(1, min(configuration.maxInFlight / 8, 64))
-    }
-
-    deinit {
-        close(wakeReadFD)
-        close(wakeWriteFD)
     }
 
     func startLoopThread() throws(DeliveryError) {
@@ -240,9 +234,7 @@ final class DeliveryShared: Sendable {
     }
 
     func wake() {
-        // A full pipe already holds a wake-up; losing this byte loses nothing.
-        var byte: UInt8 = 1
-        _ = write(wakeWriteFD, &byte, 1)
+        postWakeEvent(wakeEvent.raw)
     }
 
     // MARK: - Intake
