@@ -62,11 +62,13 @@ test-unit: deps test-data
 	$(SWIFT) test --skip-build --filter '$(subst $(space),,$(UNIT_TESTS))' $(BUILD_FLAGS)
 
 # The official JSON-Schema-Test-Suite and the 2020-12 metaschemas, and PyPI's hdrhistogram (a
-# third-party reader of our histogram logs), from PyPI (pinned and sha256-checked; fetched once
+# third-party reader of our histogram logs) and kubernetes-validate (the offline check of `k8s
+# render`'s manifests), from PyPI (pinned and sha256-checked; fetched once
 # into .build/test-data).
 test-data: deps
 	./Scripts/fetch-json-schema-suite.sh .build/test-data
 	./Scripts/fetch-hdrhistogram-py.sh .build/test-data
+	./Scripts/fetch-kubernetes-validate.sh .build/test-data
 
 demo: release
 	./Scripts/demo.sh
