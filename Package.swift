@@ -87,6 +87,10 @@ let package = Package(
         .target(name: "RemoteGateway", dependencies: ["JSON", "Clocks", "MockGateway", "RecordLine", "Scenario", "SpecValidator", "Sender",
                                                       "Driver", "ScenarioRunner", "ScenarioLoad"], path: "Sources/Harness/RemoteGateway"),
 
+        // A load run on Kubernetes as plain objects (`pushproof k8s`): the manifests (an Indexed Job of
+        // segments, a gateway StatefulSet), a segment pod's environment as drive options, results out of pod logs.
+        .target(name: "Fleet", dependencies: ["JSON"], path: "Sources/Harness/Fleet"),
+
         // The in-process mock for Swift server teams' tests: a small, stable public API over the
         // embedded gateway `run` uses.
         .target(name: "PushproofGateway", dependencies: ["JSON", "MockGateway", "PushModel", "Scenario", "ScenarioRunner", "SpecValidator"],
@@ -118,6 +122,7 @@ let package = Package(
         .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "PushproofGatewayTests", dependencies: ["PushproofGateway", "Crypto", "JSON", "PushproofTestSupport"]),
         .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON"]),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet", "JSON", "PushproofTestSupport"]),
         .testTarget(name: "RecordCheckTests", dependencies: ["RecordCheck", "SpecValidator", "JSON"]),
         .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine", "RecordCheck"]),
     ]
