@@ -124,6 +124,6 @@ let package = Package(
         .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "JSON", "PushproofTestSupport"]),
         .testTarget(name: "RecordCheckTests", dependencies: ["RecordCheck", "SpecValidator", "JSON"]),
-        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine", "RecordCheck"]),
+        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine", "RecordCheck", "Fleet"]),
     ]
 )
