@@ -1,20 +1,13 @@
 import Foundation
+import PushproofTestSupport
 @testable import Fleet
 
 enum FleetFixtures {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     /// Scripts/fetch-kubernetes-validate.sh's folder (PyYAML comes with it).
-    static let validatorDirectory: URL = {
-        let data = ProcessInfo.processInfo.environment["PUSHPROOF_TEST_DATA"].map { URL(fileURLWithPath: $0) }
-            ?? root.appendingPathComponent(".build/test-data")
-        return data.appendingPathComponent("kubernetes-validate")
-    }()
+    static let validatorDirectory = testDataDirectory(repositoryRoot: root).appendingPathComponent("kubernetes-validate")
 
-    static func python3() -> URL? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("python3") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
+    static func python3() -> URL? { python3OnPath() }
 
     /// Stand-ins for `pushproof credentials`' files: the manifests carry them, whatever they hold.
     static let credentials = FleetPlan.Credentials(

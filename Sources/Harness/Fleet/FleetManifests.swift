@@ -116,12 +116,17 @@ public enum FleetManifests {
 
     /// The gateway configuration (ConfigMap) and the key files it names (Secret) in one folder, as
     /// `pushproof credentials` writes them: the configuration reads its files relative to itself.
-    static func configVolume(_ names: FleetNames) -> YAMLNode {
-        .map([("name", .string("config")),
-              ("projected", .map([("sources", .list([
-                  .map([("configMap", .map([("name", .string(names.configMap))]))]),
-                  .map([("secret", .map([("name", .string(names.secret))]))]),
-              ]))]))])
+    /// That folder, read-only, and an emptyDir of the pod's own (the gateway's record, the segment's result).
+    static func storage(_ names: FleetNames, scratch: String) -> (mounts: YAMLNode, volumes: YAMLNode) {
+        let mounts: YAMLNode = .list([.map([("name", .string("config")), ("mountPath", .string(FleetNames.configDirectory)),
+                                            ("readOnly", .bool(true))]),
+                                      .map([("name", .string(scratch)), ("mountPath", .string("/" + scratch))])])
+        let config: YAMLNode = .map([("name", .string("config")),
+                                     ("projected", .map([("sources", .list([
+                                         .map([("configMap", .map([("name", .string(names.configMap))]))]),
+                                         .map([("secret", .map([("name", .string(names.secret))]))]),
+                                     ]))]))])
+        return (mounts, .list([config, .map([("name", .string(scratch)), ("emptyDir", .map([]))])]))
     }
 
     static let securityContext: YAMLNode = .map([("runAsNonRoot", .bool(true)), ("runAsUser", .int(65534)),
@@ -130,6 +135,7 @@ public enum FleetManifests {
     static func statefulSet(_ plan: FleetPlan, _ names: FleetNames) -> YAMLNode {
         let arguments = ["serve", "--listen", "0.0.0.0:\(FleetNames.gatewayPort)", "--admin", "0.0.0.0:\(FleetNames.adminPort)", "--h2c",
                          "--config", FleetNames.configDirectory + "/gateway.json", "--record", FleetNames.recordPath, "--specs", "shipped"]
+        let storage = storage(names, scratch: "record")
         var container: [(String, YAMLNode)] = [
             ("name", .string("gateway")), ("image", .string(plan.image)), ("args", .list(arguments.map { .string($0) })),
             ("ports", .list([.map([("name", .string("push")), ("containerPort", .int(FleetNames.gatewayPort))]),
@@ -137,9 +143,7 @@ public enum FleetManifests {
             // Ready once the control API answers: the gateway behind it is listening by then.
             ("readinessProbe", .map([("httpGet", .map([("path", .string("/status")), ("port", .string("admin"))])),
                                      ("periodSeconds", .int(2))])),
-            ("volumeMounts", .list([.map([("name", .string("config")), ("mountPath", .string(FleetNames.configDirectory)),
-                                          ("readOnly", .bool(true))]),
-                                    .map([("name", .string("record")), ("mountPath", .string("/record"))])])),
+            ("volumeMounts", storage.mounts),
             ("securityContext", securityContext),
         ]
         if let resources = resources(plan.gatewayResources) { container.append(("resources", resources)) }
@@ -152,8 +156,7 @@ public enum FleetManifests {
                          ("template", .map([
                              ("metadata", .map([("labels", labels(plan, component: "gateway"))])),
                              ("spec", .map([("containers", .list([.map(container)])),
-                                            ("volumes", .list([configVolume(names),
-                                                               .map([("name", .string("record")), ("emptyDir", .map([]))])]))])),
+                                            ("volumes", storage.volumes)])),
                          ])),
                      ]))])
     }
@@ -212,13 +215,12 @@ public enum FleetManifests {
         if let weights = plan.segmentWeights { environment.append((SegmentEnvironment.weightsKey, weights)) }
         // A scenario run reads the gateway's request journal through its control API.
         if case .scenario = plan.workload { environment.append((SegmentEnvironment.adminPortKey, String(FleetNames.adminPort))) }
+        let storage = storage(names, scratch: "work")
         var container: [(String, YAMLNode)] = [
             ("name", .string("segment")), ("image", .string(plan.image)),
             ("command", .list([.string("/bin/sh"), .string("-c"), .string(segmentScript(plan, credentials: credentials))])),
             ("env", .list(environment.map { .map([("name", .string($0.0)), ("value", .string($0.1))]) })),
-            ("volumeMounts", .list([.map([("name", .string("config")), ("mountPath", .string(FleetNames.configDirectory)),
-                                          ("readOnly", .bool(true))]),
-                                    .map([("name", .string("work")), ("mountPath", .string("/work"))])])),
+            ("volumeMounts", storage.mounts),
             ("securityContext", securityContext),
         ]
         if let resources = resources(plan.segmentResources) { container.append(("resources", resources)) }
@@ -231,8 +233,7 @@ public enum FleetManifests {
                          ("template", .map([
                              ("metadata", .map([("labels", labels(plan, component: "segment"))])),
                              ("spec", .map([("restartPolicy", .string("Never")), ("containers", .list([.map(container)])),
-                                            ("volumes", .list([configVolume(names),
-                                                               .map([("name", .string("work")), ("emptyDir", .map([]))])]))])),
+                                            ("volumes", storage.volumes)])),
                          ])),
                      ]))])
     }
