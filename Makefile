@@ -53,7 +53,7 @@ test: deps test-data
 # The tests that start no server, no client tool and no adapter (parsers, judges, the
 # gateway in-process, the driver on a test clock, state machines): for iterating on a change,
 # in parallel. `make test` runs them too. Measured as above: 586 tests, 11 s of tests (13 s in all, built).
-UNIT_TESTS := ^(ClocksTests|CryptoTests|EncodingTests|DescriptorsTests|HashingTests|HTTPCoreTests|JSONTests|MetricsTests|RecordLineTests|ScenarioTests|SpecValidatorTests|MockGatewayTests|ReportsTests|DriverTests|ScenarioLoadTests|RecordCheckTests)\. \
+UNIT_TESTS := ^(ClocksTests|CryptoTests|EncodingTests|DescriptorsTests|HashingTests|HTTPCoreTests|JSONTests|MetricsTests|RecordLineTests|ScenarioTests|SpecValidatorTests|MockGatewayTests|ReportsTests|DriverTests|ScenarioLoadTests|RecordCheckTests|FleetTests)\. \
               |^ScenarioRunnerTests\.(AdapterConversation|Verdict)Tests \
               |^SenderTests\.([A-Za-z]+(Payload|Rules)Tests|SQLiteDeviceStoreTests|DeliveryClassificationTests) \
               |^HTTP2ServerTests\.(PseudoHeaderStrings|DeferredResponseState|HostileClientDecision|ConnectionState|HTTP1SessionActions|HTTP2SessionActions)Tests
@@ -62,11 +62,13 @@ test-unit: deps test-data
 	$(SWIFT) test --skip-build --filter '$(subst $(space),,$(UNIT_TESTS))' $(BUILD_FLAGS)
 
 # The official JSON-Schema-Test-Suite and the 2020-12 metaschemas, and PyPI's hdrhistogram (a
-# third-party reader of our histogram logs), from PyPI (pinned and sha256-checked; fetched once
+# third-party reader of our histogram logs) and kubernetes-validate (the offline check of `k8s
+# render`'s manifests), from PyPI (pinned and sha256-checked; fetched once
 # into .build/test-data).
 test-data: deps
 	./Scripts/fetch-json-schema-suite.sh .build/test-data
 	./Scripts/fetch-hdrhistogram-py.sh .build/test-data
+	./Scripts/fetch-kubernetes-validate.sh .build/test-data
 
 demo: release
 	./Scripts/demo.sh

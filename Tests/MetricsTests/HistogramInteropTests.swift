@@ -17,17 +17,9 @@ import Testing
 /// (20,000 values: 50, 90, 99 and 99.9 % of it are whole).
 @Suite struct HistogramInteropTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let readerDirectory: URL = {
-        let data = ProcessInfo.processInfo.environment["PUSHPROOF_TEST_DATA"].map { URL(fileURLWithPath: $0) }
-            ?? root.appendingPathComponent(".build/test-data")
-        return data.appendingPathComponent("hdrhistogram-py")
-    }()
+    static let readerDirectory = testDataDirectory(repositoryRoot: root).appendingPathComponent("hdrhistogram-py")
 
-    static func python3() -> URL? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("python3") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
+    static func python3() -> URL? { python3OnPath() }
 
     struct ReaderOutput: Decodable {
         var lines: Int

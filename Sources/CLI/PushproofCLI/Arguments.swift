@@ -148,7 +148,8 @@ struct ParsedArguments {
         if parsed.positionals.count < required.count {
             throw UsageError(message: "missing \(required[parsed.positionals.count]) for 'pushproof \(command.name)'")
         }
-        if parsed.positionals.count > command.positionals.count, command.positionals.last?.hasSuffix("…") != true {
+        let variadic = command.positionals.last.map { $0.hasSuffix("…") || $0.hasSuffix("…?") } ?? false
+        if parsed.positionals.count > command.positionals.count, !variadic {
             throw UsageError(message: "unexpected argument '\(parsed.positionals[command.positionals.count])' for 'pushproof \(command.name)'")
         }
         return parsed

@@ -57,6 +57,9 @@ public enum PushproofCommand {
         CommandEntry(PlanCommand.self),
         CommandEntry(RunCommand.self),
         CommandEntry(AdapterCommand.self),
+        CommandEntry(K8sRenderCommand.self),
+        CommandEntry(K8sSegmentCommand.self),
+        CommandEntry(K8sCollectCommand.self),
     ]
 
     public static var usage: String {

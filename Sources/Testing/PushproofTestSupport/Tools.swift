@@ -11,6 +11,19 @@ public struct ToolResult: Sendable {
     public var outputBytes: [UInt8] = []
 }
 
+/// The python3 on PATH, for the tests that read our output with a third-party Python package.
+public func python3OnPath() -> URL? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("python3") }
+        .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+}
+
+/// What `make test-data` fetched (Scripts/fetch-*.sh): $PUSHPROOF_TEST_DATA, else the checkout's .build/test-data.
+public func testDataDirectory(repositoryRoot: URL) -> URL {
+    ProcessInfo.processInfo.environment["PUSHPROOF_TEST_DATA"].map { URL(fileURLWithPath: $0) }
+        ?? repositoryRoot.appendingPathComponent(".build/test-data")
+}
+
 /// Runs a command-line client to completion, optionally feeding it `input`.
 /// Runs a tool to completion. A tool still running after `timeoutSeconds` is killed (SIGKILL),
 /// so a test that wrongly starts something long-lived fails instead of hanging the suite.

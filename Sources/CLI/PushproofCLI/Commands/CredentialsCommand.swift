@@ -53,32 +53,10 @@ struct CredentialsCommand: Subcommand {
     func run() async -> Int32 {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let credentials = try TestCredentials.generate(fcmProject: project, tokenURI: gateway + "/token")
-            let (apnsKey, serviceAccountJSON) = (credentials.apnsKey, credentials.serviceAccountJSON)
-            let authority = try ProviderCertificateIssuer.makeAuthority()
+            let credentials = try TestCredentialFiles.make(gateway: gateway, keyID: keyID, teamID: teamID, project: project,
+                                                           bundleIDs: bundleIDs)
+            for file in credentials.files { try write(file.contents, file.name, private: file.isPrivate) }
             let app = bundleIDs[0]
-            let providerCertificate = try ProviderCertificateIssuer.issue(
-                bundleID: app, topics: [app, app + ".voip", app + ".complication"],
-                authorityCertificatePEM: authority.certificatePEM, authorityKeyPEM: authority.privateKeyPEM)
-            let config: JSONValue = [
-                "apns": [
-                    "keys": [["key_id": .string(keyID), "team_id": .string(teamID), "public_key_file": "apns-key.pub.pem"]],
-                    "bundle_ids": .array(bundleIDs.map { .string($0) }),
-                    "certificate_authorities": [["file": "apns-ca.pem"]],
-                ],
-                "fcm": [
-                    "project_id": .string(project),
-                    "token_url": .string(gateway + "/token"),
-                    "service_accounts": [["service_account_file": "service-account.json"]],
-                ],
-            ]
-            try write(try apnsKey.pkcs8PEM, "apns-key.p8", private: true)
-            try write(try apnsKey.publicKey.spkiPEM, "apns-key.pub.pem")
-            try write(serviceAccountJSON, "service-account.json", private: true)
-            try write(authority.certificatePEM, "apns-ca.pem")
-            try write(providerCertificate.certificatePEM, "apns-cert.pem")
-            try write(providerCertificate.privateKeyPEM, "apns-cert-key.pem", private: true)
-            try write(config.serialized() + "\n", "gateway.json")
             print("""
             wrote \(directory)/apns-key.p8 (key id \(keyID), team \(teamID)), \(directory)/service-account.json \
             (token_uri \(gateway)/token), \(directory)/apns-cert.pem and apns-cert-key.pem (certificate auth for \(app), \
@@ -98,5 +76,43 @@ struct CredentialsCommand: Subcommand {
                                              attributes: [.posixPermissions: isPrivate ? 0o600 : 0o644]) else {
             throw FileError(path: path, reason: "cannot write")
         }
+    }
+}
+
+/// The files `pushproof credentials` writes (and `k8s render` puts in a Secret and a ConfigMap):
+/// a test APNs key, a Google service account whose token_uri is the gateway, a provider certificate
+/// and its authority, and gateway.json, which trusts them all by these file names.
+struct TestCredentialFiles {
+    var files: [(name: String, contents: String, isPrivate: Bool)]
+
+    static func make(gateway: String, keyID: String, teamID: String, project: String, bundleIDs: [String]) throws -> TestCredentialFiles {
+        let credentials = try TestCredentials.generate(fcmProject: project, tokenURI: gateway + "/token")
+        let (apnsKey, serviceAccountJSON) = (credentials.apnsKey, credentials.serviceAccountJSON)
+        let authority = try ProviderCertificateIssuer.makeAuthority()
+        let app = bundleIDs[0]
+        let providerCertificate = try ProviderCertificateIssuer.issue(
+            bundleID: app, topics: [app, app + ".voip", app + ".complication"],
+            authorityCertificatePEM: authority.certificatePEM, authorityKeyPEM: authority.privateKeyPEM)
+        let config: JSONValue = [
+            "apns": [
+                "keys": [["key_id": .string(keyID), "team_id": .string(teamID), "public_key_file": "apns-key.pub.pem"]],
+                "bundle_ids": .array(bundleIDs.map { .string($0) }),
+                "certificate_authorities": [["file": "apns-ca.pem"]],
+            ],
+            "fcm": [
+                "project_id": .string(project),
+                "token_url": .string(gateway + "/token"),
+                "service_accounts": [["service_account_file": "service-account.json"]],
+            ],
+        ]
+        return TestCredentialFiles(files: [
+            ("apns-key.p8", try apnsKey.pkcs8PEM, true),
+            ("apns-key.pub.pem", try apnsKey.publicKey.spkiPEM, false),
+            ("service-account.json", serviceAccountJSON, true),
+            ("apns-ca.pem", authority.certificatePEM, false),
+            ("apns-cert.pem", providerCertificate.certificatePEM, false),
+            ("apns-cert-key.pem", providerCertificate.privateKeyPEM, true),
+            ("gateway.json", config.serialized() + "\n", false),
+        ])
     }
 }
