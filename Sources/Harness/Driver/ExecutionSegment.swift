@@ -159,8 +159,10 @@ public struct ExecutionSegment: Sendable, Equatable, CustomStringConvertible {
     /// the bytes), the ``share(of:)`` of that order; the result keeps the order of `ids`. The same
     /// ids give the same partition on every machine; the segments' parts are disjoint and cover `ids`.
     public func devices(of ids: [String]) -> [String] {
+        // Hashed once each, not once a comparison: a 200,000-member group has 600,000 devices.
+        let hashes = ids.map { FNV1a.hash64($0.utf8) }
         let order = ids.indices.sorted { left, right in
-            let (a, b) = (FNV1a.hash64(ids[left].utf8), FNV1a.hash64(ids[right].utf8))
+            let (a, b) = (hashes[left], hashes[right])
             if a != b { return a < b }
             if ids[left] != ids[right] { return ids[left].utf8.lexicographicallyPrecedes(ids[right].utf8) }
             return left < right
