@@ -1,3 +1,4 @@
+import Clocks
 import JSON
 import Metrics
 import Testing
@@ -166,3 +167,32 @@ struct SplitMix {
     }
 }
 
+
+/// What the runner gives a segment: its fan-outs, when asked, and latency from a planned start.
+@Suite struct LoadRunnerSegmentTests {
+    static func ring(_ iteration: Int) -> LoadItem {
+        .fanOut((0..<4).map { push(token: iteration == 1 && $0 == 0 ? "gone-\($0)" : "ok-\(iteration)-\($0)", kind: "poolse.ring") })
+    }
+
+    @Test func fanOutCompletionsAreKeptOnlyWhenAsked() async throws {
+        let plan = LoadPlan(scenario: "ring", model: .closed(concurrency: 2, count: 3))
+        let kept = try await LoadRunner(plan: plan, target: ScriptedTarget()).run(source: Self.ring, keepingFanOuts: true)
+        #expect(kept.fanOuts.map(\.iteration) == [0, 1, 2])
+        #expect(kept.fanOuts.map(\.delivered) == [4, 3, 4])
+        #expect(kept.fanOuts.allSatisfy { $0.complete && $0.pushes == 4 && $0.ringAll != nil })
+        let ringAll = kept.fanOuts.compactMap(\.ringAll)
+        #expect(ringAll.max().map { HDRHistogram.highestEquivalentValue($0) } == HDRHistogram.highestEquivalentValue(kept.timeToRingAll.max))
+        let plain = try await LoadRunner(plan: plan, target: ScriptedTarget()).run(source: Self.ring)
+        #expect(plain.fanOuts.isEmpty)
+    }
+
+    @Test func aStartInThePastShowsAsLatencyAndLateness() async throws {
+        let plan = LoadPlan(scenario: "ring", model: .open(ratePerSecond: 100, duration: .milliseconds(30)), lateAfter: .milliseconds(10))
+        let clock = MonotonicClock()
+        let start = clock.now.advanced(by: .milliseconds(-200))
+        let result = try await LoadRunner(plan: plan, target: ScriptedTarget()).run(source: Self.ring, startingAt: start)
+        #expect(result.summary.counts.iterations == 3)
+        #expect(result.summary.counts.lateIterations == 3, "every iteration was due before the run began")
+        #expect(result.latency.min >= 150_000_000, "latency counts from the planned start: \(result.latency.min)")
+    }
+}

@@ -35,11 +35,13 @@ public struct LoadRunner<C: Clock>: Sendable where C.Duration == Duration {
     /// Runs the plan; throws only when the plan is invalid. `start`: the instant intended times
     /// count from, when the run was planned to start at a given time (`drive --start-at`); if it
     /// has passed, the first iterations are due at once and late, so a late start shows as
-    /// latency. Now when nil.
-    public func run(source: @escaping LoadSource, startingAt start: C.Instant? = nil) async throws(LoadPlanError) -> RunResult {
+    /// latency. Now when nil. `keepingFanOuts`: the result lists every measured fan-out's
+    /// completion (``RunResult/fanOuts``), which merging segments needs and other runs need not keep.
+    public func run(source: @escaping LoadSource, startingAt start: C.Instant? = nil,
+                    keepingFanOuts: Bool = false) async throws(LoadPlanError) -> RunResult {
         try plan.validate()
         let environment = RunEnvironment.current()
-        let state = RunState(plan: plan, source: source, clock: clock, start: start ?? clock.now)
+        let state = RunState(plan: plan, source: source, clock: clock, start: start ?? clock.now, keepsFanOuts: keepingFanOuts)
         let workerCount: Int
         switch plan.model {
         case .open: workerCount = plan.maxInFlight
@@ -223,9 +225,11 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
     let plannedEnd: UInt64
     /// ...and those due before this one (the plan cut at the time limit) are started.
     let scheduleEnd: UInt64
+    let keepsFanOuts: Bool
 
-    init(plan: LoadPlan, source: @escaping LoadSource, clock: C, start: C.Instant) {
+    init(plan: LoadPlan, source: @escaping LoadSource, clock: C, start: C.Instant, keepsFanOuts: Bool = false) {
         self.plan = plan
+        self.keepsFanOuts = keepsFanOuts
         self.source = source
         self.clock = clock
         self.start = start
@@ -403,7 +407,7 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
             if progress.delivered == progress.total { cursor.fanOutsFullyDelivered += 1 }
             let completion = progress.completion(iteration: iteration, complete: true)
             if let ringAll = completion.ringAll { cursor.ringAll.record(ringAll) }
-            cursor.completions.append(completion)
+            if keepsFanOuts { cursor.completions.append(completion) }
         }
     }
 
@@ -474,7 +478,7 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
         var series = merged.perSecond
         series.merge(cursor.offered)
         withSeries.perSecond = series
-        let unfinished = cursor.fanOuts.filter(\.value.measured).map { $0.value.completion(iteration: $0.key, complete: false) }
+        let unfinished = !keepsFanOuts ? [] : cursor.fanOuts.filter(\.value.measured).map { $0.value.completion(iteration: $0.key, complete: false) }
         return RunResult(summary: withSeries, latency: merged.corrected, serviceTime: merged.uncorrected,
                          sendLag: merged.sendLag, timeToRingAll: cursor.ringAll,
                          fanOuts: (cursor.completions + unfinished).sorted { $0.iteration < $1.iteration })

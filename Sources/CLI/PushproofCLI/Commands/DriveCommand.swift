@@ -242,9 +242,10 @@ struct DriveCommand: Subcommand {
             let counted = progress != nil || metrics != nil || reporting.abortOnFail
             let target: any PushTarget = counted ? ProgressTarget(target: sender, counters: counters) : sender
             let plan = self.plan
+            let keepingFanOuts = scaleOut.resultPath != nil
             (result, abortedBy) = try await runAbortingOnFail(reporting.abortOnFail ? LiveThresholds(inputs.thresholds.thresholds) : nil,
                                                               counters: counters) {
-                try await LoadRunner(plan: plan, target: target).run(source: source, startingAt: planned?.start)
+                try await LoadRunner(plan: plan, target: target).run(source: source, startingAt: planned?.start, keepingFanOuts: keepingFanOuts)
             }
             await progress?.stop()
             await metrics?.stop()
