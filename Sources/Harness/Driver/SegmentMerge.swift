@@ -157,10 +157,11 @@ public struct SegmentMerge: Sendable {
         var notes: [String] = []
         for (index, result) in results.enumerated() {
             for note in result.summary.notes where !notes.contains(note) {
-                if results.allSatisfy({ $0.summary.notes.contains(note) }) {
+                let name = "segment \(index)/\(results.count)"
+                if results.allSatisfy({ $0.summary.notes.contains(note) }) || note.hasPrefix(name + " ") {
                     notes.append(note)
                 } else {
-                    notes.append("segment \(index)/\(results.count): \(note)")
+                    notes.append("\(name): \(note)")
                 }
             }
         }
