@@ -426,8 +426,8 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
                 merged.tokensRemoved += stats.tokensRemoved
                 merged.lateIterations += stats.lateIterations
                 merged.lastCompletion = Swift.max(merged.lastCompletion, stats.lastCompletion)
-                Self.add(stats.completedPerSecond, into: &merged.completedPerSecond)
-                Self.add(stats.deliveredPerSecond, into: &merged.deliveredPerSecond)
+                addSeries(stats.completedPerSecond, into: &merged.completedPerSecond)
+                addSeries(stats.deliveredPerSecond, into: &merged.deliveredPerSecond)
                 merged.perSecond.merge(stats.perSecond)
             }
         }
@@ -484,10 +484,12 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
                          fanOuts: (cursor.completions + unfinished).sorted { $0.iteration < $1.iteration })
     }
 
-    private static func add(_ series: [Int], into total: inout [Int]) {
-        if total.count < series.count { total.append(contentsOf: repeatElement(0, count: series.count - total.count)) }
-        for (i, value) in series.enumerated() { total[i] += value }
-    }
+}
+
+/// Adds a per-second series into `total`, element by element, lengthening it as needed.
+func addSeries(_ series: [Int], into total: inout [Int]) {
+    if total.count < series.count { total.append(contentsOf: repeatElement(0, count: series.count - total.count)) }
+    for (i, value) in series.enumerated() { total[i] += value }
 }
 
 /// What a run measured: the serialisable summary and the full histograms behind it.

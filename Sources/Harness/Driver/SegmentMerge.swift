@@ -140,8 +140,8 @@ public struct SegmentMerge: Sendable {
                 outcomes["\(outcome.kind)\u{0}\(outcome.reason)", default: OutcomeCount(kind: outcome.kind, reason: outcome.reason, count: 0)]
                     .count += outcome.count
             }
-            add(result.summary.completedPerSecond, into: &completedPerSecond)
-            add(result.summary.deliveredPerSecond, into: &deliveredPerSecond)
+            addSeries(result.summary.completedPerSecond, into: &completedPerSecond)
+            addSeries(result.summary.deliveredPerSecond, into: &deliveredPerSecond)
             perSecond.merge(result.summary.perSecond)
             let offset = Swift.max(0, Double(result.startOffset) / 1e9)
             elapsed = Swift.max(elapsed, offset + result.summary.elapsedSeconds)
@@ -189,11 +189,6 @@ public struct SegmentMerge: Sendable {
         summary.perSecond = perSecond
         summary.sender = base.sender
         return summary
-    }
-
-    private static func add(_ series: [Int], into total: inout [Int]) {
-        if total.count < series.count { total.append(contentsOf: repeatElement(0, count: series.count - total.count)) }
-        for (i, value) in series.enumerated() { total[i] += value }
     }
 
     /// One line a segment: "segment 1/3 (1/3:2/3) b.json: 300 of 900 devices, 598 pushes, 1234.5/s, start +0.8 ms".
