@@ -61,7 +61,7 @@ let package = Package(
 
         // Load runs: fans group calls and message storms through a sender; HDR histograms,
         // thresholds, JUnit/JSON/HTML reports.
-        .target(name: "Driver", dependencies: ["JSON", "Clocks", "Hashing", "Metrics", "PushModel", "Reports"], path: "Sources/Harness/Driver"),
+        .target(name: "Driver", dependencies: ["JSON", "Clocks", "Crypto", "Hashing", "Metrics", "PushModel", "Reports"], path: "Sources/Harness/Driver"),
 
         // Scenarios: the file model (people, devices, events, expected deliveries), its decoder
         // and generator, and the delivery comparison `check --expect` and `run` share.

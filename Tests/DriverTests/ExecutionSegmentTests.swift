@@ -65,17 +65,39 @@ import Testing
         let parts = thirds.map { $0.devices(of: ids) }
         #expect(parts.map(\.count) == [4, 3, 3])
         // docs/scale-out.md's worked example.
-        #expect(parts == [["device-2", "device-3", "device-8", "device-9"], ["device-0", "device-1", "device-6"],
-                          ["device-4", "device-5", "device-7"]])
+        #expect(parts == [["device-1", "device-6", "device-7", "device-9"], ["device-2", "device-3", "device-8"],
+                          ["device-0", "device-4", "device-5"]])
         #expect(Set(parts.joined()) == Set(ids))
         #expect(parts.joined().count == ids.count)
         // The input's order does not matter, and each part keeps the order it was given.
         let shuffled = thirds.map { $0.devices(of: ids.reversed()) }
         #expect(shuffled.map { Set($0) } == parts.map { Set($0) })
         for part in parts { #expect(part == ids.filter(part.contains)) }
-        // The partition is FNV-1a's order, not the ids' own (which would give segment 0 device-0…3).
+        // The partition is the hashes' order, not the ids' own (which would give segment 0 device-0…3).
         #expect(parts[0] != Array(ids[0..<4]))
         #expect(ExecutionSegment.whole.devices(of: ids) == ids)
+    }
+
+    /// Tokens as drive's workspace makes them (APNs: a kind byte, zeros, the index in hex;
+    /// FCM: the index in the middle): every kind spreads evenly, so a ring (PushKit and Android
+    /// tokens) or a message (alert and Android) is split as evenly as the group.
+    @Test func tokensThatDifferOnlyInTheirIndexSpreadEvenlyKindByKind() throws {
+        let members = 3000
+        func apns(_ kind: String, _ index: Int) -> String {
+            let digits = String(index, radix: 16)
+            return "20" + kind + String(repeating: "0", count: 60 - digits.count) + digits
+        }
+        let kinds = [(0..<members).map { apns("0b", $0) }, (0..<members).map { apns("0a", $0) },
+                     (0..<members).map { "fcm-20-\($0)-xxxxxxxx" }]
+        let ids = kinds.flatMap { $0 }
+        for segment in try Self.segments(3) {
+            let owned = Set(segment.devices(of: ids))
+            #expect(owned.count == members)
+            for kind in kinds {
+                let share = kind.filter(owned.contains).count
+                #expect(abs(share - members / 3) < members / 15, "segment \(segment): \(share) of \(members)")
+            }
+        }
     }
 
     @Test(arguments: [

@@ -54,6 +54,7 @@ public enum PushproofCommand {
         CommandEntry(CredentialsCommand.self),
         CommandEntry(SendCommand.self),
         CommandEntry(spec: DriveCommand.spec, make: DriveCommand.make),
+        CommandEntry(MergeCommand.self),
         CommandEntry(PlanCommand.self),
         CommandEntry(RunCommand.self),
         CommandEntry(AdapterCommand.self),

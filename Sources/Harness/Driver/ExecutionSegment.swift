@@ -155,12 +155,17 @@ public struct ExecutionSegment: Sendable, Equatable, CustomStringConvertible {
         return start..<start + count(of: total)
     }
 
-    /// The devices (by id) this segment owns: ids ordered by FNV-1a of their UTF-8 bytes (then by
+    /// The devices (by id) this segment owns: ids ordered by SplitMix64's mix of the FNV-1a hash of their UTF-8 bytes (then by
     /// the bytes), the ``share(of:)`` of that order; the result keeps the order of `ids`. The same
     /// ids give the same partition on every machine; the segments' parts are disjoint and cover `ids`.
     public func devices(of ids: [String]) -> [String] {
+        // Hashed once each, not once a comparison: a 200,000-member group has 600,000 devices.
+        // FNV-1a alone orders ids that differ in their last characters (a token's index) by
+        // those characters, in runs, so one kind of token could crowd into one segment;
+        // SplitMix64's finalizer spreads every bit of it over the whole value.
+        let hashes = ids.map { SplitMix64.mix(FNV1a.hash64($0.utf8)) }
         let order = ids.indices.sorted { left, right in
-            let (a, b) = (FNV1a.hash64(ids[left].utf8), FNV1a.hash64(ids[right].utf8))
+            let (a, b) = (hashes[left], hashes[right])
             if a != b { return a < b }
             if ids[left] != ids[right] { return ids[left].utf8.lexicographicallyPrecedes(ids[right].utf8) }
             return left < right

@@ -32,11 +32,16 @@ public struct LoadRunner<C: Clock>: Sendable where C.Duration == Duration {
         self.clock = clock
     }
 
-    /// Runs the plan; throws only when the plan is invalid.
-    public func run(source: @escaping LoadSource) async throws(LoadPlanError) -> RunResult {
+    /// Runs the plan; throws only when the plan is invalid. `start`: the instant intended times
+    /// count from, when the run was planned to start at a given time (`drive --start-at`); if it
+    /// has passed, the first iterations are due at once and late, so a late start shows as
+    /// latency. Now when nil. `keepingFanOuts`: the result lists every measured fan-out's
+    /// completion (``RunResult/fanOuts``), which merging segments needs and other runs need not keep.
+    public func run(source: @escaping LoadSource, startingAt start: C.Instant? = nil,
+                    keepingFanOuts: Bool = false) async throws(LoadPlanError) -> RunResult {
         try plan.validate()
         let environment = RunEnvironment.current()
-        let state = RunState(plan: plan, source: source, clock: clock, start: clock.now)
+        let state = RunState(plan: plan, source: source, clock: clock, start: start ?? clock.now, keepsFanOuts: keepingFanOuts)
         let workerCount: Int
         switch plan.model {
         case .open: workerCount = plan.maxInFlight
@@ -148,6 +153,8 @@ struct Cursor {
     var ringAll = HDRHistogram()
     var fanOutsCompleted = 0
     var fanOutsFullyDelivered = 0
+    /// Measured fan-outs that ended, in the order they ended.
+    var completions: [FanOutCompletion] = []
     /// Measured pushes by the second they were due in, after warm-up.
     var offered = PerSecondSeries()
 }
@@ -159,6 +166,13 @@ struct FanOutProgress {
     var delivered = 0
     var lastDelivered: UInt64 = 0
     var measured: Bool
+    var late = false
+
+    func completion(iteration: Int, complete: Bool) -> FanOutCompletion {
+        FanOutCompletion(iteration: iteration, pushes: total, delivered: delivered,
+                         ringAll: delivered > 0 ? lastDelivered &- Swift.min(intended, lastDelivered) : nil,
+                         late: late, complete: complete)
+    }
 }
 
 /// Per-shard measurements; merged at the end.
@@ -211,9 +225,11 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
     let plannedEnd: UInt64
     /// ...and those due before this one (the plan cut at the time limit) are started.
     let scheduleEnd: UInt64
+    let keepsFanOuts: Bool
 
-    init(plan: LoadPlan, source: @escaping LoadSource, clock: C, start: C.Instant) {
+    init(plan: LoadPlan, source: @escaping LoadSource, clock: C, start: C.Instant, keepsFanOuts: Bool = false) {
         self.plan = plan
+        self.keepsFanOuts = keepsFanOuts
         self.source = source
         self.clock = clock
         self.start = start
@@ -276,10 +292,11 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
                 let outcome = await target.send(push)
                 record(job: job, outcome: outcome, sentAt: sentAt, doneAt: now(), decidesLateness: true, in: shard)
             case .fanOut(let pushes):
+                let late = sentAt > job.intended &+ lateAfter
                 await target.send(contentsOf: pushes) { [self] index, outcome in
                     let doneAt = now()
                     record(job: job, outcome: outcome, sentAt: sentAt, doneAt: doneAt, decidesLateness: index == 0, in: shard)
-                    finishFanOutPush(iteration: job.iteration, outcome: outcome, doneAt: doneAt)
+                    finishFanOutPush(iteration: job.iteration, outcome: outcome, doneAt: doneAt, late: late)
                 }
             }
         }
@@ -371,10 +388,11 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
-    func finishFanOutPush(iteration: Int, outcome: PushOutcome, doneAt: UInt64) {
+    func finishFanOutPush(iteration: Int, outcome: PushOutcome, doneAt: UInt64, late: Bool) {
         cursor.withLock { cursor in
             guard var progress = cursor.fanOuts[iteration] else { return }
             progress.remaining -= 1
+            progress.late = late
             if case .delivered = outcome {
                 progress.delivered += 1
                 progress.lastDelivered = Swift.max(progress.lastDelivered, doneAt)
@@ -387,9 +405,9 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
             guard progress.measured else { return }
             cursor.fanOutsCompleted += 1
             if progress.delivered == progress.total { cursor.fanOutsFullyDelivered += 1 }
-            if progress.delivered > 0 {
-                cursor.ringAll.record(progress.lastDelivered &- Swift.min(progress.intended, progress.lastDelivered))
-            }
+            let completion = progress.completion(iteration: iteration, complete: true)
+            if let ringAll = completion.ringAll { cursor.ringAll.record(ringAll) }
+            if keepsFanOuts { cursor.completions.append(completion) }
         }
     }
 
@@ -408,8 +426,8 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
                 merged.tokensRemoved += stats.tokensRemoved
                 merged.lateIterations += stats.lateIterations
                 merged.lastCompletion = Swift.max(merged.lastCompletion, stats.lastCompletion)
-                Self.add(stats.completedPerSecond, into: &merged.completedPerSecond)
-                Self.add(stats.deliveredPerSecond, into: &merged.deliveredPerSecond)
+                addSeries(stats.completedPerSecond, into: &merged.completedPerSecond)
+                addSeries(stats.deliveredPerSecond, into: &merged.deliveredPerSecond)
                 merged.perSecond.merge(stats.perSecond)
             }
         }
@@ -460,14 +478,18 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
         var series = merged.perSecond
         series.merge(cursor.offered)
         withSeries.perSecond = series
+        let unfinished = !keepsFanOuts ? [] : cursor.fanOuts.filter(\.value.measured).map { $0.value.completion(iteration: $0.key, complete: false) }
         return RunResult(summary: withSeries, latency: merged.corrected, serviceTime: merged.uncorrected,
-                         sendLag: merged.sendLag, timeToRingAll: cursor.ringAll)
+                         sendLag: merged.sendLag, timeToRingAll: cursor.ringAll,
+                         fanOuts: (cursor.completions + unfinished).sorted { $0.iteration < $1.iteration })
     }
 
-    private static func add(_ series: [Int], into total: inout [Int]) {
-        if total.count < series.count { total.append(contentsOf: repeatElement(0, count: series.count - total.count)) }
-        for (i, value) in series.enumerated() { total[i] += value }
-    }
+}
+
+/// Adds a per-second series into `total`, element by element, lengthening it as needed.
+func addSeries(_ series: [Int], into total: inout [Int]) {
+    if total.count < series.count { total.append(contentsOf: repeatElement(0, count: series.count - total.count)) }
+    for (i, value) in series.enumerated() { total[i] += value }
 }
 
 /// What a run measured: the serialisable summary and the full histograms behind it.
@@ -481,4 +503,29 @@ public struct RunResult: Sendable {
     public var sendLag: HDRHistogram
     /// Per fan-out: first intended send to last delivered push.
     public var timeToRingAll: HDRHistogram
+    /// Every measured fan-out, by iteration: what a merge of segments needs to judge a fan-out
+    /// whose pushes went out from several machines (``SegmentMerge``).
+    public var fanOuts: [FanOutCompletion] = []
+}
+
+/// How one measured fan-out ended on this machine.
+public struct FanOutCompletion: Sendable, Equatable {
+    public var iteration: Int
+    public var pushes: Int
+    public var delivered: Int
+    /// Nanoseconds from the iteration's intended time to its last delivered push; nil when none was.
+    public var ringAll: UInt64?
+    /// Its pushes went out more than `lateAfter` after the intended time.
+    public var late: Bool
+    /// Every push has an outcome (false: still waiting when the run returned).
+    public var complete: Bool
+
+    public init(iteration: Int, pushes: Int, delivered: Int, ringAll: UInt64?, late: Bool, complete: Bool) {
+        self.iteration = iteration
+        self.pushes = pushes
+        self.delivered = delivered
+        self.ringAll = ringAll
+        self.late = late
+        self.complete = complete
+    }
 }

@@ -1,4 +1,5 @@
 import Driver
+import Clocks
 import Foundation
 import JSON
 import Metrics
@@ -39,7 +40,7 @@ struct DriveCommand: Subcommand {
                    + "read from its /metrics after the run."),
             .value("gone-tokens", "N", "With --admin: mark N of the group's tokens gone first, to measure token cleanup.",
                    default: "0"),
-        ] + LoadReportOptions.specs + ScenarioDrive.specs + SenderOptions.specs,
+        ] + DriveSegmentOptions.specs + LoadReportOptions.specs + ScenarioDrive.specs + SenderOptions.specs,
         discussion: """
         SCENARIOS:
           ring-fanout    each iteration is one group call: the rules ring every other member's
@@ -81,6 +82,7 @@ struct DriveCommand: Subcommand {
     let admin: AdminClient?
     let goneTokens: Int
     let reporting: LoadReportOptions
+    let scaleOut: DriveSegmentOptions
 
     /// `drive ring-fanout|message-storm`, or `drive --scenario FILE` (``ScenarioDrive``).
     static func make(_ arguments: ParsedArguments) throws -> any Subcommand {
@@ -154,6 +156,7 @@ struct DriveCommand: Subcommand {
             throw UsageError(message: "--gone-tokens \(goneTokens): a group of \(members) has only \((members - 1) * 2) tokens that get pushes")
         }
         reporting = try LoadReportOptions(arguments)
+        scaleOut = try DriveSegmentOptions(arguments)
     }
 
     static func double(_ arguments: ParsedArguments, _ name: String, range: ClosedRange<Double>) throws(UsageError) -> Double? {
@@ -189,7 +192,8 @@ struct DriveCommand: Subcommand {
         let pool: DeliveryPool
         do {
             workspace = try GroupWorkspace(members: members, store: store,
-                                           app: AppConfig(iosBundleID: options.bundleID, fcmProjectID: projectID), scope: 0x20)
+                                           app: AppConfig(iosBundleID: options.bundleID, fcmProjectID: projectID), scope: 0x20,
+                                           segment: scaleOut.segment)
             pool = try options.makePool(credentials: credentials, projectID: projectID, store: store,
                                         minimumInFlight: runnerWorkers, log: { _ in })
         } catch {
@@ -215,7 +219,13 @@ struct DriveCommand: Subcommand {
                      + (options.fcmURL == options.apnsURL ? "" : " and \(options.fcmURL)")
                      + ", \(options.senders) delivery thread(s) x \(options.connections) connection(s) per origin, "
                      + "\(options.streams) streams each")
+            if let note = scaleOut.note(workspace: workspace) { printNow(note) }
+            if let plannedStart = scaleOut.plannedStart { printNow("starting at \(plannedStart)") }
         }
+        // Set up first, then wait: every segment's iterations count from the same instant.
+        let planned = await scaleOut.plannedStart?.wait()
+        let actualStart = planned.map { (scaleOut.plannedStart?.unixMilliseconds ?? 0) * 1_000_000 + $0.offsetNanoseconds }
+            ?? Int64(WallClock.system.nowNanoseconds)
         let result: RunResult
         let abortedBy: String?
         let progress = TerminalProgress.start(counters, unit: scenario == .ringFanout ? "calls" : "messages", quiet: reporting.quiet)
@@ -232,9 +242,10 @@ struct DriveCommand: Subcommand {
             let counted = progress != nil || metrics != nil || reporting.abortOnFail
             let target: any PushTarget = counted ? ProgressTarget(target: sender, counters: counters) : sender
             let plan = self.plan
+            let keepingFanOuts = scaleOut.resultPath != nil
             (result, abortedBy) = try await runAbortingOnFail(reporting.abortOnFail ? LiveThresholds(inputs.thresholds.thresholds) : nil,
                                                               counters: counters) {
-                try await LoadRunner(plan: plan, target: target).run(source: source)
+                try await LoadRunner(plan: plan, target: target).run(source: source, startingAt: planned?.start, keepingFanOuts: keepingFanOuts)
             }
             await progress?.stop()
             await metrics?.stop()
@@ -249,6 +260,11 @@ struct DriveCommand: Subcommand {
 
         var summary = result.summary
         if let abortedBy { summary.notes.append(abortedBy) }
+        if let note = scaleOut.note(workspace: workspace) { summary.notes.append(note) }
+        if let plannedStart = scaleOut.plannedStart {
+            let offset = actualStart - plannedStart.unixMilliseconds * 1_000_000
+            summary.notes.append("started \(Format.milliseconds(Double(offset))) ms after --start-at \(plannedStart)")
+        }
         let statistics = pool.statistics
         summary.notes.append(cleanupNote(statistics))
         if let error = sourceError.text.withLock({ $0 }) { summary.notes.append("the run stopped early: \(error)") }
@@ -278,7 +294,23 @@ struct DriveCommand: Subcommand {
         var findings: [String] = []
         if summary.counts.completed == 0 { findings.append("no push completed in the measured part of the run") }
         if let failure = sourceError.text.withLock({ $0 }) { findings.append(failure) }
-        return reporting.finish(summary, inputs: inputs, findings: findings, extraJSON: json, command: "drive")
+        var files = ReportFiles(command: "drive")
+        if let resultPath = scaleOut.resultPath {
+            let identity = scaleOut.identity(workload: scenario.rawValue, members: members, plan: plan,
+                                             transports: transports.map(\.rawValue).sorted().joined(separator: ","), goneTokens: goneTokens)
+            let segmentResult = SegmentResult(
+                identity: identity, segment: scaleOut.segment, plannedStart: scaleOut.plannedStart?.unixMilliseconds,
+                actualStart: actualStart, devicesOwned: workspace.ownedDeviceCount, devicesTotal: workspace.deviceCount,
+                run: result, summary: summary,
+                cleanup: CleanupCounts(tokensRemoved: statistics.tokensRemoved, devicesDeleted: statistics.devicesDeleted,
+                                       removalErrors: statistics.tokenRemovalErrors),
+                senderDetails: json["sender"] ?? .null)
+            files.write(resultPath) {
+                try Data((try segmentResult.json().serialized() + "\n").utf8).write(to: URL(fileURLWithPath: resultPath))
+            }
+        }
+        let status = reporting.finish(summary, inputs: inputs, findings: findings, extraJSON: json, command: "drive")
+        return files.failed ? ExitCode.ioError : status
     }
 
     /// `--stages` with `--start-rate`, nil without; they exclude `--rate` and `--duration`.
@@ -357,12 +389,16 @@ struct DriveCommand: Subcommand {
         var marked = 0
         var member = 1
         while marked < goneTokens, member < workspace.users.count {
-            let devices = GroupWorkspace.devices(of: workspace.users[member].id, index: member, scope: workspace.scope)
+            let userID = workspace.users[member].id
+            let devices = GroupWorkspace.devices(of: userID, index: member, scope: workspace.scope)
             let candidates = scenario == .ringFanout
                 ? devices.filter { $0.kind == .voip || $0.platform == .android }
                 : devices.filter { $0.kind == .alert || $0.platform == .android }
+            // A segment marks the whole run's choice of tokens where it owns them: the segments'
+            // marks together are an unsegmented run's.
+            let owned = workspace.ownedDeviceCount == workspace.deviceCount ? nil : Set(try workspace.store.devices(of: userID).map(\.token))
             for device in candidates where marked < goneTokens && transports.contains(device.transport) {
-                try admin.setTokenState(device.token, state: "gone")
+                if owned?.contains(device.token) ?? true { try admin.setTokenState(device.token, state: "gone") }
                 marked += 1
             }
             member += 1

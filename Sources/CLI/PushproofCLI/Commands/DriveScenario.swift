@@ -40,7 +40,7 @@ struct ScenarioDrive: Subcommand {
     /// devices and token states, and the embedded gateway makes its own credentials.
     static var builtInOnly: [String] {
         ["members", "duration", "count", "concurrency", "warm-up", "time-limit", "drop-after", "transport", "devices",
-         "gone-tokens"] + SenderOptions.specs.map(\.name).filter { !ScenarioLoadGateway.optionNames.contains($0) }
+         "gone-tokens"] + DriveSegmentOptions.specs.map(\.name) + SenderOptions.specs.map(\.name).filter { !ScenarioLoadGateway.optionNames.contains($0) }
     }
 
     let path: String

@@ -1,6 +1,7 @@
 // The workspaces `send` and `drive` push for: a poolse group whose members each hold an iOS
 // PushKit token, an iOS APNs token and an Android token, in whichever DeviceStore is given.
 import Clocks
+import Driver
 import Foundation
 import PushModel
 import Sender
@@ -13,15 +14,25 @@ struct GroupWorkspace: Sendable {
     let store: any DeviceStore
     /// Distinguishes this workspace's tokens from other runs' on the same gateway.
     let scope: UInt8
+    /// The group's devices, 3 a member, and how many of them `segment` owns (all, unsegmented).
+    let deviceCount: Int
+    let ownedDeviceCount: Int
 
-    /// Registers 3 devices per member in `store`.
+    /// Registers 3 devices per member in `store`; with a `segment` of several, only that
+    /// segment's share of them (by token: docs/scale-out.md), so the rules fan every call or
+    /// message out to those alone, and the segments' fan-outs together are the whole group's.
     init(members: Int, store: any DeviceStore, app: AppConfig, scope: UInt8 = 0x10,
-         settings: WorkspaceSettings = WorkspaceSettings()) throws {
+         settings: WorkspaceSettings = WorkspaceSettings(), segment: ExecutionSegment = .whole) throws {
         let count = max(2, members)
         users = (0..<count).map { User(id: "member-\($0)", externalID: "ext-member-\($0)", displayName: "Member \($0)") }
-        for (index, user) in users.enumerated() {
-            for device in Self.devices(of: user.id, index: index, scope: scope) { try store.register(device) }
+        var devices = users.enumerated().flatMap { index, user in Self.devices(of: user.id, index: index, scope: scope) }
+        deviceCount = devices.count
+        if segment.segmentCount > 1 {
+            let owned = Set(segment.devices(of: devices.map(\.token)))
+            devices.removeAll { !owned.contains($0.token) }
         }
+        ownedDeviceCount = devices.count
+        for device in devices { try store.register(device) }
         self.store = store
         self.scope = scope
         conversation = Conversation(id: "conv-group-\(count)", kind: .group, name: "Group of \(count)", members: users.map(\.id))
