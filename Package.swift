@@ -38,7 +38,7 @@ let package = Package(
 
         // The record line (`serve --record`, `GET /requests`): its version, field names, encoder
         // and decoder, one contract for the gateway that writes it and the tools that read it.
-        .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Encoding"], path: "Sources/Model/RecordLine"),
+        .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Encoding", "PushModel"], path: "Sources/Model/RecordLine"),
 
         // HTTP/2 (libnghttp2) and HTTP/1.1 (http-parser) over TLS (OpenSSL) or cleartext, epoll loops.
         .target(name: "HTTP2Server", dependencies: ["HTTPCore", "JSON", "Clocks", "Descriptors", "CNGHTTP2", "COpenSSL", "CHTTPParser"], path: "Sources/Transport/HTTP2Server"),
@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Clocks", "HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "HTTPCore", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "MockGateway", "HTTPCore", "JSON", "Crypto", "Encoding", "Hashing", "PushModel", "SpecValidator", "RecordLine", "PushproofTestSupport"]),
-        .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON"]),
+        .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON", "PushModel"]),
         .testTarget(name: "SenderTests", dependencies: ["Clocks", "Metrics", "Sender", "JSON", "Crypto", "Encoding", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "DriverTests", dependencies: ["Driver", "Clocks", "Metrics", "JSON", "PushModel"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "JSON", "Hashing"]),

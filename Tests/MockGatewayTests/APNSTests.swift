@@ -129,7 +129,7 @@ import SpecValidator
         #expect(judged.observer.last?.verdict?["gateway_warnings"] == plain.observer.last?.verdict?["gateway_warnings"])
         // And the verdict is the judge's own, from its own parse.
         let exchange = try #require(judged.observer.last)
-        let own = judge.specs.judge(route: "apns", method: "POST", path: exchange.request.path,
+        let own = judge.specs.judge(route: .apns, method: "POST", path: exchange.request.path,
                                     headers: exchange.request.headers.map { (name: $0.name, value: $0.value) },
                                     body: exchange.request.body).json()
         #expect(exchange.verdict?["spec"] == own["spec"])

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPCore
 import JSON
+import PushModel
 import Testing
 @testable import MockGateway
 

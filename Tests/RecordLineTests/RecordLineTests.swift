@@ -1,5 +1,6 @@
 import HTTPCore
 import JSON
+import PushModel
 import Testing
 import RecordLine
 
@@ -11,14 +12,14 @@ import RecordLine
     @Test func anEncodedLineDecodesToWhatWasEncoded() throws {
         let request = HTTPRequest(method: "POST", path: "/token", headers: [HTTPHeader("a", "1"), HTTPHeader("a", "2")],
                                   body: [0xFF, 0x01], version: .http1_1, connectionID: 1, streamID: 1, arrivalNanos: 5)
-        let tail = RecordLine.encodeTail(request: request, response: HTTPResponse(status: 200), route: "oauth", reason: nil,
+        let tail = RecordLine.encodeTail(request: request, response: HTTPResponse(status: 200), route: .oauth, reason: nil,
                                          detail: "why", fault: nil, verdict: nil, answeredNanos: 6,
                                          clientCertificateSubject: nil, redactAssertion: true)
         let line = try RecordLine(decoding: RecordLine.linePrefix + Array("12".utf8) + tail.dropLast())
         #expect(line.version == RecordLine.formatVersion)
         #expect(line.sequence == 12)
         #expect(line.protocol == "http/1.1")
-        #expect(line.route == "oauth")
+        #expect(line.route == .oauth)
         #expect(line.headers.map { "\($0.name)=\($0.value)" } == ["a=1", "a=2"])
         #expect(line.body == [0xFF, 0x01])
         #expect(line.status == 200)

@@ -7,7 +7,7 @@ import ScenarioRunner
 import Testing
 
 private func arrival(token: String, status: Int = 200, reason: String? = nil, spec: String = "poolse.ring.fcm") -> ObservedExchange {
-    ObservedExchange(sequence: 0, route: "fcm", path: "/v1/projects/p/messages:send",
+    ObservedExchange(sequence: 0, route: .fcm, path: "/v1/projects/p/messages:send",
                      body: Array(#"{"message":{"token":"\#(token)"}}"#.utf8), status: status, reason: reason,
                      verdict: ["spec": .string(spec), "ok": true, "violations": []])
 }

@@ -5,7 +5,7 @@ import Testing
 
 private func push(_ sequence: Int, token: String, status: Int, reason: String? = nil, spec: String = "poolse.ring.fcm",
                   ok: Bool = true) -> ObservedExchange {
-    ObservedExchange(sequence: sequence, route: "fcm", path: "/v1/projects/p/messages:send",
+    ObservedExchange(sequence: sequence, route: .fcm, path: "/v1/projects/p/messages:send",
                      body: Array(#"{"message":{"token":"\#(token)","data":{"reason":"declined"}}}"#.utf8), status: status, reason: reason,
                      verdict: ["spec": .string(spec), "ok": .bool(ok), "violations": []])
 }

@@ -3,17 +3,7 @@ import JSON
 import PushModel
 import RecordLine
 
-/// Which of the gateway's services a request was for.
-public enum GatewayRoute: String, Sendable, CaseIterable {
-    /// `POST /3/device/{token}` (and every other path on an HTTP/2 APNs-looking request).
-    case apns
-    /// `POST /v1/projects/{project}/messages:send`.
-    case fcm
-    /// `POST /token` (Google OAuth2 JWT-bearer grant).
-    case oauth
-    /// Anything else: answered 404.
-    case unknown
-
+extension GatewayRoute {
     /// The largest body read (parsed, judged) on this route; a larger one is answered from its
     /// size alone, so a hostile body costs no parse (issue 9). APNs: 5120 bytes, the VoIP limit
     /// (apns.md, Payload; each push type's own limit is checked in its place, answered 413

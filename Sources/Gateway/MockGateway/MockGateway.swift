@@ -277,7 +277,7 @@ public final class MockGateway: HTTPHandler {
         exchange.answerRule = rule
         exchange.recordedVerdict = verdictEncoding
         if recordsLines {
-            exchange.recordedRequestHead = state.recordedRequestHead.encode(request, route: route.rawValue,
+            exchange.recordedRequestHead = state.recordedRequestHead.encode(request, route: route,
                                                                             clientCertificateSubject: clientCertificateSubject)
         }
         for observer in observers { observer.observe(exchange) }

@@ -1,4 +1,5 @@
 import Encoding
+import PushModel
 import RecordLine
 import Crypto
 import HTTPCore

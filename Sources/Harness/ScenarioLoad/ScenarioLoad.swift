@@ -74,7 +74,7 @@ public struct ScenarioLoadResult: Sendable {
 /// A push as the gateway answered it, copied off its event loop: the token is read (an FCM
 /// body parsed) on the matcher's task, not the loop's.
 struct RawArrival: Sendable {
-    var route: String
+    var route: GatewayRoute
     var path: String
     var body: [UInt8]
     var status: Int
@@ -106,7 +106,7 @@ public final class ArrivalFeed: Sendable {
     }
 
     /// A push answered now, on this machine's monotonic clock (the embedded gateway).
-    func arrivedNow(route: String, path: String, body: [UInt8], status: Int, reason: String?, retryAfterSeconds: Int?,
+    func arrivedNow(route: GatewayRoute, path: String, body: [UInt8], status: Int, reason: String?, retryAfterSeconds: Int?,
                     verdict: JSONValue?) {
         let at = SystemClock.monotonicNanoseconds() &- monotonicOrigin.load(ordering: .relaxed)
         continuation.yield(RawArrival(route: route, path: path, body: body, status: status, reason: reason,
@@ -134,9 +134,9 @@ final class ArrivalObserver: GatewayObserver {
     init(_ feed: ArrivalFeed) { self.feed = feed }
 
     func observe(_ exchange: GatewayExchange) {
-        guard exchange.route == .apns || exchange.route == .fcm else { return }
+        guard exchange.route.carriesPushes else { return }
         // The body array is shared, not copied.
-        feed.arrivedNow(route: exchange.route.rawValue, path: exchange.request.path, body: exchange.request.body,
+        feed.arrivedNow(route: exchange.route, path: exchange.request.path, body: exchange.request.body,
                         status: exchange.response.status, reason: exchange.reason,
                         retryAfterSeconds: exchange.response.retryAfterSeconds, verdict: exchange.verdict)
     }

@@ -17,7 +17,7 @@ import PushModel
 public struct ObservedExchange: Sendable {
     /// 1, 2, 3, … in the order answers were decided.
     public var sequence: Int
-    public var route: String
+    public var route: GatewayRoute
     public var path: String
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
@@ -38,14 +38,14 @@ public struct ObservedExchange: Sendable {
     /// Read once: an FCM body is parsed for it, and the verdicts ask several times per push.
     public internal(set) var token: String?
 
-    public init(sequence: Int, route: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8],
+    public init(sequence: Int, route: GatewayRoute, path: String, headers: [(name: String, value: String)] = [], body: [UInt8],
                 status: Int, reason: String? = nil, detail: String? = nil, fault: String? = nil, verdict: JSONValue? = nil) {
         self.init(sequence: sequence, route: route, path: path, headers: headers, body: body, status: status, reason: reason,
                   detail: detail, fault: fault, verdict: verdict, readingToken: true)
     }
 
     /// `readingToken: false` leaves `token` nil, for `ExchangeLog` to fill in off the event loop.
-    init(sequence: Int, route: String, path: String, headers: [(name: String, value: String)], body: [UInt8],
+    init(sequence: Int, route: GatewayRoute, path: String, headers: [(name: String, value: String)], body: [UInt8],
          status: Int, reason: String?, detail: String?, fault: String?, verdict: JSONValue?, readingToken: Bool) {
         self.sequence = sequence
         self.route = route
@@ -62,7 +62,7 @@ public struct ObservedExchange: Sendable {
 
     mutating func readToken() { token = AddressedDevice.token(route: route, path: path, body: body) }
 
-    public var isPush: Bool { route == "apns" || route == "fcm" }
+    public var isPush: Bool { route.carriesPushes }
     /// How the gateway answered, for a finding: `403 InvalidProviderToken (the signature is 71
     /// bytes, not 64: DER-encoded?)`, `no answer (reset)`.
     public var answer: String {
@@ -98,7 +98,7 @@ final class ExchangeLog: GatewayObserver {
     func observe(_ exchange: GatewayExchange) {
         state.withLock { state in
             var observed = ObservedExchange(
-                sequence: state.total + 1, route: exchange.route.rawValue, path: exchange.request.path,
+                sequence: state.total + 1, route: exchange.route, path: exchange.request.path,
                 headers: exchange.request.headers.map { ($0.name, $0.value) }, body: exchange.request.body,
                 status: exchange.response.status, reason: exchange.reason, detail: exchange.detail, fault: exchange.fault,
                 verdict: exchange.verdict, readingToken: false)

@@ -1,6 +1,7 @@
 import Encoding
 import HTTPCore
 import JSON
+import PushModel
 
 /// One line of a recording (`pushproof serve --record`, the control API's `GET /requests`):
 /// the contract between the gateway that writes it and every tool that reads it (`check`,
@@ -61,7 +62,7 @@ public struct RecordLine: Sendable {
     /// nil only on lines of a hand-made file; the gateway always writes it.
     public var sequence: Int?
     public var `protocol`: String?
-    public var route: String
+    public var route: GatewayRoute
     public var method: String
     public var path: String
     public var headers: [(name: String, value: String)]
@@ -113,7 +114,7 @@ public struct RecordLine: Sendable {
     /// line's members from `protocol` to `headers` already encoded (`RecordedRequestHead`, kept
     /// per connection). `verdictEncoding`, when given, is `verdict` already encoded (the judge's
     /// passing verdicts are the same bytes every time: `SpecJudge.recordedForm`).
-    public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
+    public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String?,
                                   detail: String?, fault: String?, rule: String? = nil, verdict: JSONValue?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
                                   requestHead: [UInt8]? = nil, verdictEncoding: [UInt8]? = nil) -> [UInt8] {
@@ -131,7 +132,7 @@ public struct RecordLine: Sendable {
     /// `encodeTail`, written into `w` (emptied first): a writer kept from one line to the next
     /// (`Recorder`) has its buffer already, where a new one was a ~1.5 KB allocation a line, too
     /// large for malloc's per-thread cache.
-    public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
+    public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String?,
                                   detail: String?, fault: String?, rule: String? = nil, verdict: JSONValue?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
                                   requestHead: [UInt8]?, verdictEncoding: [UInt8]? = nil, into w: inout JSONWriter) {
@@ -181,11 +182,11 @@ public struct RecordLine: Sendable {
     /// The members from `protocol` to the request's `headers`: what repeats from one request to
     /// the next on a connection (`RecordedRequestHead`). `headers`, when given, is the `headers`
     /// member's value already encoded (`RecordedHeaders`).
-    static func writeRequestHead(_ request: HTTPRequest, route: String, clientCertificateSubject: String?,
+    static func writeRequestHead(_ request: HTTPRequest, route: GatewayRoute, clientCertificateSubject: String?,
                                  headers: [UInt8]?, to w: inout JSONWriter) {
         w.key(plain: Field.protocol); w.string(request.version.rawValue)
         w.key(plain: Field.tls); w.bool(request.isTLS)
-        w.key(plain: Field.route); w.string(route)
+        w.key(plain: Field.route); w.string(route.rawValue)
         w.key(plain: Field.method); w.string(request.method)
         w.key(plain: Field.path); w.string(request.path)
         if let authority = request.authority { w.key(plain: Field.authority); w.string(authority) }

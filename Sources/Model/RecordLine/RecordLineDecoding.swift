@@ -1,6 +1,7 @@
 import Encoding
 import HTTPCore
 import JSON
+import PushModel
 
 /// Why a line is not a record line this build can read; `description` is the sentence a tool
 /// prints after `line N: `.
@@ -62,7 +63,10 @@ extension RecordLine {
             guard let number = seq.intValue, number >= 1 else { throw .malformed("seq must be a whole number of 1 or more") }
             sequence = number
         }
-        route = try string(Field.route)
+        guard let route = GatewayRoute(rawValue: try string(Field.route)) else {
+            throw .malformed("route must be one of " + GatewayRoute.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        self.route = route
         method = try string(Field.method)
         path = try string(Field.path)
         `protocol` = try optionalString(Field.protocol, in: value)

@@ -62,7 +62,7 @@ struct StoredVerdictDifferences {
            let product = storedSpec.stringValue?.split(separator: ".").first.map(String.init) {
             var entry = unclaimed[product] ?? ([], [], 0)
             entry.pushes += 1
-            if uncovered.route == "apns" {
+            if uncovered.route == .apns {
                 let bundleID = APNSPushType.allCases.compactMap(\.requiredTopicSuffix).first { identity.hasSuffix($0) }
                     .map { String(identity.dropLast($0.count)) } ?? identity
                 if !entry.bundleIDs.contains(bundleID) { entry.bundleIDs.append(bundleID) }

@@ -56,7 +56,7 @@ struct ShowCommand: Subcommand {
                 unreadable.add((lineNumber, error.description))
                 continue
             }
-            if let route, route != record.route { continue }
+            if let route, route != record.route.rawValue { continue }
             var verdict = ""
             if let v = record.verdict, let spec = v[RecordLine.name(RecordLine.Field.spec)] {
                 judged += 1
@@ -75,7 +75,7 @@ struct ShowCommand: Subcommand {
             let shortPath = path.count > 44 ? String(path.prefix(30)) + "…" + String(path.suffix(8)) : path
             let seq = record.sequence.map(String.init) ?? "?"
             let status = record.status.map(String.init) ?? "?"
-            var row = seq.leftPadded(6) + "  " + record.route.padding(to: 6) + (record.protocol ?? "?").padding(to: 9)
+            var row = seq.leftPadded(6) + "  " + record.route.rawValue.padding(to: 6) + (record.protocol ?? "?").padding(to: 9)
                 + shortPath.padding(to: 46) + status.leftPadded(4) + "  " + (record.reason ?? "").padding(to: 22) + verdict
             // The gateway's own explanation of a refused credential, under its row.
             if let detail = record.detail { row += "\n" + String(repeating: " ", count: 8) + "detail: " + detail }

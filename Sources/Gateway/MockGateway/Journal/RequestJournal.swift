@@ -1,6 +1,7 @@
 import Dispatch
 import HTTPCore
 import JSON
+import PushModel
 import RecordLine
 import Synchronization
 

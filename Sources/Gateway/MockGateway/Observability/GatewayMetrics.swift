@@ -1,4 +1,5 @@
 import JSON
+import PushModel
 import Synchronization
 
 /// Counters behind `/metrics` (Prometheus text exposition format 0.0.4): requests by route,

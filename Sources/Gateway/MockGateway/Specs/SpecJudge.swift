@@ -1,5 +1,6 @@
 import HTTPCore
 import JSON
+import PushModel
 import SpecValidator
 
 /// Judges live requests against a spec set (`serve --specs DIR`). A violation is a finding
@@ -54,14 +55,14 @@ public struct SpecJudge: Sendable {
     /// `tape` when the service built one already (`ServiceOutcome.payloadTape`, a
     /// `JSONParser.tape(request.body)` at the payload check's depth limit), else its own.
     func judge(_ request: HTTPRequest, route: GatewayRoute, tape: JSONTape? = nil) -> SpecVerdict {
-        specs.judge(route: route.rawValue, method: request.method, path: request.path, fields: request.headers,
+        specs.judge(route: route, method: request.method, path: request.path, fields: request.headers,
                     body: request.body, tape: tape)
     }
 
     /// The verdict on a body over the route's `maxBodyBytes`, read from its size alone: no
     /// request that big conforms, and parsing it is what a hostile client wants (issue 9).
     func oversizedBodyVerdict(_ request: HTTPRequest, route: GatewayRoute) -> SpecVerdict {
-        if specs.isOutOfScope(route: route.rawValue, path: request.path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
+        if specs.isOutOfScope(route: route, path: request.path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
         let limit = route.maxBodyBytes ?? 0
         let violation = SpecViolation(pointer: JSONPointer(tokens: ["body"]), rule: "body-size", source: nil,
                                       expected: "at most \(limit) bytes", found: "\(request.body.count) bytes",

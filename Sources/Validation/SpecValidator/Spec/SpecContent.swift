@@ -1,4 +1,5 @@
 import JSON
+import PushModel
 
 // What a push says, compared with what the reference rules say it must (`run` without
 // `expect`): the schema only tells whether a title is a string; this tells whether it is the
@@ -71,7 +72,7 @@ extension PushSpec {
     public func compareContent(headers: [(name: String, value: String)], body: [UInt8], with reference: ContentReference,
                                wallClockMs: Int64, limit: Int = 10) -> [ContentDifference] {
         var differences: [ContentDifference] = []
-        if transport == "apns" {
+        if transport == .apns {
             for name in Self.decidedHeaders {
                 let pointer = JSONPointer(tokens: ["headers", name])
                 guard !isFree(pointer) else { continue }
