@@ -68,12 +68,12 @@ let package = Package(
         // Scenario-driven load (`drive --scenario`, `plan --scenario`): a scenario's events through any
         // ScenarioSender, each push the gateway answers matched to its event; the Driver's reports.
         // Above Driver and ScenarioRunner, which stay apart (docs/architecture.md).
-        .target(name: "ScenarioLoad", dependencies: ["JSON", "Clocks", "Metrics", "PushModel", "MockGateway", "SpecValidator", "Scenario",
+        .target(name: "ScenarioLoad", dependencies: ["JSON", "Clocks", "Metrics", "PushModel", "MockGateway", "SpecValidator", "Scenario", "RecordLine",
                                                      "ScenarioRunner", "Driver"], path: "Sources/Harness/ScenarioLoad"),
 
         // The in-process mock for Swift server teams' tests: a small, stable public API over the
         // embedded gateway `run` uses.
-        .target(name: "PushproofGateway", dependencies: ["JSON", "MockGateway", "PushModel", "Scenario", "ScenarioRunner", "SpecValidator"],
+        .target(name: "PushproofGateway", dependencies: ["JSON", "MockGateway", "PushModel", "RecordLine", "Scenario", "ScenarioRunner", "SpecValidator"],
                 path: "Sources/Library/PushproofGateway"),
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
@@ -98,9 +98,9 @@ let package = Package(
         .testTarget(name: "SenderTests", dependencies: ["Clocks", "Metrics", "Sender", "JSON", "Crypto", "Encoding", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "DriverTests", dependencies: ["Driver", "Clocks", "Metrics", "JSON", "PushModel"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "JSON", "Hashing"]),
-        .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "PushproofTestSupport"]),
+        .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "RecordLine", "PushproofTestSupport"]),
         .testTarget(name: "PushproofGatewayTests", dependencies: ["PushproofGateway", "Crypto", "JSON", "PushproofTestSupport"]),
-        .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON"]),
+        .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON", "RecordLine"]),
         .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine"]),
     ]
 )

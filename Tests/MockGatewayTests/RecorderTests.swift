@@ -147,7 +147,8 @@ import Testing
         var exchange = RecorderTests.exchange()
         metrics.observe(exchange)
         metrics.observe(exchange)
-        exchange.verdict = ["spec": "poolse.ring.apns", "violations": [["rule": "push-type"]]]
+        exchange.verdict = RecordedVerdict(judgement: .init(spec: "poolse.ring.apns", ok: false, violations: [
+            .init(pointer: "/headers/apns-push-type", rule: "push-type", source: nil, expected: "voip", found: nil, message: "m")]))
         metrics.observe(exchange)
         let text = metrics.render(gauges: [.init(name: "pushproof_open_connections", help: "Open connections.", value: 2)])
         #expect(text.contains(#"pushproof_requests_total{route="apns",status="400",reason="DuplicateHeaders"} 3"#))

@@ -32,8 +32,54 @@ import RecordLine
         #expect(line.sequence == 4)
         #expect(line.body == [0xFF, 0x00, 0xC3, 0x28, 0x41])
         #expect(line.reason == "Unregistered")
-        #expect(line.verdict?["spec"] == "poolse.ring.apns")
+        #expect(line.verdict?.specID == "poolse.ring.apns")
+        #expect(line.verdict?.judgement?.ok == true)
         #expect(line.gatewayWarnings == ["w"])
+    }
+
+    /// Every kind of member a verdict can hold, encoded and decoded: the same value.
+    @Test func aVerdictDecodesToWhatWasEncoded() throws {
+        let violations = [
+            RecordedVerdict.Violation(pointer: "/headers/apns-topic", rule: "header:apns-topic",
+                                      source: .init(seed: "000_x.txt", reference: nil, sentence: "The topic is the bundle id."),
+                                      expected: "com.x", found: #""com.y""#, message: "wrong \"topic\""),
+            RecordedVerdict.Violation(pointer: "", rule: "unmatched", source: nil, expected: "a push", found: nil, message: "no spec"),
+            RecordedVerdict.Violation(pointer: "/body", rule: "r", source: .init(seed: nil, reference: "apns.md", sentence: "s"),
+                                      expected: "e", found: nil, message: "m"),
+        ]
+        let verdicts = [
+            RecordedVerdict(judgement: .init(spec: "poolse.ring.apns", ok: true)),
+            RecordedVerdict(judgement: .init(spec: nil, ok: false, violations: violations), gatewayWarnings: ["w1", "w2"]),
+            RecordedVerdict(judgement: .init(spec: nil, ok: true, covered: false)),
+            RecordedVerdict(judgement: nil, gatewayWarnings: ["w"], gatewayNotes: ["n"]),
+            RecordedVerdict(judgement: nil, gatewayNotes: ["n"]),
+        ]
+        let request = HTTPRequest(method: "POST", path: "/3/device/ab", headers: [], body: [], version: .http2,
+                                  connectionID: 1, streamID: 1, arrivalNanos: 5)
+        for verdict in verdicts {
+            let tail = RecordLine.encodeTail(request: request, response: HTTPResponse(status: 200), route: .apns, reason: nil,
+                                             detail: nil, fault: nil, verdict: verdict, answeredNanos: 6,
+                                             clientCertificateSubject: nil, redactAssertion: false)
+            let line = try RecordLine(decoding: RecordLine.linePrefix + Array("1".utf8) + tail.dropLast())
+            #expect(line.verdict == verdict)
+            // The bytes a judge keeps for a verdict are those the line writes.
+            #expect(String(decoding: tail, as: UTF8.self).contains(#""verdict":"# + String(decoding: RecordLine.encode(verdict), as: UTF8.self) + "}"))
+        }
+    }
+
+    /// What a hand-made verdict lacks reads as absent; the judgement is there when it has any
+    /// of `spec`, `ok` and `violations`.
+    @Test func aSparseVerdictReadsWhatItHas() throws {
+        func verdict(_ json: String) throws -> RecordedVerdict? {
+            try RecordLine(decoding: Array((#"{"v":1,"route":"apns","method":"POST","path":"/","verdict":"# + json + "}").utf8)).verdict
+        }
+        #expect(try verdict(#"{"gateway_warnings":["w"]}"#) == RecordedVerdict(judgement: nil, gatewayWarnings: ["w"]))
+        #expect(try verdict(#"{"spec":null}"#) == RecordedVerdict(judgement: .init(spec: nil, ok: true)))
+        let partial = try #require(try verdict(#"{"violations":[{"rule":"r"},{"message":"m","source":{"seed":"s"}}]}"#)?.judgement)
+        #expect(partial.ok == false)
+        #expect(partial.violations.map(\.message) == ["r", "m"])
+        #expect(partial.violations.map(\.rule) == ["r", "unknown"])
+        #expect(partial.violations[1].source == nil)
     }
 
     @Test(arguments: [
@@ -46,6 +92,7 @@ import RecordLine
          "malformed record: headers must be an array of [name, value] pairs"),
         (#"{"v":1,"seq":0,"route":"apns","method":"POST","path":"/"}"#, "malformed record: seq must be a whole number of 1 or more"),
         (#"{"v":1,"seq":1,"method":"POST","path":"/"}"#, "malformed record: route must be a string (it is missing)"),
+        (#"{"v":1,"seq":1,"route":"mqtt","method":"POST","path":"/"}"#, "malformed record: route must be one of apns, fcm, oauth, unknown"),
         (#"{"v":1,"seq":1,"route":"apns","method":"POST","path":"/","body_base64":"-_"}"#,
          "malformed record: body_base64 must be a base64 string (RFC 4648 §4)"),
         (#"{"v":1,"seq":1,"route":"apns","method":"POST","path":"/","response":{"status":"200"}}"#,

@@ -2,6 +2,7 @@
 // what its latency is measured from, and the cleanup findings a load run reports.
 import Driver
 import JSON
+import RecordLine
 import ScenarioLoad
 import ScenarioRunner
 import Testing
@@ -9,7 +10,7 @@ import Testing
 private func arrival(token: String, status: Int = 200, reason: String? = nil, spec: String = "poolse.ring.fcm") -> ObservedExchange {
     ObservedExchange(sequence: 0, route: .fcm, path: "/v1/projects/p/messages:send",
                      body: Array(#"{"message":{"token":"\#(token)"}}"#.utf8), status: status, reason: reason,
-                     verdict: ["spec": .string(spec), "ok": true, "violations": []])
+                     verdict: RecordedVerdict(judgement: .init(spec: spec, ok: true)))
 }
 
 private let ms: UInt64 = 1_000_000

@@ -1,4 +1,5 @@
 import JSON
+import RecordLine
 import Scenario
 import ScenarioRunner
 import Testing
@@ -7,7 +8,7 @@ private func push(_ sequence: Int, token: String, status: Int, reason: String? =
                   ok: Bool = true) -> ObservedExchange {
     ObservedExchange(sequence: sequence, route: .fcm, path: "/v1/projects/p/messages:send",
                      body: Array(#"{"message":{"token":"\#(token)","data":{"reason":"declined"}}}"#.utf8), status: status, reason: reason,
-                     verdict: ["spec": .string(spec), "ok": .bool(ok), "violations": []])
+                     verdict: RecordedVerdict(judgement: .init(spec: spec, ok: ok)))
 }
 
 private let names = ["tok-a": "alice/a-android", "tok-b": "bob/b-android", "tok-c": "bob/b-ios"]

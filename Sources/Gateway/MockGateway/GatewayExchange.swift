@@ -36,8 +36,9 @@ public struct GatewayExchange: Sendable {
     public var fault: String?
     /// The answer rule that answered (`AnswerRule.name`), if one did.
     public var answerRule: String?
-    /// The spec verdict as it goes into the record (spec id, violations), when specs are loaded.
-    public var verdict: JSONValue?
+    /// The spec judge's finding and the gateway's own notes, as the record line keeps them; nil
+    /// when there are neither.
+    public var verdict: RecordedVerdict?
     /// When the answer was decided, nanoseconds since the Unix epoch.
     public var answeredNanos: UInt64
     /// The gateway's own explanation of the answer, never sent to the client: why a credential
@@ -56,10 +57,10 @@ public struct GatewayExchange: Sendable {
     public var recordedRequestHead: [UInt8]?
     /// `verdict` already encoded as the record line writes it, when the gateway has it (a
     /// spec's passing verdict); nil: the recorder encodes `verdict`.
-    public var recordedVerdict: [UInt8]?
+    public var verdictEncoding: [UInt8]?
 
     public init(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String? = nil,
-                fault: String? = nil, verdict: JSONValue? = nil, answeredNanos: UInt64, detail: String? = nil,
+                fault: String? = nil, verdict: RecordedVerdict? = nil, answeredNanos: UInt64, detail: String? = nil,
                 authFailure: AuthFailureKind? = nil, clientCertificateSubject: String? = nil) {
         self.request = request
         self.response = response

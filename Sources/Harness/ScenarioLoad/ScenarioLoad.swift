@@ -9,6 +9,7 @@ import JSON
 import Metrics
 import MockGateway
 import PushModel
+import RecordLine
 import Scenario
 import ScenarioRunner
 import SpecValidator
@@ -80,7 +81,7 @@ struct RawArrival: Sendable {
     var status: Int
     var reason: String?
     var retryAfterSeconds: Int?
-    var verdict: JSONValue?
+    var verdict: RecordedVerdict?
     /// Nanoseconds from the run's start.
     var at: UInt64
 }
@@ -107,7 +108,7 @@ public final class ArrivalFeed: Sendable {
 
     /// A push answered now, on this machine's monotonic clock (the embedded gateway).
     func arrivedNow(route: GatewayRoute, path: String, body: [UInt8], status: Int, reason: String?, retryAfterSeconds: Int?,
-                    verdict: JSONValue?) {
+                    verdict: RecordedVerdict?) {
         let at = SystemClock.monotonicNanoseconds() &- monotonicOrigin.load(ordering: .relaxed)
         continuation.yield(RawArrival(route: route, path: path, body: body, status: status, reason: reason,
                                       retryAfterSeconds: retryAfterSeconds, verdict: verdict, at: at))

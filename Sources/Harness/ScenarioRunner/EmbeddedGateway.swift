@@ -8,6 +8,7 @@ import HTTP2Server
 import HTTPCore
 import JSON
 import MockGateway
+import RecordLine
 import Scenario
 import SpecValidator
 import Synchronization
@@ -32,21 +33,21 @@ public struct ObservedExchange: Sendable {
     /// When the gateway decided the answer, Unix nanoseconds (0: not known).
     public var answeredNanos: UInt64 = 0
     public var fault: String?
-    /// The spec verdict as recorded (`spec`, `ok`, `violations`).
-    public var verdict: JSONValue?
+    /// The spec verdict and the gateway's notes, as recorded.
+    public var verdict: RecordedVerdict?
     /// The device token a push went to (APNs: the path; FCM: `message.token` in the body).
     /// Read once: an FCM body is parsed for it, and the verdicts ask several times per push.
     public internal(set) var token: String?
 
     public init(sequence: Int, route: GatewayRoute, path: String, headers: [(name: String, value: String)] = [], body: [UInt8],
-                status: Int, reason: String? = nil, detail: String? = nil, fault: String? = nil, verdict: JSONValue? = nil) {
+                status: Int, reason: String? = nil, detail: String? = nil, fault: String? = nil, verdict: RecordedVerdict? = nil) {
         self.init(sequence: sequence, route: route, path: path, headers: headers, body: body, status: status, reason: reason,
                   detail: detail, fault: fault, verdict: verdict, readingToken: true)
     }
 
     /// `readingToken: false` leaves `token` nil, for `ExchangeLog` to fill in off the event loop.
     init(sequence: Int, route: GatewayRoute, path: String, headers: [(name: String, value: String)], body: [UInt8],
-         status: Int, reason: String?, detail: String?, fault: String?, verdict: JSONValue?, readingToken: Bool) {
+         status: Int, reason: String?, detail: String?, fault: String?, verdict: RecordedVerdict?, readingToken: Bool) {
         self.sequence = sequence
         self.route = route
         self.path = path
@@ -70,7 +71,7 @@ public struct ObservedExchange: Sendable {
         return "\(status)" + (reason.map { " \($0)" } ?? "") + (detail.map { " (\($0))" } ?? "")
     }
     public var accepted: Bool { (200..<300).contains(status) }
-    public var specID: String? { verdict?["spec"]?.stringValue }
+    public var specID: String? { verdict?.specID }
 }
 
 /// Keeps every exchange in memory (a scenario is small), and, with `--record`, hands it on

@@ -1,6 +1,7 @@
 // The verdicts of `run`, as pure functions over recorded exchanges: what one event delivered
 // against what it had to, and the token-cleanup rules judged from outside the sender.
 import JSON
+import RecordLine
 import Scenario
 import SpecValidator
 import PushModel
@@ -234,20 +235,17 @@ public enum EventJudge {
         }
         // Every push passes its spec, and matches one.
         for push in pushes {
-            guard let verdict = push.verdict else { continue }
+            guard let judgement = push.verdict?.judgement else { continue }
             // Named only when something is wrong: most pushes pass.
             var name: String { push.token.map(deviceName) ?? push.path }
-            if verdict["spec"]?.isNull ?? true {
-                if verdict["violations"] != nil || verdict["ok"] != nil {
-                    problems.append(Problem(.unmatched, "request #\(push.sequence) to \(name) matches no spec"))
-                }
+            guard let spec = judgement.spec else {
+                problems.append(Problem(.unmatched, "request #\(push.sequence) to \(name) matches no spec"))
                 continue
             }
-            for violation in verdict["violations"]?.arrayValue ?? [] {
-                let pointer = violation["pointer"]?.stringValue ?? ""
-                let message = violation["message"]?.stringValue ?? violation["rule"]?.stringValue ?? "violation"
-                problems.append(Problem(.specViolation, "request #\(push.sequence) \(push.specID ?? "") to \(name) at \(pointer.isEmpty ? "/" : pointer): \(message)",
-                                        source: violation["source"]?.stringValue))
+            for violation in judgement.violations {
+                let pointer = violation.pointer
+                problems.append(Problem(.specViolation, "request #\(push.sequence) \(spec) to \(name) at \(pointer.isEmpty ? "/" : pointer): \(violation.message)",
+                                        source: violation.source?.sentence))
             }
         }
         // The first accepted push of each device and spec, found once: pinned fields and content

@@ -6,6 +6,7 @@ import Foundation
 import JSON
 import MockGateway
 import PushModel
+import RecordLine
 import Scenario
 import ScenarioRunner
 import SpecValidator
@@ -146,7 +147,7 @@ private final class Journal: GatewayObserver {
         let push = PushproofGateway.ReceivedPush(
             route: route, token: token, headers: exchange.request.headers.map { ($0.name, $0.value) },
             body: exchange.request.body, status: exchange.response.status, reason: exchange.reason,
-            spec: verdict?["spec"]?.stringValue, passedSpec: verdict?["ok"]?.boolValue)
+            spec: verdict?.specID, passedSpec: verdict?.judgement?.ok)
         pushes.withLock { pushes in
             if pushes.count >= PushproofGateway.maxReceived { pushes.removeFirst(pushes.count - PushproofGateway.maxReceived + 1) }
             pushes.append(push)

@@ -51,6 +51,16 @@ public struct RecordLine: Sendable {
         public static let ok: StaticString = "ok"
         public static let violations: StaticString = "violations"
         public static let covered: StaticString = "covered"
+        /// Inside each of `verdict.violations` (with `rule`, the same name as the answer rule's).
+        public static let pointer: StaticString = "pointer"
+        public static let source: StaticString = "source"
+        public static let expected: StaticString = "expected"
+        public static let found: StaticString = "found"
+        public static let message: StaticString = "message"
+        /// Inside a violation's `source`.
+        public static let seed: StaticString = "seed"
+        public static let reference: StaticString = "reference"
+        public static let sentence: StaticString = "sentence"
         public static let gatewayWarnings: StaticString = "gateway_warnings"
         /// Informational notes (`GatewayNote.informational`): shown, never a failure.
         public static let gatewayNotes: StaticString = "gateway_notes"
@@ -80,18 +90,14 @@ public struct RecordLine: Sendable {
     public var fault: String?
     /// The answer rule that answered (its name), if one did.
     public var rule: String?
-    /// What the gateway stored (`serve --specs`): spec id, ok, violations, gateway_warnings.
-    public var verdict: JSONValue?
+    /// What the gateway stored: the spec judge's finding (`serve --specs`) and its own notes.
+    public var verdict: RecordedVerdict?
 
     /// What the gateway itself noted (`verdict.gateway_warnings`): protocol findings of its own.
-    public var gatewayWarnings: [String] {
-        verdict?[Self.name(Field.gatewayWarnings)]?.arrayValue?.compactMap(\.stringValue) ?? []
-    }
+    public var gatewayWarnings: [String] { verdict?.gatewayWarnings ?? [] }
 
     /// What the gateway noted that the RFCs allow (`verdict.gateway_notes`): informational.
-    public var gatewayNotes: [String] {
-        verdict?[Self.name(Field.gatewayNotes)]?.arrayValue?.compactMap(\.stringValue) ?? []
-    }
+    public var gatewayNotes: [String] { verdict?.gatewayNotes ?? [] }
 
     /// The member name as a `String` (short names stay inline: no allocation).
     public static func name(_ field: StaticString) -> String { field.description }
@@ -115,7 +121,7 @@ public struct RecordLine: Sendable {
     /// per connection). `verdictEncoding`, when given, is `verdict` already encoded (the judge's
     /// passing verdicts are the same bytes every time: `SpecJudge.recordedForm`).
     public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String?,
-                                  detail: String?, fault: String?, rule: String? = nil, verdict: JSONValue?, answeredNanos: UInt64,
+                                  detail: String?, fault: String?, rule: String? = nil, verdict: RecordedVerdict?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
                                   requestHead: [UInt8]? = nil, verdictEncoding: [UInt8]? = nil) -> [UInt8] {
         var w = JSONWriter(capacity: lineCapacity(bodyBytes: request.body.count))
@@ -133,7 +139,7 @@ public struct RecordLine: Sendable {
     /// (`Recorder`) has its buffer already, where a new one was a ~1.5 KB allocation a line, too
     /// large for malloc's per-thread cache.
     public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String?,
-                                  detail: String?, fault: String?, rule: String? = nil, verdict: JSONValue?, answeredNanos: UInt64,
+                                  detail: String?, fault: String?, rule: String? = nil, verdict: RecordedVerdict?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
                                   requestHead: [UInt8]?, verdictEncoding: [UInt8]? = nil, into w: inout JSONWriter) {
         w.removeAll(keepingCapacity: true)
@@ -172,7 +178,7 @@ public struct RecordLine: Sendable {
         if let verdictEncoding {
             w.key(plain: Field.verdict); w.raw(verdictEncoding)
         } else if let verdict {
-            w.key(plain: Field.verdict); w.value(verdict)
+            w.key(plain: Field.verdict); writeVerdict(verdict, to: &w)
         }
         // Closed inside the writer: taking `w.bytes` and appending to it copied the whole line.
         w.endObject()

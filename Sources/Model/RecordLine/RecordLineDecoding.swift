@@ -111,7 +111,7 @@ extension RecordLine {
 
         switch member(Field.verdict) {
         case nil, .null?: verdict = nil
-        case let found? where found.objectValue != nil: verdict = found
+        case .object(let object)?: verdict = RecordedVerdict(decoding: object)
         default: throw .malformed("verdict must be an object")
         }
     }

@@ -58,13 +58,13 @@ struct ShowCommand: Subcommand {
             }
             if let route, route != record.route.rawValue { continue }
             var verdict = ""
-            if let v = record.verdict, let spec = v[RecordLine.name(RecordLine.Field.spec)] {
+            if let judgement = record.verdict?.judgement {
                 judged += 1
-                let count = v[RecordLine.name(RecordLine.Field.violations)]?.arrayValue?.count ?? 0
-                if v[RecordLine.name(RecordLine.Field.covered)] == .bool(false) {
+                let count = judgement.violations.count
+                if !judgement.covered {
                     verdict = "not covered by any spec"
                 } else {
-                    verdict = (spec.stringValue ?? "unmatched") + (count == 0 ? " ok" : " \(count) violation\(count == 1 ? "" : "s")")
+                    verdict = (judgement.spec ?? "unmatched") + (count == 0 ? " ok" : " \(count) violation\(count == 1 ? "" : "s")")
                 }
             }
             let warnings = record.gatewayWarnings

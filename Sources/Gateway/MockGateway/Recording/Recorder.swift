@@ -69,7 +69,7 @@ public final class Recorder: GatewayObserver {
                               reason: exchange.reason, detail: exchange.detail, fault: exchange.fault, rule: exchange.answerRule,
                               verdict: exchange.verdict, answeredNanos: exchange.answeredNanos,
                               clientCertificateSubject: exchange.clientCertificateSubject,
-                              redactAssertion: exchange.route == .oauth, requestHead: exchange.recordedRequestHead, verdictEncoding: exchange.recordedVerdict,
+                              redactAssertion: exchange.route == .oauth, requestHead: exchange.recordedRequestHead, verdictEncoding: exchange.verdictEncoding,
                               into: &writer)
     }
 }
