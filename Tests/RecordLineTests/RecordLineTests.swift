@@ -15,8 +15,7 @@ import RecordLine
         let tail = RecordLine.encodeTail(request: request, response: HTTPResponse(status: 200), route: .oauth, reason: nil,
                                          detail: "why", fault: nil, verdict: nil, answeredNanos: 6,
                                          clientCertificateSubject: nil, redactAssertion: true)
-        let line = try RecordLine(decoding: RecordLine.linePrefix + Array("12".utf8) + tail.dropLast())
-        #expect(line.version == RecordLine.formatVersion)
+        let line = try RecordedExchange(decoding: RecordLine.linePrefix + Array("12".utf8) + tail.dropLast())
         #expect(line.sequence == 12)
         #expect(line.protocol == "http/1.1")
         #expect(line.route == .oauth)
@@ -28,7 +27,7 @@ import RecordLine
     }
 
     @Test func aHandWrittenLineDecodes() throws {
-        let line = try RecordLine(decoding: Array(Self.valid.utf8))
+        let line = try RecordedExchange(decoding: Array(Self.valid.utf8))
         #expect(line.sequence == 4)
         #expect(line.body == [0xFF, 0x00, 0xC3, 0x28, 0x41])
         #expect(line.reason == "Unregistered")
@@ -60,7 +59,7 @@ import RecordLine
             let tail = RecordLine.encodeTail(request: request, response: HTTPResponse(status: 200), route: .apns, reason: nil,
                                              detail: nil, fault: nil, verdict: verdict, answeredNanos: 6,
                                              clientCertificateSubject: nil, redactAssertion: false)
-            let line = try RecordLine(decoding: RecordLine.linePrefix + Array("1".utf8) + tail.dropLast())
+            let line = try RecordedExchange(decoding: RecordLine.linePrefix + Array("1".utf8) + tail.dropLast())
             #expect(line.verdict == verdict)
             // The bytes a judge keeps for a verdict are those the line writes.
             #expect(String(decoding: tail, as: UTF8.self).contains(#""verdict":"# + String(decoding: RecordLine.encode(verdict), as: UTF8.self) + "}"))
@@ -71,7 +70,7 @@ import RecordLine
     /// of `spec`, `ok` and `violations`.
     @Test func aSparseVerdictReadsWhatItHas() throws {
         func verdict(_ json: String) throws -> RecordedVerdict? {
-            try RecordLine(decoding: Array((#"{"v":1,"route":"apns","method":"POST","path":"/","verdict":"# + json + "}").utf8)).verdict
+            try RecordedExchange(decoding: Array((#"{"v":1,"route":"apns","method":"POST","path":"/","verdict":"# + json + "}").utf8)).verdict
         }
         #expect(try verdict(#"{"gateway_warnings":["w"]}"#) == RecordedVerdict(judgement: nil, gatewayWarnings: ["w"]))
         #expect(try verdict(#"{"spec":null}"#) == RecordedVerdict(judgement: .init(spec: nil, ok: true)))
@@ -101,9 +100,9 @@ import RecordLine
         ("[1]", "malformed record: a record line is a JSON object"),
     ])
     func badLinesSayWhatIsWrong(line: String, message: String) {
-        #expect(throws: RecordLineError.self) { try RecordLine(decoding: Array(line.utf8)) }
+        #expect(throws: RecordLineError.self) { try RecordedExchange(decoding: Array(line.utf8)) }
         do {
-            _ = try RecordLine(decoding: Array(line.utf8))
+            _ = try RecordedExchange(decoding: Array(line.utf8))
         } catch {
             #expect(error.description == message)
         }
@@ -111,7 +110,7 @@ import RecordLine
 
     @Test func notJSONIsSaidSo() {
         do {
-            _ = try RecordLine(decoding: Array("{\"v\":1,".utf8))
+            _ = try RecordedExchange(decoding: Array("{\"v\":1,".utf8))
             Issue.record("a torn line decoded")
         } catch {
             #expect(error.description.hasPrefix("not JSON: "))

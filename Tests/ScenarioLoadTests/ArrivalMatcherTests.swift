@@ -7,8 +7,8 @@ import ScenarioLoad
 import ScenarioRunner
 import Testing
 
-private func arrival(token: String, status: Int = 200, reason: String? = nil, spec: String = "poolse.ring.fcm") -> ObservedExchange {
-    ObservedExchange(sequence: 0, route: .fcm, path: "/v1/projects/p/messages:send",
+private func arrival(token: String, status: Int = 200, reason: String? = nil, spec: String = "poolse.ring.fcm") -> RecordedExchange {
+    RecordedExchange(sequence: 0, route: .fcm, path: "/v1/projects/p/messages:send",
                      body: Array(#"{"message":{"token":"\#(token)"}}"#.utf8), status: status, reason: reason,
                      verdict: RecordedVerdict(judgement: .init(spec: spec, ok: true)))
 }

@@ -5,8 +5,8 @@ import ScenarioRunner
 import Testing
 
 private func push(_ sequence: Int, token: String, status: Int, reason: String? = nil, spec: String = "poolse.ring.fcm",
-                  ok: Bool = true) -> ObservedExchange {
-    ObservedExchange(sequence: sequence, route: .fcm, path: "/v1/projects/p/messages:send",
+                  ok: Bool = true) -> RecordedExchange {
+    RecordedExchange(sequence: sequence, route: .fcm, path: "/v1/projects/p/messages:send",
                      body: Array(#"{"message":{"token":"\#(token)","data":{"reason":"declined"}}}"#.utf8), status: status, reason: reason,
                      verdict: RecordedVerdict(judgement: .init(spec: spec, ok: ok)))
 }
@@ -62,7 +62,7 @@ private func name(_ token: String) -> String { names[token] ?? token }
 
     /// A retry of a 429 or 503 before its Retry-After passed is a finding; one after it is not.
     @Test func aRetryBeforeRetryAfterIsAFinding() {
-        func answered(_ exchange: ObservedExchange, atSeconds seconds: Double, retryAfter: Int? = nil) -> ObservedExchange {
+        func answered(_ exchange: RecordedExchange, atSeconds seconds: Double, retryAfter: Int? = nil) -> RecordedExchange {
             var exchange = exchange
             exchange.answeredNanos = UInt64(seconds * 1e9)
             exchange.retryAfterSeconds = retryAfter

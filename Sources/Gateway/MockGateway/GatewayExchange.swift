@@ -75,6 +75,24 @@ public struct GatewayExchange: Sendable {
     }
 }
 
+extension RecordedExchange {
+    /// The exchange as its record line holds it, from what the gateway hands its observers (on
+    /// its event loop: the body and the strings are shared, not copied). `headers: false`
+    /// leaves the request's header fields out: a load run's arrivals read none, and making
+    /// them Strings is what a copy would cost.
+    public init(_ exchange: GatewayExchange, sequence: Int? = nil, headers: Bool = true) {
+        self.init(sequence: sequence, protocol: exchange.request.version.rawValue, route: exchange.route,
+                  method: exchange.request.method, path: exchange.request.path,
+                  headers: headers ? exchange.request.headers.map { ($0.name, $0.value) } : [], body: exchange.request.body,
+                  status: exchange.response.status, reason: exchange.reason, detail: exchange.detail,
+                  retryAfterSeconds: exchange.response.retryAfterSeconds, answeredNanos: exchange.answeredNanos,
+                  fault: exchange.fault, rule: exchange.answerRule, verdict: exchange.verdict)
+        // The FCM service parsed the body for its token already: as written, the same value.
+        // (APNs' is the registry's key, lowercased; `token` reads the path as written.)
+        if exchange.route == .fcm, let token = exchange.deviceToken { keepToken(token) }
+    }
+}
+
 /// Receives every exchange, on the event-loop thread that served it: must be cheap and
 /// must not block (the recorder appends to a buffer; metrics bump atomics).
 public protocol GatewayObserver: Sendable {

@@ -7,6 +7,7 @@
 import Driver
 import Metrics
 import PushModel
+import RecordLine
 import ScenarioRunner
 
 /// How one event is doing. Times are nanoseconds from the run's start.
@@ -139,7 +140,7 @@ public struct ArrivalMatcher: Sendable {
     /// The gateway answered `exchange` at `at` (nanoseconds from the start). Returns the
     /// push's latency from its event's intended time when it matched one.
     @discardableResult
-    public mutating func arrive(_ exchange: ObservedExchange, at: UInt64) -> UInt64? {
+    public mutating func arrive(_ exchange: RecordedExchange, at: UInt64) -> UInt64? {
         guard exchange.isPush else { return nil }
         sequence += 1
         lastArrival = max(lastArrival, at)
@@ -147,7 +148,7 @@ public struct ArrivalMatcher: Sendable {
             unexpected += 1
             return nil
         }
-        let answer = AnswerClass.of(status: exchange.status, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
+        let answer = AnswerClass.of(status: exchange.status ?? 0, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
         let key = Key(token: token, spec: exchange.specID ?? "")
         if let pending = retryNotBefore.removeValue(forKey: key), at < pending.until {
             retriesTooSoon += 1
@@ -202,7 +203,7 @@ public struct ArrivalMatcher: Sendable {
             died(token, at: at)
         }
         guard let eventIndex else { return nil }
-        return record(answer: answer, status: exchange.status, reason: exchange.reason, event: eventIndex, at: at)
+        return record(answer: answer, status: exchange.status ?? 0, reason: exchange.reason, event: eventIndex, at: at)
     }
 
     private mutating func record(answer: AnswerClass, status: Int, reason: String?, event index: Int, at: UInt64) -> UInt64 {

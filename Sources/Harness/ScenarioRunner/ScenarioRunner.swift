@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import MockGateway
 import PushModel
+import RecordLine
 import Scenario
 import SpecValidator
 
@@ -181,7 +182,7 @@ public enum ScenarioRunner {
             }
             report.timing.sending += clock.now - mark
             mark = clock.now
-            let exchanges: [ObservedExchange]
+            let exchanges: [RecordedExchange]
             do {
                 try await gateway.settle(after: start, expectedAccepted: expected.count, options: options)
                 report.timing.settling += clock.now - mark

@@ -120,10 +120,10 @@ public struct CleanupState: Sendable {
     public init() {}
 
     /// Notes what the event's exchanges said about tokens.
-    public mutating func absorb(_ exchanges: [ObservedExchange], event: Int, badTokens: Set<String>) {
+    public mutating func absorb(_ exchanges: [RecordedExchange], event: Int, badTokens: Set<String>) {
         for exchange in exchanges where exchange.isPush {
             guard let token = exchange.token.map(AddressedDevice.comparable) else { continue }
-            let answer = AnswerClass.of(status: exchange.status, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
+            let answer = AnswerClass.of(status: exchange.status ?? 0, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
             switch answer {
             case .gone, .bad:
                 if dead[token] == nil { dead[token] = (event, answer) }
@@ -181,19 +181,19 @@ public enum EventJudge {
     /// report shows.
     public static func judge(
         index: Int, type: String, oracle: String, source: String?, expected: [ExpectedPush],
-        exchanges: [ObservedExchange], cleanup: CleanupState, deviceName: (String) -> String,
+        exchanges: [RecordedExchange], cleanup: CleanupState, deviceName: (String) -> String,
         specs: SpecSet? = nil, wallClockMs: Int64 = 0
     ) -> EventVerdict {
         let pushes = exchanges.filter(\.isPush)
         var problems: [Problem] = []
         var tally = DeliveryTally()
-        for push in pushes { tally.add(token: push.token, status: push.status, spec: push.specID, sequence: push.sequence) }
+        for push in pushes { tally.add(token: push.token, status: push.status, spec: push.specID, sequence: push.sequence ?? 0) }
         let comparison = tally.compare(with: expected.map { DeliveryTally.Expected(token: $0.token, spec: $0.spec) })
         func sourceOf(_ token: String, _ spec: String?) -> String? {
             expected.first { AddressedDevice.comparable($0.token) == AddressedDevice.comparable(token) && $0.spec == spec }?.source ?? source
         }
         // What the gateway answered each device's refused pushes, so a missing push says why.
-        var refusals: [String: [ObservedExchange]] = [:]
+        var refusals: [String: [RecordedExchange]] = [:]
         for push in pushes where !push.accepted {
             guard let token = push.token.map(AddressedDevice.comparable) else { continue }
             refusals[token, default: []].append(push)
@@ -212,7 +212,7 @@ public enum EventJudge {
             var message = "missing: \(spec) to \(name) (accepted \(got) of \(entry.count))"
             if !refused.isEmpty {
                 let answers = refused.reduce(into: [String]()) { list, push in if !list.contains(push.answer) { list.append(push.answer) } }
-                message += "; the gateway answered " + refused.map { "#\($0.sequence)" }.joined(separator: ", ") + ": "
+                message += "; the gateway answered " + refused.map(\.requestNumber).joined(separator: ", ") + ": "
                     + answers.joined(separator: "; ")
             }
             problems.append(Problem(.missing, message, source: sourceOf(entry.token, entry.spec)))
@@ -239,18 +239,18 @@ public enum EventJudge {
             // Named only when something is wrong: most pushes pass.
             var name: String { push.token.map(deviceName) ?? push.path }
             guard let spec = judgement.spec else {
-                problems.append(Problem(.unmatched, "request #\(push.sequence) to \(name) matches no spec"))
+                problems.append(Problem(.unmatched, "request \(push.requestNumber) to \(name) matches no spec"))
                 continue
             }
             for violation in judgement.violations {
                 let pointer = violation.pointer
-                problems.append(Problem(.specViolation, "request #\(push.sequence) \(spec) to \(name) at \(pointer.isEmpty ? "/" : pointer): \(violation.message)",
+                problems.append(Problem(.specViolation, "request \(push.requestNumber) \(spec) to \(name) at \(pointer.isEmpty ? "/" : pointer): \(violation.message)",
                                         source: violation.source?.sentence))
             }
         }
         // The first accepted push of each device and spec, found once: pinned fields and content
         // are read from it (a scan per expected push was quadratic: 67 s for a 10,000-member call).
-        var firstAccepted: [DeviceSpec: ObservedExchange] = [:]
+        var firstAccepted: [DeviceSpec: RecordedExchange] = [:]
         if expected.contains(where: { $0.reference != nil || !$0.fields.isEmpty || !$0.headers.isEmpty }) {
             for push in pushes where push.accepted {
                 guard let token = push.token, let spec = push.specID else { continue }
@@ -258,7 +258,7 @@ public enum EventJudge {
                 if firstAccepted[key] == nil { firstAccepted[key] = push }
             }
         }
-        func acceptedPush(for entry: ExpectedPush) -> ObservedExchange? {
+        func acceptedPush(for entry: ExpectedPush) -> RecordedExchange? {
             firstAccepted[DeviceSpec(token: AddressedDevice.comparable(entry.token), spec: entry.spec)]
         }
         // Pinned fields and headers hold on the accepted push.
@@ -287,7 +287,7 @@ public enum EventJudge {
                 guard let reference = entry.reference, let spec = specs.spec(id: entry.spec),
                       let push = acceptedPush(for: entry) else { continue }
                 for difference in spec.compareContent(headers: push.headers, body: push.body, with: reference, wallClockMs: wallClockMs) {
-                    problems.append(Problem(.content, "content: \(entry.spec) to \(entry.device) (request #\(push.sequence)): \(difference)",
+                    problems.append(Problem(.content, "content: \(entry.spec) to \(entry.device) (request \(push.requestNumber)): \(difference)",
                                             source: difference.source?.sentence))
                 }
             }
@@ -296,12 +296,12 @@ public enum EventJudge {
         // No push to a token already answered gone or bad.
         for push in pushes where !cleanup.dead.isEmpty {
             guard let token = push.token.map(AddressedDevice.comparable), let death = cleanup.dead[token] else { continue }
-            problems.append(Problem(.deadTokenPush, "a push to a dead token: \(deviceName(token)) (request #\(push.sequence)), answered "
+            problems.append(Problem(.deadTokenPush, "a push to a dead token: \(deviceName(token)) (request \(push.requestNumber)), answered "
                                     + "\(death.answer.rawValue) at event \(death.event)"))
         }
         var delivered: [(device: String, spec: String?, sequence: Int)] = []
         for push in pushes where push.accepted {
-            delivered.append((push.token.map(deviceName) ?? "?", push.specID, push.sequence))
+            delivered.append((push.token.map(deviceName) ?? "?", push.specID, push.sequence ?? 0))
         }
         return EventVerdict(index: index, type: type, oracle: oracle, source: source, expected: expected, delivered: delivered,
                             problems: problems)
@@ -312,22 +312,23 @@ public enum EventJudge {
     /// next push to the same device of the same spec. Measured between the two answers: the
     /// retry arrived before its own answer, so a gap shorter than the wait is always a true
     /// finding (a latency fault on the retry can only hide one).
-    static func retriesTooSoon(_ pushes: [ObservedExchange], deviceName: (String) -> String) -> [Problem] {
+    static func retriesTooSoon(_ pushes: [RecordedExchange], deviceName: (String) -> String) -> [Problem] {
         var problems: [Problem] = []
         // One pass: the refusal each device and spec waits out, met by its next push.
-        var waiting: [DeviceSpec: (refused: ObservedExchange, wait: Int)] = [:]
+        var waiting: [DeviceSpec: (refused: RecordedExchange, wait: Int)] = [:]
         for push in pushes {
             guard let token = push.token.map(AddressedDevice.comparable) else { continue }
             let key = DeviceSpec(token: token, spec: push.specID ?? "")
-            if let (refused, wait) = waiting.removeValue(forKey: key), push.answeredNanos >= refused.answeredNanos {
-                let gap = Double(push.answeredNanos - refused.answeredNanos) / 1e9
+            let answered = push.answeredNanos ?? 0
+            if let (refused, wait) = waiting.removeValue(forKey: key), let refusedAt = refused.answeredNanos, answered >= refusedAt {
+                let gap = Double(answered - refusedAt) / 1e9
                 if gap < Double(wait) {
-                    problems.append(Problem(.retryTooSoon, "retry too soon: request #\(push.sequence) to \(deviceName(token)) came "
-                                            + String(format: "%.3f", gap) + " s after request #\(refused.sequence) was answered \(refused.answer) "
+                    problems.append(Problem(.retryTooSoon, "retry too soon: request \(push.requestNumber) to \(deviceName(token)) came "
+                                            + String(format: "%.3f", gap) + " s after request \(refused.requestNumber) was answered \(refused.answer) "
                                             + "with Retry-After: \(wait) (wait at least \(wait) s)"))
                 }
             }
-            if push.status == 429 || push.status == 503, let wait = push.retryAfterSeconds, wait > 0, push.answeredNanos > 0 {
+            if push.status == 429 || push.status == 503, let wait = push.retryAfterSeconds, wait > 0, answered > 0 {
                 waiting[key] = (push, wait)
             }
         }
@@ -357,4 +358,9 @@ public enum EventJudge {
         return kept.map { Problem(.storeMismatch, "the sender's store still holds \(deviceName($0)), whose token was answered gone or bad") }
             + lost.map { Problem(.storeMismatch, "the sender's store lost \(deviceName($0)), whose token is live") }
     }
+}
+
+extension RecordedExchange {
+    /// How findings name a request: `#12`, its `seq`.
+    var requestNumber: String { "#" + (sequence.map(String.init) ?? "?") }
 }

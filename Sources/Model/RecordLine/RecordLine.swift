@@ -11,9 +11,9 @@ import PushModel
 /// misread (a field removed, renamed or given another meaning) raises it; adding a field does
 /// not. A reader refuses a line whose `v` it does not know rather than guess at it.
 ///
-/// The decoded view holds what readers use; `encode` writes the line (byte-level, on the
-/// gateway's hot path).
-public struct RecordLine: Sendable {
+/// A line read back is a `RecordedExchange` (`RecordedExchange(decoding:)`); `encodeTail`
+/// writes one (byte-level, on the gateway's hot path).
+public enum RecordLine {
     /// The version this build writes and the only one it reads.
     public static let formatVersion = 1
 
@@ -65,39 +65,6 @@ public struct RecordLine: Sendable {
         /// Informational notes (`GatewayNote.informational`): shown, never a failure.
         public static let gatewayNotes: StaticString = "gateway_notes"
     }
-
-    // MARK: Decoded
-
-    public var version: Int
-    /// nil only on lines of a hand-made file; the gateway always writes it.
-    public var sequence: Int?
-    public var `protocol`: String?
-    public var route: GatewayRoute
-    public var method: String
-    public var path: String
-    public var headers: [(name: String, value: String)]
-    /// From `body` (UTF-8 text) or `body_base64`.
-    public var body: [UInt8]
-    /// The answer's status (0: reset or dropped); nil when the line has none.
-    public var status: Int?
-    public var reason: String?
-    public var detail: String?
-    /// The answer's `retry-after` in whole seconds (a 429 or 503 asking the client to wait).
-    public var retryAfterSeconds: Int?
-    /// When the answer was decided, Unix nanoseconds on the gateway's clock (`answered_ns`).
-    public var answeredNanos: UInt64?
-    /// The injected fault that shaped the answer (`latency`, `status:503`, …), if any.
-    public var fault: String?
-    /// The answer rule that answered (its name), if one did.
-    public var rule: String?
-    /// What the gateway stored: the spec judge's finding (`serve --specs`) and its own notes.
-    public var verdict: RecordedVerdict?
-
-    /// What the gateway itself noted (`verdict.gateway_warnings`): protocol findings of its own.
-    public var gatewayWarnings: [String] { verdict?.gatewayWarnings ?? [] }
-
-    /// What the gateway noted that the RFCs allow (`verdict.gateway_notes`): informational.
-    public var gatewayNotes: [String] { verdict?.gatewayNotes ?? [] }
 
     /// The member name as a `String` (short names stay inline: no allocation).
     public static func name(_ field: StaticString) -> String { field.description }

@@ -126,9 +126,9 @@ struct CheckCommand: Subcommand {
                 continue
             }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-            let request: RecordLine
+            let request: RecordedExchange
             do {
-                request = try RecordLine(decoding: line)
+                request = try RecordedExchange(decoding: line)
             } catch {
                 result.noteUnreadable(line: lineNumber, problem: error.description)
                 continue
@@ -206,9 +206,4 @@ struct CheckCommand: Subcommand {
         if !result.unreadable.isEmpty { return ExitCode.ioError }
         return result.failedCount > 0 || !result.recordingComplete || comparison?.passed == false ? ExitCode.failure : ExitCode.success
     }
-}
-
-extension RecordLine {
-    /// The device a push addressed: APNs `/3/device/<token>`, FCM `message.token`.
-    var deviceToken: String? { AddressedDevice.token(route: route, path: path, body: body) }
 }

@@ -65,8 +65,8 @@ struct DeliveryExpectations {
 
 extension DeliveryTally {
     /// Notes one recorded request: counted only if it was a push the gateway accepted.
-    mutating func add(_ request: RecordLine, spec: String?, sequence: Int) {
-        add(token: request.deviceToken, status: request.status, spec: spec, sequence: sequence)
+    mutating func add(_ request: RecordedExchange, spec: String?, sequence: Int) {
+        add(token: request.token, status: request.status, spec: spec, sequence: sequence)
     }
 
     func compare(with expectations: DeliveryExpectations) -> DeliveryComparison {

@@ -51,8 +51,8 @@ struct ShowCommand: Subcommand {
                 continue
             }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-            let record: RecordLine
-            do { record = try RecordLine(decoding: line) } catch {
+            let record: RecordedExchange
+            do { record = try RecordedExchange(decoding: line) } catch {
                 unreadable.add((lineNumber, error.description))
                 continue
             }
