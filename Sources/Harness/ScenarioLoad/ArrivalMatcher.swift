@@ -1,5 +1,5 @@
 // The measuring half of a scenario-driven load run, as a state machine without sockets:
-// events say which pushes they must cause (the oracle's `ExpectedArrival`s) and when they were
+// events say which pushes they must cause (the oracle's `ExpectedPush`es) and when they were
 // due; the gateway's arrivals come in, each matched by device token and spec id to the
 // earliest event still waiting for that push. Latency runs from the event's intended time
 // (so a sender that falls behind its schedule shows in the percentiles: coordinated omission,
@@ -8,6 +8,7 @@ import Driver
 import Metrics
 import PushModel
 import RecordLine
+import Scenario
 import ScenarioRunner
 
 /// How one event is doing. Times are nanoseconds from the run's start.
@@ -101,13 +102,13 @@ public struct ArrivalMatcher: Sendable {
 
     /// Event `index` (the next one: events are played in order) was due at `intended` and
     /// handed to the sender at `started`; it must cause `pushes`.
-    public mutating func expect(event index: Int, intended: UInt64, started: UInt64, pushes: [ExpectedArrival]) {
+    public mutating func expect(event index: Int, intended: UInt64, started: UInt64, pushes: [ExpectedPush]) {
         precondition(index == events.count, "events are expected in order")
         events.append(EventProgress(intended: intended, started: started, expected: pushes.count))
         sendLag.record(started &- min(intended, started))
         var counted = 0
         for push in pushes {
-            let key = Key(token: AddressedDevice.comparable(push.token), spec: push.spec)
+            let key = Key(token: AddressedDevice.comparable(push.token), spec: push.spec ?? "")
             if deathTime[key.token] != nil {
                 optional[key, default: []].append(index)
                 continue

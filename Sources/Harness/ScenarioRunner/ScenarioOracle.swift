@@ -99,36 +99,29 @@ extension ScenarioRunner {
     }
 }
 
-/// One push an event must cause, as the gateway will see it: the token and the spec id its
-/// judge will name.
-public struct ExpectedArrival: Sendable, Hashable {
-    /// As sent (compare with `AddressedDevice.comparable`).
-    public var token: String
-    public var spec: String
-
-    public init(token: String, spec: String) {
-        self.token = token
-        self.spec = spec
-    }
-}
-
-/// The pushes each event must cause: the file's `expect` entries, or the reference rules'
-/// decision (the same oracle `run` uses), kept in step event by event. Unlike `run`'s oracle
-/// it also lists pushes to tokens the gateway answers as gone, so their answers are matched
-/// (and counted as token cleanup) rather than unexpected.
+/// The pushes each event must cause, listed once for `run` and load runs: the file's `expect`
+/// entries (with their pinned fields and headers), or the reference rules' decision (each with
+/// the rules' push, what the sender's must say), kept in step event by event. It lists pushes
+/// to every token the rules still know, gone ones too: a load run matches their answers (token
+/// cleanup, not unexpected pushes); `run` leaves out the tokens the scenario made not valid.
 public final class ScenarioOracle: Sendable {
     // The world is not Sendable; it is only touched under this lock, one event at a time.
     private let world: Mutex<ReferenceWorld>
-    private let expectations: [Int: [ExpectedArrival]]?
+    private let expectations: [Int: [ExpectedPush]]?
+    private let devices: ScenarioDeviceIndex
 
-    public init(_ scenario: Scenario, app: ScenarioApp) {
+    public init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex? = nil) {
         world = Mutex(ReferenceWorld(scenario: scenario, bundleID: app.bundleID, fcmProject: app.fcmProject))
+        let devices = devices ?? ScenarioDeviceIndex(scenario)
+        self.devices = devices
         if let entries = scenario.expectations {
-            let tokenOfDevice = ScenarioDeviceIndex(scenario).tokenOfDevice
-            var byEvent: [Int: [ExpectedArrival]] = [:]
+            var byEvent: [Int: [ExpectedPush]] = [:]
             for entry in entries {
                 byEvent[entry.event, default: []] += entry.deliveries.compactMap { delivery in
-                    tokenOfDevice[delivery.device].map { ExpectedArrival(token: $0, spec: delivery.spec) }
+                    devices.tokenOfDevice[delivery.device].map { token in
+                        ExpectedPush(device: devices.name(ofToken: token), token: token, spec: delivery.spec, fields: delivery.fields,
+                                     headers: delivery.headers, source: delivery.source)
+                    }
                 }
             }
             expectations = byEvent
@@ -138,10 +131,16 @@ public final class ScenarioOracle: Sendable {
     }
 
     /// The event's pushes. Call once per event, in order: the reference world moves on.
-    public func expected(for event: ScenarioEvent, index: Int) -> [ExpectedArrival] {
-        let decided = world.withLock { world in (try? world.decide(event)) ?? [] }
-        if let expectations { return expectations[index] ?? [] }
-        return decided.map { ExpectedArrival(token: $0.device.token, spec: $0.kind + "." + $0.transport.rawValue) }
+    public func expected(for event: ScenarioEvent, index: Int) -> [ExpectedPush] {
+        world.withLock { world in
+            let decided = (try? world.decide(event)) ?? []
+            if let expectations { return expectations[index] ?? [] }
+            return decided.map { push in
+                ExpectedPush(device: devices.name(ofToken: push.device.token), token: push.device.token,
+                             spec: push.kind + "." + push.transport.rawValue,
+                             reference: ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs))
+            }
+        }
     }
 
     /// A token the gateway answered gone or bad: the rules no longer push to it, as a sender should not.

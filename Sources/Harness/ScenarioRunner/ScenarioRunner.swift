@@ -91,7 +91,7 @@ public enum ScenarioRunner {
         let clock = MonotonicClock()
         let started = clock.now
         let devices = ScenarioDeviceIndex(scenario)
-        let (tokenOfDevice, names, tokenOfComparable) = (devices.tokenOfDevice, devices.names, devices.tokenOfComparable)
+        let tokenOfComparable = devices.tokenOfComparable
         let deviceName = devices.name(ofToken:)
 
         // Token states at the start; the walk keeps its own copy to name answers.
@@ -114,7 +114,7 @@ public enum ScenarioRunner {
         // An adapter names itself in its hello, during setUp.
         report.sender = sender.name
         var mark = clock.now
-        let oracle = ReferenceWorld(scenario: scenario, bundleID: bundleID, fcmProject: fcmProject)
+        let oracle = ScenarioOracle(scenario, app: app, devices: devices)
         report.timing.oracle += clock.now - mark
         var judging = Duration.zero
         mark = clock.now
@@ -139,29 +139,14 @@ public enum ScenarioRunner {
             }
             // What must arrive: the file's expectation, or the reference rules' decision less
             // pushes to tokens the gateway answers as dead (those reach nobody).
-            var expected: [ExpectedPush] = []
-            var source: String?
             judging += clock.now - mark
             mark = clock.now
-            let decided = (try? oracle.decide(event)) ?? []
+            var expected = oracle.expected(for: event, index: index)
             report.timing.oracle += clock.now - mark
             mark = clock.now
-            if let expectations = scenario.expectations {
-                let entry = expectations.first { $0.event == index }
-                source = entry?.source
-                expected = (entry?.deliveries ?? []).map { delivery in
-                    let token = tokenOfDevice[delivery.device]!
-                    return ExpectedPush(device: deviceName(token), token: token, spec: delivery.spec,
-                                        fields: delivery.fields, headers: delivery.headers, source: delivery.source)
-                }
-            } else {
-                expected = decided.compactMap { push in
-                    let token = AddressedDevice.comparable(push.device.token)
-                    if let state = walk.states[token], state != .valid { return nil }
-                    let name = names[token] ?? push.device.token
-                    return ExpectedPush(device: name, token: push.device.token, spec: push.kind + "." + push.transport.rawValue,
-                                        reference: ContentReference(headers: push.headers, body: push.body, decidedAtMs: oracle.nowMs))
-                }
+            let source = scenario.expectations?.first { $0.event == index }?.source
+            if scenario.expectations == nil {
+                expected.removeAll { push in walk.states[AddressedDevice.comparable(push.token)].map { $0 != .valid } ?? false }
             }
             let start: GatewayMark
             do {
@@ -198,7 +183,7 @@ public enum ScenarioRunner {
             cleanup.absorb(exchanges, event: index, badTokens: walk.badTokens)
             // The oracle forgets dead devices as a sender should; the store comparison too.
             for (token, death) in cleanup.dead where !removedFromOracle.contains(token) {
-                if let device = tokenOfComparable[token] { oracle.store.remove(token: device) }
+                if let device = tokenOfComparable[token] { oracle.forget(token: device) }
                 removedFromOracle.insert(token)
                 walk.died(token)
                 verdict.tokensDied.append((deviceName(token), death.answer))

@@ -6,32 +6,6 @@ import Scenario
 import SpecValidator
 import PushModel
 
-/// A delivery one event must cause, with the device resolved to its token.
-public struct ExpectedPush: Sendable {
-    /// As reports name devices: `<person>/<device>`, the same as a delivered push.
-    public var device: String
-    public var token: String
-    public var spec: String
-    public var fields: [(pointer: JSONPointer, value: JSONValue)]
-    /// Pinned request headers (lowercase names; nil: absent).
-    public var headers: [(name: String, value: String?)]
-    public var source: String?
-    /// The reference rules' push for this device, when they are the oracle: what the sender's
-    /// push must say (`PushSpec.compareContent`).
-    public var reference: ContentReference?
-
-    public init(device: String, token: String, spec: String, fields: [(pointer: JSONPointer, value: JSONValue)] = [],
-                headers: [(name: String, value: String?)] = [], source: String? = nil, reference: ContentReference? = nil) {
-        self.device = device
-        self.token = token
-        self.spec = spec
-        self.fields = fields
-        self.headers = headers
-        self.source = source
-        self.reference = reference
-    }
-}
-
 /// What became of one push, as the gateway answered it.
 public enum AnswerClass: String, Sendable, Equatable {
     case accepted
@@ -188,7 +162,7 @@ public enum EventJudge {
         var problems: [Problem] = []
         var tally = DeliveryTally()
         for push in pushes { tally.add(token: push.token, status: push.status, spec: push.specID, sequence: push.sequence ?? 0) }
-        let comparison = tally.compare(with: expected.map { DeliveryTally.Expected(token: $0.token, spec: $0.spec) })
+        let comparison = tally.compare(with: expected)
         func sourceOf(_ token: String, _ spec: String?) -> String? {
             expected.first { AddressedDevice.comparable($0.token) == AddressedDevice.comparable(token) && $0.spec == spec }?.source ?? source
         }
@@ -201,7 +175,7 @@ public enum EventJudge {
         for (entry, got) in comparison.missing {
             let token = AddressedDevice.comparable(entry.token)
             let name = deviceName(entry.token)
-            let spec = entry.spec ?? "a push"
+            let spec = entry.specName
             let refused = refusals[token] ?? []
             // Dropped only if nothing went to the token at all: a sender still pushing it and
             // refused again (a bad signature on every push) kept it; its answer says why below.
@@ -218,7 +192,7 @@ public enum EventJudge {
             problems.append(Problem(.missing, message, source: sourceOf(entry.token, entry.spec)))
         }
         for (entry, got, extra) in comparison.repeated {
-            problems.append(Problem(.duplicate, "duplicate: \(entry.spec ?? "a push") to \(deviceName(entry.token)) accepted \(got) times "
+            problems.append(Problem(.duplicate, "duplicate: \(entry.specName) to \(deviceName(entry.token)) accepted \(got) times "
                                     + "(extra: request #\(extra.map(String.init).joined(separator: ", #")))"))
         }
         for (token, spec, sequence) in comparison.unexpected {
@@ -259,7 +233,7 @@ public enum EventJudge {
             }
         }
         func acceptedPush(for entry: ExpectedPush) -> RecordedExchange? {
-            firstAccepted[DeviceSpec(token: AddressedDevice.comparable(entry.token), spec: entry.spec)]
+            entry.spec.flatMap { firstAccepted[DeviceSpec(token: AddressedDevice.comparable(entry.token), spec: $0)] }
         }
         // Pinned fields and headers hold on the accepted push.
         for entry in expected where !entry.fields.isEmpty || !entry.headers.isEmpty {
@@ -267,7 +241,7 @@ public enum EventJudge {
             for (name, value) in entry.headers {
                 let found = push.headers.first { $0.name == name }?.value
                 if found != value {
-                    problems.append(Problem(.field, "\(entry.spec) to \(entry.device) at header \(name): expected "
+                    problems.append(Problem(.field, "\(entry.specName) to \(entry.device) at header \(name): expected "
                                             + (value.map { JSONValue.string($0).serialized() } ?? "none") + ", found "
                                             + (found.map { JSONValue.string($0).serialized() } ?? "none"), source: entry.source ?? source))
                 }
@@ -276,7 +250,7 @@ public enum EventJudge {
             for (pointer, value) in entry.fields {
                 let found = pointer.resolve(in: body)
                 if found != value {
-                    problems.append(Problem(.field, "\(entry.spec) to \(entry.device) at \(pointer): expected \(value.serialized()), found "
+                    problems.append(Problem(.field, "\(entry.specName) to \(entry.device) at \(pointer): expected \(value.serialized()), found "
                                             + (found?.serialized() ?? "nothing"), source: entry.source ?? source))
                 }
             }
@@ -284,10 +258,10 @@ public enum EventJudge {
         // What each push says, against the reference rules' push for its device and spec.
         if let specs {
             for entry in expected {
-                guard let reference = entry.reference, let spec = specs.spec(id: entry.spec),
+                guard let reference = entry.reference, let spec = entry.spec.flatMap(specs.spec(id:)),
                       let push = acceptedPush(for: entry) else { continue }
                 for difference in spec.compareContent(headers: push.headers, body: push.body, with: reference, wallClockMs: wallClockMs) {
-                    problems.append(Problem(.content, "content: \(entry.spec) to \(entry.device) (request \(push.requestNumber)): \(difference)",
+                    problems.append(Problem(.content, "content: \(entry.specName) to \(entry.device) (request \(push.requestNumber)): \(difference)",
                                             source: difference.source?.sentence))
                 }
             }

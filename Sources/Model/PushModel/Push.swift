@@ -92,6 +92,20 @@ public struct PushRequest: Sendable {
     public var transport: PushTransport { device.transport }
 }
 
+/// The push the reference rules decided for a device, and the scenario time they decided it at
+/// (their clock: times in it, such as an expiration, are relative to that).
+public struct ContentReference: Sendable {
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    public var decidedAtMs: Int64
+
+    public init(headers: [(name: String, value: String)], body: [UInt8], decidedAtMs: Int64) {
+        self.headers = headers
+        self.body = body
+        self.decidedAtMs = decidedAtMs
+    }
+}
+
 /// Where devices live. Registering is idempotent; a removed device gets no later push.
 public protocol DeviceStore: Sendable {
     func register(_ device: Device) throws

@@ -21,10 +21,8 @@ import RecordLine
 /// A push counts as delivered when the gateway accepted it (2xx): a retried 503 followed by a
 /// 200 is one delivery, and a push the gateway refused (a gone token's 410) reached no device.
 struct DeliveryExpectations {
-    typealias Expected = DeliveryTally.Expected
-
     let path: String
-    let expected: [Expected]
+    let expected: [ExpectedPush]
 
     /// Reads and checks the file; the error names the entry that is wrong.
     init(path: String) throws(FileError) {
@@ -39,7 +37,7 @@ struct DeliveryExpectations {
         guard let entries = document["deliveries"]?.arrayValue else {
             throw FileError(path: path, reason: #"expected {"deliveries": [{"token": …, "spec": …}, …]}"#)
         }
-        var expected: [Expected] = []
+        var expected: [ExpectedPush] = []
         var seen: Set<String> = []
         do throws(JSONFieldError) {
             for (index, entry) in entries.enumerated() {
@@ -52,7 +50,7 @@ struct DeliveryExpectations {
                 guard seen.insert(key).inserted else {
                     throw JSONFieldError(keyPath: fields.path, problem: "\(token) \(spec ?? "(any spec)") is listed twice; use count")
                 }
-                expected.append(Expected(token: token, spec: spec, count: count))
+                expected.append(ExpectedPush(token: token, spec: spec, count: count))
             }
         } catch {
             throw FileError(path: path, reason: error.description)

@@ -19,20 +19,6 @@ public struct FreeContent: Sendable, Equatable {
     public var source: SpecSource?
 }
 
-/// The push the reference rules decided for a device, and the scenario time they decided it at
-/// (their clock: times in it, such as an expiration, are relative to that).
-public struct ContentReference: Sendable {
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
-    public var decidedAtMs: Int64
-
-    public init(headers: [(name: String, value: String)], body: [UInt8], decidedAtMs: Int64) {
-        self.headers = headers
-        self.body = body
-        self.decidedAtMs = decidedAtMs
-    }
-}
-
 /// One place where a push says something other than the reference rules' push for the same
 /// device and spec.
 public struct ContentDifference: Sendable, Equatable, CustomStringConvertible {
