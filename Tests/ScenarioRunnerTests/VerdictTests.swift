@@ -111,7 +111,7 @@ private func name(_ token: String) -> String { names[token] ?? token }
         let later = EventJudge.judge(index: 1, type: "call.placed", oracle: "expect", source: nil, expected: [],
                                      exchanges: [push(2, token: "tok-a", status: 404, reason: "UNREGISTERED")], cleanup: cleanup, deviceName: name)
         #expect(later.problems.map(\.kind) == [.deadTokenPush])
-        #expect(later.problems[0].cleanupRule == "no push to a dead token")
+        #expect(later.problems[0].cleanupRule?.name == "no push to a dead token")
         cleanup.registered("tok-a")
         #expect(cleanup.dead["tok-a"] == nil && cleanup.reRegistered.contains("tok-a"))
         let skipped = EventJudge.judge(index: 2, type: "call.placed", oracle: "expect", source: nil,

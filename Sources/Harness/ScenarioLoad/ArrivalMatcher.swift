@@ -28,6 +28,7 @@ struct EventProgress {
 
 /// A token-cleanup rule of `run` and what broke it during a load run.
 public struct CleanupFinding: Sendable {
+    /// The rule's name (`CleanupRule.name`).
     public var rule: String
     public var problems: [String]
     public var passed: Bool { problems.isEmpty }
@@ -192,8 +193,9 @@ public struct ArrivalMatcher: Sendable {
         if let died = deathTime[token], let heard = heardBy(token) {
             let decidedAt = (eventIndex ?? decidingEvent(at: at)).map { events[$0].started } ?? 0
             if decidedAt > heard {
-                deadTokenPushes.append("a push to a dead token: \(deviceName(token)) (push #\(sequence)), answered dead "
-                                       + "\(Format.milliseconds(decidedAt - died)) ms before its event was handed to the sender")
+                deadTokenPushes.append(Problem.deadTokenPush(
+                    device: deviceName(token), push: "push #\(sequence)",
+                    answered: "dead \(Format.milliseconds(decidedAt - died)) ms before its event was handed to the sender").message)
             }
         }
         cleanup.absorb([exchange], event: eventIndex ?? events.count - 1, badTokens: badTokens)
@@ -345,10 +347,12 @@ public struct ArrivalMatcher: Sendable {
             storeProblems = EventJudge.compareStore(listed: store.listed, live: store.live.subtracting(deathTime.keys),
                                                     dead: Set(deathTime.keys), deviceName: deviceName).map(\.message)
         }
-        var byRule = Dictionary(grouping: missedPushProblems) { $0.cleanupRule ?? "" }.mapValues { $0.map(\.message).sorted() }
-        byRule[Problem.cleanupRule(of: .deadTokenPush) ?? ""] = deadTokenPushes
-        byRule[Problem.cleanupRule(of: .storeMismatch) ?? ""] = storeProblems
-        let findings = Problem.cleanupRules.map { CleanupFinding(rule: $0, problems: byRule[$0] ?? []) }
+        var byRule: [CleanupRule: [String]] = [:]
+        for problem in missedPushProblems { if let rule = problem.cleanupRule { byRule[rule, default: []].append(problem.message) } }
+        byRule = byRule.mapValues { $0.sorted() }
+        byRule[.noPushToDeadToken] = deadTokenPushes
+        byRule[.storeMatchesAnswers] = storeProblems
+        let findings = CleanupRule.allCases.map { CleanupFinding(rule: $0.name, problems: byRule[$0] ?? []) }
         return (summary, findings)
     }
 }

@@ -25,8 +25,8 @@ public struct ScenarioReport: Sendable {
 
     /// Every cleanup rule with the problems that break it (empty: it holds).
     public var cleanupRules: [(rule: String, problems: [(event: Int, problem: Problem)])] {
-        Problem.cleanupRules.map { rule in
-            (rule, events.flatMap { event in event.problems.filter { $0.cleanupRule == rule }.map { (event.index, $0) } })
+        CleanupRule.allCases.map { rule in
+            (rule.name, events.flatMap { event in event.problems.filter { $0.cleanupRule == rule }.map { (event.index, $0) } })
         }
     }
 }

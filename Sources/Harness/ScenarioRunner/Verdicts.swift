@@ -63,21 +63,40 @@ public struct Problem: Sendable, Equatable {
         self.source = source
     }
 
-    /// The token-cleanup rules, in the order reports list them: each `cleanupRule` is one of them.
-    public static let cleanupRules = ["no push to a dead token", "tokens kept after transient and payload errors",
-                                      "a device registered again is pushed again", "the sender's store matches the gateway's answers"]
-
     /// The token-cleanup rule it breaks, nil for a delivery problem.
-    public var cleanupRule: String? { Self.cleanupRule(of: kind) }
+    public var cleanupRule: CleanupRule? { CleanupRule(brokenBy: kind) }
 
-    /// The token-cleanup rule a kind of problem breaks (one of `cleanupRules`), nil for a delivery problem.
-    public static func cleanupRule(of kind: Kind) -> String? {
+    /// The dead-token rule's finding, in `run` and in a load run: `push` (`request #12`, `push
+    /// #3`) went to `device`'s token after it was answered dead; `answered` says when.
+    public static func deadTokenPush(device: String, push: String, answered: String) -> Problem {
+        Problem(.deadTokenPush, "a push to a dead token: \(device) (\(push)), answered \(answered)")
+    }
+}
+
+/// The token-cleanup rules, judged from outside the sender in `run` (`CleanupState`, per event)
+/// and in a load run (`ArrivalMatcher`, by time); their names are what reports print, in this order.
+public enum CleanupRule: String, Sendable, CaseIterable {
+    /// No push to a token the gateway answered gone or bad (`deadTokenPush`).
+    case noPushToDeadToken = "no push to a dead token"
+    /// A transient or payload error ends no token (`droppedOnTransient`, `droppedOnPayloadError`).
+    case keptAfterRefusal = "tokens kept after transient and payload errors"
+    /// A device registered again after its token died is pushed again (`notPushedAfterRegistering`).
+    case pushedAgainAfterRegistering = "a device registered again is pushed again"
+    /// The sender's store holds the live tokens and no dead one (`storeMismatch`).
+    case storeMatchesAnswers = "the sender's store matches the gateway's answers"
+
+    /// As reports name it.
+    public var name: String { rawValue }
+
+    /// The rule a kind of problem breaks; nil for a delivery problem.
+    public init?(brokenBy kind: Problem.Kind) {
         switch kind {
-        case .deadTokenPush: cleanupRules[0]
-        case .droppedOnTransient, .droppedOnPayloadError: cleanupRules[1]
-        case .notPushedAfterRegistering: cleanupRules[2]
-        case .storeMismatch: cleanupRules[3]
-        default: nil
+        case .deadTokenPush: self = .noPushToDeadToken
+        case .droppedOnTransient, .droppedOnPayloadError: self = .keptAfterRefusal
+        case .notPushedAfterRegistering: self = .pushedAgainAfterRegistering
+        case .storeMismatch: self = .storeMatchesAnswers
+        case .missing, .unexpected, .duplicate, .wrongToken, .specViolation, .unmatched, .field, .sender, .content, .retryTooSoon:
+            return nil
         }
     }
 }
@@ -270,8 +289,8 @@ public enum EventJudge {
         // No push to a token already answered gone or bad.
         for push in pushes where !cleanup.dead.isEmpty {
             guard let token = push.token.map(AddressedDevice.comparable), let death = cleanup.dead[token] else { continue }
-            problems.append(Problem(.deadTokenPush, "a push to a dead token: \(deviceName(token)) (request \(push.requestNumber)), answered "
-                                    + "\(death.answer.rawValue) at event \(death.event)"))
+            problems.append(.deadTokenPush(device: deviceName(token), push: "request \(push.requestNumber)",
+                                           answered: "\(death.answer.rawValue) at event \(death.event)"))
         }
         var delivered: [(device: String, spec: String?, sequence: Int)] = []
         for push in pushes where push.accepted {
