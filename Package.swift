@@ -97,7 +97,7 @@ let package = Package(
         .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON", "PushModel"]),
         .testTarget(name: "SenderTests", dependencies: ["Clocks", "Metrics", "Sender", "JSON", "Crypto", "Encoding", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "DriverTests", dependencies: ["Driver", "Clocks", "Metrics", "JSON", "PushModel"]),
-        .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "JSON", "Hashing"]),
+        .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "PushModel", "JSON", "Hashing"]),
         .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "RecordLine", "PushproofTestSupport"]),
         .testTarget(name: "PushproofGatewayTests", dependencies: ["PushproofGateway", "Crypto", "JSON", "PushproofTestSupport"]),
         .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON", "RecordLine"]),

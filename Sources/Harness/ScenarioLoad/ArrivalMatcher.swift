@@ -36,8 +36,7 @@ public struct CleanupFinding: Sendable {
 
 public struct ArrivalMatcher: Sendable {
     struct Key: Hashable {
-        /// `AddressedDevice.comparable`.
-        var token: String
+        var token: DeviceToken
         var spec: String
     }
 
@@ -46,7 +45,7 @@ public struct ArrivalMatcher: Sendable {
     let graceNanoseconds: UInt64
     private var waiting: [Key: [Int]] = [:]
     /// The specs `waiting` holds for each token, to find them when the token dies.
-    private var waitingSpecs: [String: Set<String>] = [:]
+    private var waitingSpecs: [DeviceToken: Set<String>] = [:]
     /// Pushes to a token answered dead before their event was handed over: a sender may still
     /// have decided them before the answer reached it (events overlap, the answer was on its
     /// way), so one that comes is matched, and one that does not is not waited for.
@@ -75,15 +74,15 @@ public struct ArrivalMatcher: Sendable {
     private var sequence = 0
     private var cleanup = CleanupState()
     /// Tokens answered dead, and when.
-    private var deathTime: [String: UInt64] = [:]
+    private var deathTime: [DeviceToken: UInt64] = [:]
     /// Events before this one are finished (`decidingEvent` moves it on).
     private var firstUnfinished = 0
     /// The event whose push was answered dead, by token.
-    private var deathEvent: [String: Int] = [:]
+    private var deathEvent: [DeviceToken: Int] = [:]
     /// Dead tokens the oracle has not been told about yet.
-    private var newlyDead: [String] = []
+    private var newlyDead: [DeviceToken] = []
     /// Tokens the gateway holds as bad: an FCM INVALID_ARGUMENT for one is about the token.
-    public var badTokens: Set<String> = []
+    public var badTokens: Set<DeviceToken> = []
     private var deadTokenPushes: [String] = []
     /// Pushes to a token already answered dead, so far.
     public var deadTokenPushCount: Int { deadTokenPushes.count }
@@ -95,7 +94,7 @@ public struct ArrivalMatcher: Sendable {
     private var retriesTooSoonListed: [String] = []
     private let deviceName: @Sendable (String) -> String
 
-    /// `deviceName` turns a comparable token into `<person>/<device>` for findings.
+    /// `deviceName` turns a token (any form) into `<person>/<device>` for findings.
     public init(graceNanoseconds: UInt64, deviceName: @escaping @Sendable (String) -> String) {
         self.graceNanoseconds = graceNanoseconds
         self.deviceName = deviceName
@@ -109,7 +108,7 @@ public struct ArrivalMatcher: Sendable {
         sendLag.record(started &- min(intended, started))
         var counted = 0
         for push in pushes {
-            let key = Key(token: AddressedDevice.comparable(push.token), spec: push.spec ?? "")
+            let key = Key(token: DeviceToken(push.token), spec: push.spec ?? "")
             if deathTime[key.token] != nil {
                 optional[key, default: []].append(index)
                 continue
@@ -124,7 +123,7 @@ public struct ArrivalMatcher: Sendable {
     }
 
     /// `token` was answered dead at `at`: what events handed over since still wait for becomes optional.
-    private mutating func died(_ token: String, at: UInt64) {
+    private mutating func died(_ token: DeviceToken, at: UInt64) {
         for spec in waitingSpecs.removeValue(forKey: token) ?? [] {
             let key = Key(token: token, spec: spec)
             guard let queue = waiting[key] else { continue }
@@ -146,7 +145,7 @@ public struct ArrivalMatcher: Sendable {
         guard exchange.isPush else { return nil }
         sequence += 1
         lastArrival = max(lastArrival, at)
-        guard let token = exchange.token.map(AddressedDevice.comparable) else {
+        guard let token = exchange.deviceToken else {
             unexpected += 1
             return nil
         }
@@ -156,7 +155,7 @@ public struct ArrivalMatcher: Sendable {
             retriesTooSoon += 1
             if retriesTooSoonListed.count < 5 {
                 let early = Double(pending.until - at) / 1e9
-                retriesTooSoonListed.append("retry too soon: push #\(sequence) to \(deviceName(token)) came \(String(format: "%.3f", Double(pending.wait) - early)) s "
+                retriesTooSoonListed.append("retry too soon: push #\(sequence) to \(deviceName(token.comparable)) came \(String(format: "%.3f", Double(pending.wait) - early)) s "
                                             + "after push #\(pending.refused) was answered \(pending.answer) with Retry-After: \(pending.wait)")
             }
         }
@@ -194,7 +193,7 @@ public struct ArrivalMatcher: Sendable {
             let decidedAt = (eventIndex ?? decidingEvent(at: at)).map { events[$0].started } ?? 0
             if decidedAt > heard {
                 deadTokenPushes.append(Problem.deadTokenPush(
-                    device: deviceName(token), push: "push #\(sequence)",
+                    device: deviceName(token.comparable), push: "push #\(sequence)",
                     answered: "dead \(Format.milliseconds(decidedAt - died)) ms before its event was handed to the sender").message)
             }
         }
@@ -258,7 +257,7 @@ public struct ArrivalMatcher: Sendable {
     /// later (with events in flight a loaded sender reads an answer well after the gateway sent
     /// it; it has read it once that event is finished). `UInt64.max` while that event is in
     /// flight; nil while the token is not dead.
-    private func heardBy(_ token: String) -> UInt64? {
+    private func heardBy(_ token: DeviceToken) -> UInt64? {
         guard let died = deathTime[token] else { return nil }
         var heard = died
         if let index = deathEvent[token] {
@@ -284,18 +283,18 @@ public struct ArrivalMatcher: Sendable {
     }
 
     /// Tokens answered dead since the last call, for the oracle to forget.
-    public mutating func takeNewlyDead() -> [String] {
+    public mutating func takeNewlyDead() -> [DeviceToken] {
         defer { newlyDead.removeAll() }
         return newlyDead
     }
 
-    public func isDead(_ token: String) -> Bool { deathTime[AddressedDevice.comparable(token)] != nil }
+    public func isDead(_ token: DeviceToken) -> Bool { deathTime[token] != nil }
 
     /// The run is over: expected pushes that never came are missing, unless their token was
     /// answered dead meanwhile (a sender is right to skip it). `plan` describes the run;
     /// `elapsed` is its length in nanoseconds; `played` events of `planned` were handed to the sender.
     public func finish(plan: LoadPlan, played: Int, planned: Int, elapsed: UInt64, lateAfter: UInt64,
-                       store: (listed: [ListedDevice], live: Set<String>)?) -> (summary: RunSummary, cleanup: [CleanupFinding]) {
+                       store: (listed: [ListedDevice], live: Set<DeviceToken>)?) -> (summary: RunSummary, cleanup: [CleanupFinding]) {
         var events = self.events
         var missing = 0
         var missedPushProblems: [Problem] = []
@@ -306,7 +305,7 @@ public struct ArrivalMatcher: Sendable {
                     continue
                 }
                 missing += 1
-                if let problem = cleanup.missedPushProblem(token: key.token, spec: key.spec, deviceName: deviceName(key.token)) {
+                if let problem = cleanup.missedPushProblem(token: key.token, spec: key.spec, deviceName: deviceName(key.token.comparable)) {
                     missedPushProblems.append(problem)
                 }
             }

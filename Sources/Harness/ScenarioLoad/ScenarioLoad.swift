@@ -175,7 +175,7 @@ public enum ScenarioLoad {
         let (stream, continuation) = AsyncStream.makeStream(of: Arrival.self)
         let feed = ArrivalFeed(continuation)
         let devices = ScenarioDeviceIndex(scenario)
-        let tokenOfComparable = devices.tokenOfComparable
+        let writtenToken = devices.writtenToken
         let opening = GatewayOpening(scenario, app: app, devices: devices, judge: judge)
         var walk = ScenarioWalk(scenario, devices: devices, opening: opening)
         let gateway = try await open(opening, feed)
@@ -230,7 +230,7 @@ public enum ScenarioLoad {
                 // The rules forget tokens the gateway answered dead, as the sender should have.
                 func forgetTheDead() {
                     for token in shared.withLock({ $0.takeNewlyDead() }) {
-                        oracle.forget(token: tokenOfComparable[token] ?? token)
+                        oracle.forget(token: writtenToken[token] ?? token.comparable)
                         walk.died(token)
                     }
                 }
@@ -255,8 +255,8 @@ public enum ScenarioLoad {
                 do {
                     if case .tokenState(let token, let state) = try await walk.prepare(event, on: gateway) {
                         shared.withLock { matcher in
-                            if state == .bad { matcher.badTokens.insert(AddressedDevice.comparable(token)) } else {
-                                matcher.badTokens.remove(AddressedDevice.comparable(token))
+                            if state == .bad { matcher.badTokens.insert(DeviceToken(token)) } else {
+                                matcher.badTokens.remove(DeviceToken(token))
                             }
                         }
                     }

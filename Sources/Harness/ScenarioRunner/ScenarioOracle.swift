@@ -24,27 +24,27 @@ public struct ScenarioApp: Sendable, Equatable {
     }
 }
 
-/// Every device of a scenario once, by id and by comparable token: a generated population has
-/// tens of thousands, and `Scenario.device(_:)` scans them all.
+/// Every device of a scenario once, by id and by token: a generated population has tens of
+/// thousands, and `Scenario.device(_:)` scans them all.
 public struct ScenarioDeviceIndex: Sendable {
     /// Device id → token as written.
     public private(set) var tokenOfDevice: [String: String] = [:]
-    /// Comparable token (`AddressedDevice.comparable`) → `<person>/<device>`.
-    public private(set) var names: [String: String] = [:]
-    /// Comparable token → token as written.
-    public private(set) var tokenOfComparable: [String: String] = [:]
+    /// Token → `<person>/<device>`.
+    public private(set) var names: [DeviceToken: String] = [:]
+    /// Token → token as written (what the reference rules and the sender's store hold).
+    public private(set) var writtenToken: [DeviceToken: String] = [:]
 
     public init(_ scenario: Scenario) {
         for (person, device) in scenario.devices {
-            let key = AddressedDevice.comparable(device.token)
+            let key = DeviceToken(device.token)
             tokenOfDevice[device.id] = device.token
             names[key] = "\(person.id)/\(device.id)"
-            tokenOfComparable[key] = device.token
+            writtenToken[key] = device.token
         }
     }
 
     /// How reports name the device of `token` (any form): `<person>/<device>`, else the token.
-    public func name(ofToken token: String) -> String { names[AddressedDevice.comparable(token)] ?? token }
+    public func name(ofToken token: String) -> String { names[DeviceToken(token)] ?? token }
 }
 
 extension GatewayOpening {

@@ -91,7 +91,7 @@ public enum ScenarioRunner {
         let clock = MonotonicClock()
         let started = clock.now
         let devices = ScenarioDeviceIndex(scenario)
-        let tokenOfComparable = devices.tokenOfComparable
+        let writtenToken = devices.writtenToken
         let deviceName = devices.name(ofToken:)
 
         // Token states at the start; the walk keeps its own copy to name answers.
@@ -119,7 +119,7 @@ public enum ScenarioRunner {
         var judging = Duration.zero
         mark = clock.now
         var cleanup = CleanupState()
-        var removedFromOracle: Set<String> = []
+        var removedFromOracle: Set<DeviceToken> = []
         judging += clock.now - mark
 
         events: for (index, event) in scenario.events.enumerated() {
@@ -130,8 +130,8 @@ public enum ScenarioRunner {
             mark = clock.now
             do {
                 if case .registered(let token) = try await walk.prepare(event, on: gateway) {
-                    cleanup.registered(token)
-                    removedFromOracle.remove(AddressedDevice.comparable(token))
+                    cleanup.registered(DeviceToken(token))
+                    removedFromOracle.remove(DeviceToken(token))
                 }
             } catch {
                 report.aborted = "event \(index): \(error)"
@@ -146,7 +146,7 @@ public enum ScenarioRunner {
             mark = clock.now
             let source = scenario.expectations?.first { $0.event == index }?.source
             if scenario.expectations == nil {
-                expected.removeAll { push in walk.states[AddressedDevice.comparable(push.token)].map { $0 != .valid } ?? false }
+                expected.removeAll { push in walk.states[DeviceToken(push.token)].map { $0 != .valid } ?? false }
             }
             let start: GatewayMark
             do {
@@ -183,10 +183,10 @@ public enum ScenarioRunner {
             cleanup.absorb(exchanges, event: index, badTokens: walk.badTokens)
             // The oracle forgets dead devices as a sender should; the store comparison too.
             for (token, death) in cleanup.dead where !removedFromOracle.contains(token) {
-                if let device = tokenOfComparable[token] { oracle.forget(token: device) }
+                if let device = writtenToken[token] { oracle.forget(token: device) }
                 removedFromOracle.insert(token)
                 walk.died(token)
-                verdict.tokensDied.append((deviceName(token), death.answer))
+                verdict.tokensDied.append((deviceName(token.comparable), death.answer))
             }
             verdict.tokensDied.sort { $0.device < $1.device }
             judging += clock.now - mark

@@ -104,18 +104,18 @@ public enum CleanupRule: String, Sendable, CaseIterable {
 /// The tokens' fate so far, from the gateway's answers and the scenario's registrations.
 public struct CleanupState: Sendable {
     /// Token → (the event it was answered gone or bad at, how).
-    public var dead: [String: (event: Int, answer: AnswerClass)] = [:]
+    public var dead: [DeviceToken: (event: Int, answer: AnswerClass)] = [:]
     /// Token → the last non-fatal refusal it got (transient or payload error), while live.
-    public var refused: [String: AnswerClass] = [:]
+    public var refused: [DeviceToken: AnswerClass] = [:]
     /// Tokens of devices registered again after they were dead.
-    public var reRegistered: Set<String> = []
+    public var reRegistered: Set<DeviceToken> = []
 
     public init() {}
 
     /// Notes what the event's exchanges said about tokens.
-    public mutating func absorb(_ exchanges: [RecordedExchange], event: Int, badTokens: Set<String>) {
+    public mutating func absorb(_ exchanges: [RecordedExchange], event: Int, badTokens: Set<DeviceToken>) {
         for exchange in exchanges where exchange.isPush {
-            guard let token = exchange.token.map(AddressedDevice.comparable) else { continue }
+            guard let token = exchange.deviceToken else { continue }
             let answer = AnswerClass.of(status: exchange.status ?? 0, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
             switch answer {
             case .gone, .bad:
@@ -133,15 +133,14 @@ public struct CleanupState: Sendable {
     }
 
     /// A device registered again: it is live and must be pushed again.
-    public mutating func registered(_ token: String) {
-        let key = AddressedDevice.comparable(token)
-        if dead.removeValue(forKey: key) != nil { reRegistered.insert(key) }
+    public mutating func registered(_ token: DeviceToken) {
+        if dead.removeValue(forKey: token) != nil { reRegistered.insert(token) }
     }
 
     /// The cleanup rule an expected push that never came breaks, if one does: its device was
     /// registered again after its token died and got nothing since, or its token was dropped
     /// after a transient or payload error (which must not end a token).
-    public func missedPushProblem(token: String, spec: String, deviceName name: String) -> Problem? {
+    public func missedPushProblem(token: DeviceToken, spec: String, deviceName name: String) -> Problem? {
         if reRegistered.contains(token) {
             return Problem(.notPushedAfterRegistering, "\(name) registered again after cleanup but got no \(spec)")
         }
@@ -183,16 +182,16 @@ public enum EventJudge {
         for push in pushes { tally.add(token: push.token, status: push.status, spec: push.specID, sequence: push.sequence ?? 0) }
         let comparison = tally.compare(with: expected)
         func sourceOf(_ token: String, _ spec: String?) -> String? {
-            expected.first { AddressedDevice.comparable($0.token) == AddressedDevice.comparable(token) && $0.spec == spec }?.source ?? source
+            expected.first { DeviceToken($0.token) == DeviceToken(token) && $0.spec == spec }?.source ?? source
         }
         // What the gateway answered each device's refused pushes, so a missing push says why.
-        var refusals: [String: [RecordedExchange]] = [:]
+        var refusals: [DeviceToken: [RecordedExchange]] = [:]
         for push in pushes where !push.accepted {
-            guard let token = push.token.map(AddressedDevice.comparable) else { continue }
+            guard let token = push.deviceToken else { continue }
             refusals[token, default: []].append(push)
         }
         for (entry, got) in comparison.missing {
-            let token = AddressedDevice.comparable(entry.token)
+            let token = DeviceToken(entry.token)
             let name = deviceName(entry.token)
             let spec = entry.specName
             let refused = refusals[token] ?? []
@@ -246,13 +245,13 @@ public enum EventJudge {
         var firstAccepted: [DeviceSpec: RecordedExchange] = [:]
         if expected.contains(where: { $0.reference != nil || !$0.fields.isEmpty || !$0.headers.isEmpty }) {
             for push in pushes where push.accepted {
-                guard let token = push.token, let spec = push.specID else { continue }
-                let key = DeviceSpec(token: AddressedDevice.comparable(token), spec: spec)
+                guard let token = push.deviceToken, let spec = push.specID else { continue }
+                let key = DeviceSpec(token: token, spec: spec)
                 if firstAccepted[key] == nil { firstAccepted[key] = push }
             }
         }
         func acceptedPush(for entry: ExpectedPush) -> RecordedExchange? {
-            entry.spec.flatMap { firstAccepted[DeviceSpec(token: AddressedDevice.comparable(entry.token), spec: $0)] }
+            entry.spec.flatMap { firstAccepted[DeviceSpec(token: DeviceToken(entry.token), spec: $0)] }
         }
         // Pinned fields and headers hold on the accepted push.
         for entry in expected where !entry.fields.isEmpty || !entry.headers.isEmpty {
@@ -288,8 +287,8 @@ public enum EventJudge {
         problems += retriesTooSoon(pushes, deviceName: deviceName)
         // No push to a token already answered gone or bad.
         for push in pushes where !cleanup.dead.isEmpty {
-            guard let token = push.token.map(AddressedDevice.comparable), let death = cleanup.dead[token] else { continue }
-            problems.append(.deadTokenPush(device: deviceName(token), push: "request \(push.requestNumber)",
+            guard let token = push.deviceToken, let death = cleanup.dead[token] else { continue }
+            problems.append(.deadTokenPush(device: deviceName(token.comparable), push: "request \(push.requestNumber)",
                                            answered: "\(death.answer.rawValue) at event \(death.event)"))
         }
         var delivered: [(device: String, spec: String?, sequence: Int)] = []
@@ -310,13 +309,13 @@ public enum EventJudge {
         // One pass: the refusal each device and spec waits out, met by its next push.
         var waiting: [DeviceSpec: (refused: RecordedExchange, wait: Int)] = [:]
         for push in pushes {
-            guard let token = push.token.map(AddressedDevice.comparable) else { continue }
+            guard let token = push.deviceToken else { continue }
             let key = DeviceSpec(token: token, spec: push.specID ?? "")
             let answered = push.answeredNanos ?? 0
             if let (refused, wait) = waiting.removeValue(forKey: key), let refusedAt = refused.answeredNanos, answered >= refusedAt {
                 let gap = Double(answered - refusedAt) / 1e9
                 if gap < Double(wait) {
-                    problems.append(Problem(.retryTooSoon, "retry too soon: request \(push.requestNumber) to \(deviceName(token)) came "
+                    problems.append(Problem(.retryTooSoon, "retry too soon: request \(push.requestNumber) to \(deviceName(token.comparable)) came "
                                             + String(format: "%.3f", gap) + " s after request \(refused.requestNumber) was answered \(refused.answer) "
                                             + "with Retry-After: \(wait) (wait at least \(wait) s)"))
                 }
@@ -328,9 +327,9 @@ public enum EventJudge {
         return problems
     }
 
-    /// A device (comparable token) and a spec id.
+    /// A device and a spec id.
     struct DeviceSpec: Hashable {
-        var token: String
+        var token: DeviceToken
         var spec: String
     }
 
@@ -341,15 +340,15 @@ public enum EventJudge {
     }
 
     /// The sender's store against what it should hold: every live device, no dead one.
-    public static func compareStore(listed: [ListedDevice], live: Set<String>, dead: Set<String>,
+    public static func compareStore(listed: [ListedDevice], live: Set<DeviceToken>, dead: Set<DeviceToken>,
                                     deviceName: (String) -> String) -> [Problem] {
-        let held = Set(listed.map { AddressedDevice.comparable($0.token) })
+        let held = Set(listed.map { DeviceToken($0.token) })
         // Sorted for a stable report, but only the differences: a large population has tens
         // of thousands of live tokens and this runs after every event.
         let kept = dead.filter { held.contains($0) }.sorted()
         let lost = live.filter { !held.contains($0) }.sorted()
-        return kept.map { Problem(.storeMismatch, "the sender's store still holds \(deviceName($0)), whose token was answered gone or bad") }
-            + lost.map { Problem(.storeMismatch, "the sender's store lost \(deviceName($0)), whose token is live") }
+        return kept.map { Problem(.storeMismatch, "the sender's store still holds \(deviceName($0.comparable)), whose token was answered gone or bad") }
+            + lost.map { Problem(.storeMismatch, "the sender's store lost \(deviceName($0.comparable)), whose token is live") }
     }
 }
 

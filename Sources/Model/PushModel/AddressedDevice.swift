@@ -36,3 +36,18 @@ public enum AddressedDevice {
         return hasUppercase ? token.lowercased() : token
     }
 }
+
+/// A device token in the form two are compared (`AddressedDevice.comparable`): the key wherever
+/// pushes, deaths, registrations and a sender's store are matched by device. Made from the
+/// token in any form (as a sender wrote it, or as a scenario lists it); `comparable` is the
+/// form reports print. A literal is a token as written.
+public struct DeviceToken: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let comparable: String
+
+    public init(_ token: String) { comparable = AddressedDevice.comparable(token) }
+    public init(stringLiteral token: String) { self.init(token) }
+
+    public var description: String { comparable }
+
+    public static func < (lhs: DeviceToken, rhs: DeviceToken) -> Bool { lhs.comparable < rhs.comparable }
+}

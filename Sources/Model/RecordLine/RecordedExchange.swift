@@ -66,6 +66,9 @@ public struct RecordedExchange: Sendable {
     /// it once, off the gateway's event loop.
     public var token: String? { keptToken ?? AddressedDevice.token(route: route, path: path, body: body) }
 
+    /// `token` as tokens are compared.
+    public var deviceToken: DeviceToken? { token.map { DeviceToken($0) } }
+
     /// Reads `token` once and keeps it.
     public mutating func readToken() {
         if keptToken == nil { keptToken = .some(AddressedDevice.token(route: route, path: path, body: body)) }

@@ -7,7 +7,7 @@ import PushModel
 /// The one expected push: an event's in `run` and in a load run (the file's `expect`, or the
 /// reference rules' decision: `ScenarioOracle.expected`), an entry of `check --expect`'s file.
 public struct ExpectedPush: Sendable {
-    /// As written (compared as `AddressedDevice.comparable`).
+    /// As written (compared as a `DeviceToken`).
     public var token: String
     /// The spec id the gateway's judge will name; nil: any spec (or none) will do (`check
     /// --expect` without `spec`).
@@ -53,7 +53,7 @@ public struct DeliveryTally: Sendable {
         public var sequence: Int
     }
 
-    public private(set) var byToken: [String: [Delivery]] = [:]
+    public private(set) var byToken: [DeviceToken: [Delivery]] = [:]
 
     public init() {}
 
@@ -61,7 +61,7 @@ public struct DeliveryTally: Sendable {
     /// gateway accepted.
     public mutating func add(token: String?, status: Int?, spec: String?, sequence: Int) {
         guard let status, (200..<300).contains(status), let token else { return }
-        byToken[AddressedDevice.comparable(token), default: []].append(Delivery(spec: spec, sequence: sequence))
+        byToken[DeviceToken(token), default: []].append(Delivery(spec: spec, sequence: sequence))
     }
 
     /// The comparison: listed deliveries that did not happen as often as listed, and pushes to
@@ -72,7 +72,7 @@ public struct DeliveryTally: Sendable {
         // Entries naming a spec first, so a "(any spec)" entry only takes what they leave.
         let ordered = expected.filter { $0.spec != nil } + expected.filter { $0.spec == nil }
         for entry in ordered {
-            let key = AddressedDevice.comparable(entry.token)
+            let key = DeviceToken(entry.token)
             var deliveries = remaining[key] ?? []
             let matching = deliveries.indices.filter { entry.spec == nil || deliveries[$0].spec == entry.spec }
             let taken = Array(matching.prefix(entry.count))
@@ -88,7 +88,7 @@ public struct DeliveryTally: Sendable {
             remaining[key] = deliveries
         }
         for (token, deliveries) in remaining.sorted(by: { $0.key < $1.key }) {
-            for delivery in deliveries { comparison.unexpected.append((token, delivery.spec, delivery.sequence)) }
+            for delivery in deliveries { comparison.unexpected.append((token.comparable, delivery.spec, delivery.sequence)) }
         }
         comparison.unexpected.sort { $0.sequence < $1.sequence }
         return comparison

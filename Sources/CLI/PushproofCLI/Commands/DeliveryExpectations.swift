@@ -58,7 +58,7 @@ struct DeliveryExpectations {
         self.expected = expected
     }
 
-    static func normalized(_ token: String) -> String { AddressedDevice.comparable(token) }
+    static func normalized(_ token: String) -> String { DeviceToken(token).comparable }
 }
 
 extension DeliveryTally {
