@@ -41,7 +41,7 @@ let package = Package(
 
         // The record line (`serve --record`, `GET /requests`): its version, field names, encoder
         // and decoder, one contract for the gateway that writes it and the tools that read it.
-        .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Encoding"], path: "Sources/Model/RecordLine"),
+        .target(name: "RecordLine", dependencies: ["JSON", "HTTPCore", "Encoding", "PushModel"], path: "Sources/Model/RecordLine"),
 
         // HTTP/2 (libnghttp2) and HTTP/1.1 (http-parser) over TLS (OpenSSL) or cleartext, epoll loops.
         .target(name: "HTTP2Server", dependencies: ["HTTPCore", "JSON", "Clocks", "Descriptors", "CNGHTTP2", "COpenSSL", "CHTTPParser", "CLinux"], path: "Sources/Transport/HTTP2Server"),
@@ -75,7 +75,7 @@ let package = Package(
         // Scenario-driven load (`drive --scenario`, `plan --scenario`): a scenario's events through any
         // ScenarioSender, each push the gateway answers matched to its event; the Driver's reports.
         // Above Driver and ScenarioRunner, which stay apart (docs/architecture.md).
-        .target(name: "ScenarioLoad", dependencies: ["JSON", "Clocks", "Metrics", "PushModel", "MockGateway", "SpecValidator", "Scenario",
+        .target(name: "ScenarioLoad", dependencies: ["JSON", "Clocks", "Metrics", "PushModel", "MockGateway", "SpecValidator", "Scenario", "RecordLine",
                                                      "ScenarioRunner", "Driver", "Reports"], path: "Sources/Harness/ScenarioLoad"),
 
         // `pushproof check`: a recording judged against the push specs, streamed a line at a time,
@@ -94,7 +94,7 @@ let package = Package(
 
         // The in-process mock for Swift server teams' tests: a small, stable public API over the
         // embedded gateway `run` uses.
-        .target(name: "PushproofGateway", dependencies: ["JSON", "MockGateway", "PushModel", "Scenario", "ScenarioRunner", "SpecValidator"],
+        .target(name: "PushproofGateway", dependencies: ["JSON", "MockGateway", "PushModel", "RecordLine", "Scenario", "ScenarioRunner", "SpecValidator"],
                 path: "Sources/Library/PushproofGateway"),
 
         // Subcommands as a library so tests can run them in-process; the executable is a thin shell.
@@ -115,14 +115,14 @@ let package = Package(
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Clocks", "HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "HTTPCore", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "MockGateway", "HTTPCore", "JSON", "Crypto", "Encoding", "Hashing", "PushModel", "SpecValidator", "RecordLine", "PushproofTestSupport"]),
-        .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON"]),
+        .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON", "PushModel"]),
         .testTarget(name: "SenderTests", dependencies: ["Clocks", "Metrics", "Sender", "JSON", "Crypto", "Encoding", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports"]),
         .testTarget(name: "DriverTests", dependencies: ["Driver", "Clocks", "Metrics", "JSON", "PushModel"]),
-        .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "JSON", "Hashing"]),
-        .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "PushproofTestSupport"]),
+        .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "PushModel", "JSON", "Hashing"]),
+        .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "RecordLine", "PushproofTestSupport"]),
         .testTarget(name: "PushproofGatewayTests", dependencies: ["PushproofGateway", "Crypto", "JSON", "PushproofTestSupport"]),
-        .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON"]),
+        .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON", "RecordLine"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "JSON", "PushproofTestSupport"]),
         .testTarget(name: "RecordCheckTests", dependencies: ["RecordCheck", "SpecValidator", "JSON"]),
         .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine", "RecordCheck", "Fleet"]),

@@ -4,6 +4,7 @@ import Crypto
 import HTTPCore
 import JSON
 import PushModel
+import RecordLine
 import Testing
 @testable import MockGateway
 import SpecValidator
@@ -126,15 +127,13 @@ import SpecValidator
         let answer = judged.push(payload: payload)
         #expect(answer.status == expected.status)
         #expect(reason(answer) == reason(expected))
-        #expect(judged.observer.last?.verdict?["gateway_warnings"] == plain.observer.last?.verdict?["gateway_warnings"])
+        #expect((judged.observer.last?.verdict?.gatewayWarnings ?? []) == (plain.observer.last?.verdict?.gatewayWarnings ?? []))
         // And the verdict is the judge's own, from its own parse.
         let exchange = try #require(judged.observer.last)
-        let own = judge.specs.judge(route: "apns", method: "POST", path: exchange.request.path,
+        let own = judge.specs.judge(route: .apns, method: "POST", path: exchange.request.path,
                                     headers: exchange.request.headers.map { (name: $0.name, value: $0.value) },
-                                    body: exchange.request.body).json()
-        #expect(exchange.verdict?["spec"] == own["spec"])
-        #expect(exchange.verdict?["violations"] == own["violations"])
-        #expect(own["violations"] != nil)
+                                    body: exchange.request.body)
+        #expect(exchange.verdict?.judgement == RecordedVerdict.Judgement(own))
     }
 
     /// A passing verdict is recorded from bytes kept at load: they must be the verdict's own
@@ -147,13 +146,13 @@ import SpecValidator
         for spec in judge.specs.specs {
             let verdict = SpecVerdict(specID: spec.id, violations: [])
             let recorded = judge.recordedForm(of: verdict)
-            #expect(recorded.json == verdict.json())
+            #expect(recorded.judgement == RecordedVerdict.Judgement(verdict))
             #expect(recorded.encoded == verdict.json().bytes(), "\(spec.id)")
         }
         let failing = SpecVerdict(specID: judge.specs.specs[0].id, violations: [
             SpecViolation(pointer: .root, rule: "r", source: nil, expected: "x", found: nil, message: "m")])
         #expect(judge.recordedForm(of: failing).encoded == nil)
-        #expect(judge.recordedForm(of: failing).json == failing.json())
+        #expect(judge.recordedForm(of: failing).judgement == RecordedVerdict.Judgement(failing))
         #expect(judge.recordedForm(of: SpecVerdict(specID: "no.such.spec", violations: [])).encoded == nil)
         #expect(judge.recordedForm(of: SpecVerdict(specID: nil, violations: [], outOfScope: true)).encoded == nil)
     }
@@ -213,8 +212,8 @@ import SpecValidator
         let response = h.push(headers: ["apns-push-type": "background", "apns-priority": "5"],
                               payload: #"{"aps":{"content-available":1,"alert":"x"}}"#)
         #expect(response.status == 200)
-        let warnings = h.observer.last?.verdict?["gateway_warnings"]?.arrayValue ?? []
-        #expect(warnings.contains { $0.stringValue?.contains("alert") == true })
+        let warnings = h.observer.last?.verdict?.gatewayWarnings ?? []
+        #expect(warnings.contains { $0.contains("alert") })
         // a clean background push carries no warning
         h.push(headers: ["apns-push-type": "background", "apns-priority": "5"], payload: #"{"aps":{"content-available":1}}"#)
         #expect(h.observer.last?.verdict == nil)
@@ -226,9 +225,9 @@ import SpecValidator
         #expect(h.push(headers: voip, payload: #"{"cv":"1","type":"call","event":"ring"}"#).status == 200)
         #expect(h.observer.last?.verdict == nil)
         #expect(h.push(payload: #"{"alert":"x"}"#).status == 200)
-        #expect(h.observer.last?.verdict?["gateway_warnings"]?.arrayValue?.count == 1)
+        #expect(h.observer.last?.verdict?.gatewayWarnings.count == 1)
         #expect(h.push(payload: #"{"aps":"x"}"#).status == 200)
-        #expect(h.observer.last?.verdict?["gateway_warnings"]?.arrayValue?.count == 1)
+        #expect(h.observer.last?.verdict?.gatewayWarnings.count == 1)
     }
 
     @Test func tokenStates() throws {

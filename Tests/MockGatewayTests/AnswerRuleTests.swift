@@ -248,7 +248,7 @@ func answerRules(_ text: String) throws -> [AnswerRule] {
         h.push()
         let lines = try h.observer.exchanges.map { exchange in
             let (prefix, suffix) = Recorder.encode(exchange)
-            return try RecordLine(decoding: Array((prefix + Array("1".utf8) + suffix).dropLast()))
+            return try RecordedExchange(decoding: Array((prefix + Array("1".utf8) + suffix).dropLast()))
         }
         #expect(lines.map(\.rule) == [nil, "second"])
         let first = Recorder.encode(h.observer.exchanges[0]).suffix

@@ -50,12 +50,12 @@ import Testing
     }
 
     static func warnings(_ h: Harness) -> [String] {
-        h.observer.last?.verdict?["gateway_warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        h.observer.last?.verdict?.gatewayWarnings ?? []
     }
 
     /// The informational notes: what the RFCs allow.
     static func notes(_ h: Harness) -> [String] {
-        h.observer.last?.verdict?["gateway_notes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        h.observer.last?.verdict?.gatewayNotes ?? []
     }
 
     @Test func aFloatIatIsAcceptedWithANote() throws {
@@ -233,9 +233,9 @@ import Testing
         }
         let float = OAuthTests.token(h, body: OAuthTests.form(try assertion(iat: .number(now + 0.5), exp: .number(now + 3600.5))))
         #expect(float.status == 200)
-        let notes = h.observer.last?.verdict?["gateway_notes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        let notes = h.observer.last?.verdict?.gatewayNotes ?? []
         #expect(notes.filter { $0.contains("not an integer") }.count == 2, "\(notes)")
-        #expect(h.observer.last?.verdict?["gateway_warnings"] == nil)
+        #expect(h.observer.last?.verdict?.gatewayWarnings.isEmpty == true)
 
         let string = OAuthTests.token(h, body: OAuthTests.form(try assertion(iat: .string(String(Int(now))), exp: .number(now + 3600))))
         #expect(json(string)?["error"] == "invalid_grant")

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPCore
 import JSON
+import PushModel
 import Testing
 @testable import MockGateway
 
@@ -318,7 +319,7 @@ import Testing
                               headers: [HTTPHeader("authorization", "Bearer x"), HTTPHeader("content-type", "text/plain")],
                               body: Array(#"{"message":{"topic":"a"}}"#.utf8))
         #expect(response.status == 200)
-        let warnings = h.observer.last?.verdict?["gateway_warnings"]?.arrayValue ?? []
+        let warnings = h.observer.last?.verdict?.gatewayWarnings ?? []
         #expect(warnings.count == 1)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import JSON
+import PushModel
 import Testing
 @testable import MockGateway
 
@@ -20,9 +21,9 @@ struct HostileBodyTests {
             #expect(response.status == 413)
             #expect(reason(response) == "PayloadTooLarge")
             if judge != nil {
-                let violations = h.observer.last?.verdict?["violations"]?.arrayValue ?? []
+                let violations = h.observer.last?.verdict?.judgement?.violations ?? []
                 #expect(violations.count == 1)
-                #expect(violations.first?["rule"] == "body-size", "judged from the size, not parsed: \(violations)")
+                #expect(violations.first?.rule == "body-size", "judged from the size, not parsed: \(violations)")
             }
         }
     }

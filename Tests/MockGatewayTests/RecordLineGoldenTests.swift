@@ -1,5 +1,7 @@
 import HTTPCore
 import JSON
+import RecordLine
+import SpecValidator
 import Testing
 @testable import MockGateway
 
@@ -22,9 +24,11 @@ import Testing
         apns.detail = "kid ABC is not configured (apns.keys)"
         apns.response.delayNanos = 1_500_000
         apns.response.actions = [.goAway(errorCode: 0, debugData: []), .resetStream(errorCode: 8), .closeConnection, .setMaxConcurrentStreams(1)]
-        apns.verdict = ["spec": "poolse.ring.apns", "ok": false,
-                        "violations": [["pointer": "/body/aps", "rule": "required", "message": "a \"quoted\" é"]],
-                        "gateway_warnings": ["duplicate apns-topic"]]
+        apns.verdict = RecordedVerdict(
+            judgement: .init(spec: "poolse.ring.apns", ok: false,
+                             violations: [.init(pointer: "/body/aps", rule: "required", source: nil, expected: "aps", found: nil,
+                                                message: "a \"quoted\" é")]),
+            gatewayWarnings: ["duplicate apns-topic"])
         let binary = RecorderTests.exchange(body: "")
         var binaryBody = binary
         binaryBody.request.body = [0xFF, 0x00, 0xC3, 0x28, 0x41]
@@ -39,10 +43,32 @@ import Testing
     }()
 
     static let golden: [String] = [
-        #"{"v":1,"seq":1,"time":"2026-11-06T08:00:00.123456Z","arrival_ns":1793952000123456789,"answered_ns":1793952000124000000,"connection":7,"stream":3,"protocol":"h2","tls":true,"route":"apns","method":"POST","path":"/3/device/abcd","authority":"127.0.0.1","client_certificate":{"subject":"UID=com.x, CN=Apple Push Services: com.x"},"headers":[["authorization","bearer aGVhZGVy.Y2xhaW1z.<redacted>"],["apns-topic","com.x"],["apns-topic","com.y"]],"body":"{\"aps\":{}}","response":{"status":400,"reason":"DuplicateHeaders","detail":"kid ABC is not configured (apns.keys)","headers":[["apns-id","0D8E0FD5-E3C4-4B4B-8E2A-0E94E1E1B1B1"]],"body":"{\"reason\":\"DuplicateHeaders\"}","delay_ns":1500000,"actions":["goaway:0","rst_stream:8","close","max_concurrent_streams:1"]},"fault":"latency","verdict":{"spec":"poolse.ring.apns","ok":false,"violations":[{"pointer":"/body/aps","rule":"required","message":"a \"quoted\" é"}],"gateway_warnings":["duplicate apns-topic"]}}"#,
+        #"{"v":1,"seq":1,"time":"2026-11-06T08:00:00.123456Z","arrival_ns":1793952000123456789,"answered_ns":1793952000124000000,"connection":7,"stream":3,"protocol":"h2","tls":true,"route":"apns","method":"POST","path":"/3/device/abcd","authority":"127.0.0.1","client_certificate":{"subject":"UID=com.x, CN=Apple Push Services: com.x"},"headers":[["authorization","bearer aGVhZGVy.Y2xhaW1z.<redacted>"],["apns-topic","com.x"],["apns-topic","com.y"]],"body":"{\"aps\":{}}","response":{"status":400,"reason":"DuplicateHeaders","detail":"kid ABC is not configured (apns.keys)","headers":[["apns-id","0D8E0FD5-E3C4-4B4B-8E2A-0E94E1E1B1B1"]],"body":"{\"reason\":\"DuplicateHeaders\"}","delay_ns":1500000,"actions":["goaway:0","rst_stream:8","close","max_concurrent_streams:1"]},"fault":"latency","verdict":{"spec":"poolse.ring.apns","ok":false,"violations":[{"pointer":"/body/aps","rule":"required","source":null,"expected":"aps","found":null,"message":"a \"quoted\" é"}],"gateway_warnings":["duplicate apns-topic"]}}"#,
         #"{"v":1,"seq":2,"time":"2026-11-06T08:00:00.123456Z","arrival_ns":1793952000123456789,"answered_ns":1793952000124000000,"connection":7,"stream":3,"protocol":"h2","tls":false,"route":"apns","method":"POST","path":"/3/device/abcd","authority":"127.0.0.1","headers":[["authorization","bearer aGVhZGVy.Y2xhaW1z.<redacted>"],["apns-topic","com.x"],["apns-topic","com.y"]],"body_base64":"/wDDKEE=","response":{"status":400,"reason":"DuplicateHeaders","headers":[["apns-id","0D8E0FD5-E3C4-4B4B-8E2A-0E94E1E1B1B1"]],"body_base64":"gA=="}}"#,
         #"{"v":1,"seq":3,"time":"1970-01-02T00:00:00.000000Z","arrival_ns":86400000000001,"answered_ns":86400000100000,"connection":9,"stream":1,"protocol":"http/1.1","tls":false,"route":"oauth","method":"POST","path":"/token","headers":[["content-type","application/x-www-form-urlencoded"]],"body":"grant_type=urn%3Aietf&assertion=aGVhZA.Y2xhaW1z.<redacted>","response":{"status":200,"reason":null,"headers":[],"body":"{\"access_token\":\"t\"}"}}"#,
     ]
+
+    /// The verdict a line carries is what the spec engine's `SpecVerdict.json()` wrote before
+    /// the verdict was typed (`RecordedVerdict`): the same bytes for every shape the gateway records.
+    @Test func aRecordedVerdictIsWrittenAsTheSpecVerdictsJSON() {
+        let sourced = SpecViolation(pointer: JSONPointer(tokens: ["headers", "apns-topic"]), rule: "header:apns-topic",
+                                    source: SpecSource(seed: "000_x.txt", sentence: "The topic is \"the\" bundle id."),
+                                    expected: "one of com.x", found: #""com.y""#, message: "wrong topic é")
+        let referenced = SpecViolation(pointer: JSONPointer(tokens: ["body", "aps", "alert"]), rule: "schema:/required",
+                                       source: SpecSource(reference: "apns.md", sentence: "alert"), expected: "present",
+                                       found: nil, message: "missing")
+        let unmatched = SpecViolation(pointer: .root, rule: "unmatched", source: nil, expected: "a push", found: "{}", message: "none")
+        let verdicts = [
+            SpecVerdict(specID: "poolse.ring.apns", violations: []),
+            SpecVerdict(specID: "poolse.ring.apns", violations: [sourced, referenced]),
+            SpecVerdict(specID: nil, violations: [unmatched]),
+            SpecVerdict(specID: nil, violations: [], uncovered: UncoveredRequest(route: .apns, identity: "com.other")),
+        ]
+        for verdict in verdicts {
+            let recorded = RecordLine.encode(RecordedVerdict(judgement: RecordedVerdict.Judgement(verdict)))
+            #expect(String(decoding: recorded, as: UTF8.self) == verdict.json().serialized())
+        }
+    }
 
     @Test func theSameExchangeGivesTheSameBytes() {
         let lines = Self.exchanges.enumerated().map { Self.line($1, seq: $0 + 1) }

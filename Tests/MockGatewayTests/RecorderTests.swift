@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import JSON
+import PushModel
 import RecordLine
 import Testing
 @testable import MockGateway
@@ -26,6 +27,51 @@ import Testing
     static func lines(of path: String) throws -> [JSONValue] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         return try text.split(separator: "\n").map { try JSONParser.parse(String($0)) }
+    }
+
+    /// The exchange an observer keeps (`RecordedExchange(_:)`) is the one its line reads back
+    /// as: one type, whether the harness has the gateway in-process or reads its journal.
+    @Test func theExchangeKeptIsTheLineReadBack() throws {
+        var exchange = Self.exchange(body: #"{"message":{"token":"fcm-Token-1"}}"#, route: .fcm, authorization: "Bearer t")
+        exchange.request.path = "/v1/projects/p/messages:send"
+        exchange.response.status = 429
+        exchange.response.headers.append(HTTPHeader("retry-after", "3"))
+        exchange.detail = "why"
+        exchange.fault = "status:429"
+        exchange.answerRule = "throttle"
+        exchange.deviceToken = "fcm-Token-1"
+        exchange.verdict = RecordedVerdict(judgement: .init(spec: "poolse.ring.fcm", ok: true), gatewayNotes: ["n"])
+        let (prefix, suffix) = Recorder.encode(exchange)
+        let line = try RecordedExchange(decoding: Array((prefix + Array("5".utf8) + suffix).dropLast()))
+        var kept = RecordedExchange(exchange, sequence: 5)
+        #expect(kept.token == "fcm-Token-1")
+        kept.readToken()
+        for (read, held) in [(line, kept)] {
+            #expect(read.sequence == held.sequence)
+            #expect(read.protocol == held.protocol)
+            #expect(read.route == held.route)
+            #expect(read.method == held.method)
+            #expect(read.path == held.path)
+            // The line's `authorization` is redacted; the kept exchange, in this process, has it whole.
+            func unsecret(_ headers: [(name: String, value: String)]) -> [String] {
+                headers.filter { $0.name != "authorization" }.map { "\($0.name)=\($0.value)" }
+            }
+            #expect(unsecret(read.headers) == unsecret(held.headers) && read.headers.count == held.headers.count)
+            #expect(read.body == held.body)
+            #expect(read.status == held.status)
+            #expect(read.reason == held.reason)
+            #expect(read.detail == held.detail)
+            #expect(read.retryAfterSeconds == 3 && held.retryAfterSeconds == 3)
+            #expect(read.answeredNanos == held.answeredNanos)
+            #expect(read.fault == held.fault)
+            #expect(read.rule == held.rule)
+            #expect(read.verdict == held.verdict)
+            #expect(read.token == held.token)
+        }
+        // Without its header fields (a load run's arrivals), the rest is the same.
+        let arrival = RecordedExchange(exchange, headers: false)
+        #expect(arrival.headers.isEmpty)
+        #expect(arrival.token == "fcm-Token-1")
     }
 
     @Test func aLineHoldsRequestResponseAndRedactedAuthorization() throws {
@@ -146,7 +192,8 @@ import Testing
         var exchange = RecorderTests.exchange()
         metrics.observe(exchange)
         metrics.observe(exchange)
-        exchange.verdict = ["spec": "poolse.ring.apns", "violations": [["rule": "push-type"]]]
+        exchange.verdict = RecordedVerdict(judgement: .init(spec: "poolse.ring.apns", ok: false, violations: [
+            .init(pointer: "/headers/apns-push-type", rule: "push-type", source: nil, expected: "voip", found: nil, message: "m")]))
         metrics.observe(exchange)
         let text = metrics.render(gauges: [.init(name: "pushproof_open_connections", help: "Open connections.", value: 2)])
         #expect(text.contains(#"pushproof_requests_total{route="apns",status="400",reason="DuplicateHeaders"} 3"#))

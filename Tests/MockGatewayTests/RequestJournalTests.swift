@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import JSON
+import PushModel
 import Synchronization
 import Testing
 @testable import MockGateway

@@ -1,5 +1,6 @@
 import HTTPCore
 import JSON
+import PushModel
 import Testing
 import RecordLine
 
@@ -11,14 +12,13 @@ import RecordLine
     @Test func anEncodedLineDecodesToWhatWasEncoded() throws {
         let request = HTTPRequest(method: "POST", path: "/token", headers: [HTTPHeader("a", "1"), HTTPHeader("a", "2")],
                                   body: [0xFF, 0x01], version: .http1_1, connectionID: 1, streamID: 1, arrivalNanos: 5)
-        let tail = RecordLine.encodeTail(request: request, response: HTTPResponse(status: 200), route: "oauth", reason: nil,
+        let tail = RecordLine.encodeTail(request: request, response: HTTPResponse(status: 200), route: .oauth, reason: nil,
                                          detail: "why", fault: nil, verdict: nil, answeredNanos: 6,
                                          clientCertificateSubject: nil, redactAssertion: true)
-        let line = try RecordLine(decoding: RecordLine.linePrefix + Array("12".utf8) + tail.dropLast())
-        #expect(line.version == RecordLine.formatVersion)
+        let line = try RecordedExchange(decoding: RecordLine.linePrefix + Array("12".utf8) + tail.dropLast())
         #expect(line.sequence == 12)
         #expect(line.protocol == "http/1.1")
-        #expect(line.route == "oauth")
+        #expect(line.route == .oauth)
         #expect(line.headers.map { "\($0.name)=\($0.value)" } == ["a=1", "a=2"])
         #expect(line.body == [0xFF, 0x01])
         #expect(line.status == 200)
@@ -27,12 +27,58 @@ import RecordLine
     }
 
     @Test func aHandWrittenLineDecodes() throws {
-        let line = try RecordLine(decoding: Array(Self.valid.utf8))
+        let line = try RecordedExchange(decoding: Array(Self.valid.utf8))
         #expect(line.sequence == 4)
         #expect(line.body == [0xFF, 0x00, 0xC3, 0x28, 0x41])
         #expect(line.reason == "Unregistered")
-        #expect(line.verdict?["spec"] == "poolse.ring.apns")
+        #expect(line.verdict?.specID == "poolse.ring.apns")
+        #expect(line.verdict?.judgement?.ok == true)
         #expect(line.gatewayWarnings == ["w"])
+    }
+
+    /// Every kind of member a verdict can hold, encoded and decoded: the same value.
+    @Test func aVerdictDecodesToWhatWasEncoded() throws {
+        let violations = [
+            RecordedVerdict.Violation(pointer: "/headers/apns-topic", rule: "header:apns-topic",
+                                      source: .init(seed: "000_x.txt", reference: nil, sentence: "The topic is the bundle id."),
+                                      expected: "com.x", found: #""com.y""#, message: "wrong \"topic\""),
+            RecordedVerdict.Violation(pointer: "", rule: "unmatched", source: nil, expected: "a push", found: nil, message: "no spec"),
+            RecordedVerdict.Violation(pointer: "/body", rule: "r", source: .init(seed: nil, reference: "apns.md", sentence: "s"),
+                                      expected: "e", found: nil, message: "m"),
+        ]
+        let verdicts = [
+            RecordedVerdict(judgement: .init(spec: "poolse.ring.apns", ok: true)),
+            RecordedVerdict(judgement: .init(spec: nil, ok: false, violations: violations), gatewayWarnings: ["w1", "w2"]),
+            RecordedVerdict(judgement: .init(spec: nil, ok: true, covered: false)),
+            RecordedVerdict(judgement: nil, gatewayWarnings: ["w"], gatewayNotes: ["n"]),
+            RecordedVerdict(judgement: nil, gatewayNotes: ["n"]),
+        ]
+        let request = HTTPRequest(method: "POST", path: "/3/device/ab", headers: [], body: [], version: .http2,
+                                  connectionID: 1, streamID: 1, arrivalNanos: 5)
+        for verdict in verdicts {
+            let tail = RecordLine.encodeTail(request: request, response: HTTPResponse(status: 200), route: .apns, reason: nil,
+                                             detail: nil, fault: nil, verdict: verdict, answeredNanos: 6,
+                                             clientCertificateSubject: nil, redactAssertion: false)
+            let line = try RecordedExchange(decoding: RecordLine.linePrefix + Array("1".utf8) + tail.dropLast())
+            #expect(line.verdict == verdict)
+            // The bytes a judge keeps for a verdict are those the line writes.
+            #expect(String(decoding: tail, as: UTF8.self).contains(#""verdict":"# + String(decoding: RecordLine.encode(verdict), as: UTF8.self) + "}"))
+        }
+    }
+
+    /// What a hand-made verdict lacks reads as absent; the judgement is there when it has any
+    /// of `spec`, `ok` and `violations`.
+    @Test func aSparseVerdictReadsWhatItHas() throws {
+        func verdict(_ json: String) throws -> RecordedVerdict? {
+            try RecordedExchange(decoding: Array((#"{"v":1,"route":"apns","method":"POST","path":"/","verdict":"# + json + "}").utf8)).verdict
+        }
+        #expect(try verdict(#"{"gateway_warnings":["w"]}"#) == RecordedVerdict(judgement: nil, gatewayWarnings: ["w"]))
+        #expect(try verdict(#"{"spec":null}"#) == RecordedVerdict(judgement: .init(spec: nil, ok: true)))
+        let partial = try #require(try verdict(#"{"violations":[{"rule":"r"},{"message":"m","source":{"seed":"s"}}]}"#)?.judgement)
+        #expect(partial.ok == false)
+        #expect(partial.violations.map(\.message) == ["r", "m"])
+        #expect(partial.violations.map(\.rule) == ["r", "unknown"])
+        #expect(partial.violations[1].source == nil)
     }
 
     @Test(arguments: [
@@ -45,6 +91,7 @@ import RecordLine
          "malformed record: headers must be an array of [name, value] pairs"),
         (#"{"v":1,"seq":0,"route":"apns","method":"POST","path":"/"}"#, "malformed record: seq must be a whole number of 1 or more"),
         (#"{"v":1,"seq":1,"method":"POST","path":"/"}"#, "malformed record: route must be a string (it is missing)"),
+        (#"{"v":1,"seq":1,"route":"mqtt","method":"POST","path":"/"}"#, "malformed record: route must be one of apns, fcm, oauth, unknown"),
         (#"{"v":1,"seq":1,"route":"apns","method":"POST","path":"/","body_base64":"-_"}"#,
          "malformed record: body_base64 must be a base64 string (RFC 4648 §4)"),
         (#"{"v":1,"seq":1,"route":"apns","method":"POST","path":"/","response":{"status":"200"}}"#,
@@ -53,9 +100,9 @@ import RecordLine
         ("[1]", "malformed record: a record line is a JSON object"),
     ])
     func badLinesSayWhatIsWrong(line: String, message: String) {
-        #expect(throws: RecordLineError.self) { try RecordLine(decoding: Array(line.utf8)) }
+        #expect(throws: RecordLineError.self) { try RecordedExchange(decoding: Array(line.utf8)) }
         do {
-            _ = try RecordLine(decoding: Array(line.utf8))
+            _ = try RecordedExchange(decoding: Array(line.utf8))
         } catch {
             #expect(error.description == message)
         }
@@ -63,7 +110,7 @@ import RecordLine
 
     @Test func notJSONIsSaidSo() {
         do {
-            _ = try RecordLine(decoding: Array("{\"v\":1,".utf8))
+            _ = try RecordedExchange(decoding: Array("{\"v\":1,".utf8))
             Issue.record("a torn line decoded")
         } catch {
             #expect(error.description.hasPrefix("not JSON: "))

@@ -1,4 +1,5 @@
 import HTTPCore
+import PushModel
 import Testing
 import RecordLine
 
@@ -21,23 +22,23 @@ import RecordLine
     ]
 
     /// Each request varies one thing of the head at a time, and goes again unchanged.
-    static let requests: [(request: HTTPRequest, route: String, subject: String?)] = {
-        var requests: [(HTTPRequest, String, String?)] = []
+    static let requests: [(request: HTTPRequest, route: GatewayRoute, subject: String?)] = {
+        var requests: [(HTTPRequest, GatewayRoute, String?)] = []
         for (index, fields) in lists.enumerated() {
             var request = HTTPRequest(method: "POST", path: "/3/device/ab", authority: "127.0.0.1:2197", headers: fields,
                                       body: Array("{}".utf8), connectionID: 3, streamID: Int32(2 * index + 1), arrivalNanos: 7)
-            requests.append((request, "apns", nil))
-            requests.append((request, "apns", nil))
+            requests.append((request, .apns, nil))
+            requests.append((request, .apns, nil))
             request.path = "/3/device/cd\(index)"
-            requests.append((request, "apns", nil))
+            requests.append((request, .apns, nil))
             request.authority = index % 2 == 0 ? nil : "localhost"
-            requests.append((request, "apns", nil))
-            requests.append((request, "apns", "CN=Apple Push Services: com.x"))
+            requests.append((request, .apns, nil))
+            requests.append((request, .apns, "CN=Apple Push Services: com.x"))
             request.method = "GET"
-            requests.append((request, "unknown", "CN=Apple Push Services: com.x"))
+            requests.append((request, .unknown, "CN=Apple Push Services: com.x"))
             request.isTLS = true
             request.version = .http1_1
-            requests.append((request, "unknown", "CN=Apple Push Services: com.x"))
+            requests.append((request, .unknown, "CN=Apple Push Services: com.x"))
         }
         return requests
     }()

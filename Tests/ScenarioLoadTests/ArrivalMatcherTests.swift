@@ -2,14 +2,16 @@
 // what its latency is measured from, and the cleanup findings a load run reports.
 import Driver
 import JSON
+import RecordLine
+import Scenario
 import ScenarioLoad
 import ScenarioRunner
 import Testing
 
-private func arrival(token: String, status: Int = 200, reason: String? = nil, spec: String = "poolse.ring.fcm") -> ObservedExchange {
-    ObservedExchange(sequence: 0, route: "fcm", path: "/v1/projects/p/messages:send",
+private func arrival(token: String, status: Int = 200, reason: String? = nil, spec: String = "poolse.ring.fcm") -> RecordedExchange {
+    RecordedExchange(sequence: 0, route: .fcm, path: "/v1/projects/p/messages:send",
                      body: Array(#"{"message":{"token":"\#(token)"}}"#.utf8), status: status, reason: reason,
-                     verdict: ["spec": .string(spec), "ok": true, "violations": []])
+                     verdict: RecordedVerdict(judgement: .init(spec: spec, ok: true)))
 }
 
 private let ms: UInt64 = 1_000_000
@@ -19,8 +21,8 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
     @Test func aPushIsMatchedToItsEventAndTimedFromTheEventsIntendedTime() {
         var matcher = ArrivalMatcher(graceNanoseconds: 0) { $0 }
         // Event 0 was due at 0 but handed over at 30 ms (the sender was behind): latency runs from 0.
-        matcher.expect(event: 0, intended: 0, started: 30 * ms, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm"),
-                                                                           ExpectedArrival(token: "tok-b", spec: "poolse.ring.fcm")])
+        matcher.expect(event: 0, intended: 0, started: 30 * ms, pushes: [ExpectedPush(token: "tok-a", spec: "poolse.ring.fcm"),
+                                                                           ExpectedPush(token: "tok-b", spec: "poolse.ring.fcm")])
         #expect(matcher.arrive(arrival(token: "tok-a"), at: 40 * ms) == 40 * ms)
         #expect(matcher.arrive(arrival(token: "tok-b"), at: 50 * ms) == 50 * ms)
         #expect(matcher.outstanding == 0)
@@ -41,7 +43,7 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
     @Test func aRetryBeforeRetryAfterIsCountedAndFailsTheDefaultThresholds() {
         for (retryAt, tooSoon) in [(200 * ms, true), (1_100 * ms, false)] {
             var matcher = ArrivalMatcher(graceNanoseconds: 0) { $0 }
-            matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+            matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedPush(token: "tok-a", spec: "poolse.ring.fcm")])
             var refused = arrival(token: "tok-a", status: 429, reason: "QUOTA_EXCEEDED")
             refused.retryAfterSeconds = 1
             matcher.arrive(refused, at: 10 * ms)
@@ -57,7 +59,7 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
 
     @Test func aTransientAnswerWaitsForTheRetryAndAWrongSpecIsUnexpected() {
         var matcher = ArrivalMatcher(graceNanoseconds: 0) { $0 }
-        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedPush(token: "tok-a", spec: "poolse.ring.fcm")])
         #expect(matcher.arrive(arrival(token: "tok-a", status: 503, reason: "UNAVAILABLE"), at: 1 * ms) == nil)
         #expect(matcher.outstanding == 1)
         #expect(matcher.arrive(arrival(token: "tok-a", spec: "poolse.message.fcm"), at: 2 * ms) == nil)
@@ -71,13 +73,13 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
 
     @Test func aPushToATokenAnsweredDeadBeforeItsEventIsACleanupFinding() {
         var matcher = ArrivalMatcher(graceNanoseconds: 5 * ms) { "person/" + $0 }
-        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedPush(token: "tok-a", spec: "poolse.ring.fcm")])
         matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 1 * ms)
         matcher.finished(event: 0, at: 2 * ms)
         #expect(matcher.takeNewlyDead() == ["tok-a"])
         #expect(matcher.isDead("tok-a"))
         // The sender was told at 1 ms and still pushed for an event handed over at 20 ms.
-        matcher.expect(event: 1, intended: 20 * ms, started: 20 * ms, pushes: [ExpectedArrival(token: "tok-b", spec: "poolse.ring.fcm")])
+        matcher.expect(event: 1, intended: 20 * ms, started: 20 * ms, pushes: [ExpectedPush(token: "tok-b", spec: "poolse.ring.fcm")])
         matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 21 * ms)
         let (summary, cleanup) = matcher.finish(plan: plan, played: 2, planned: 2, elapsed: 30 * ms, lateAfter: 10 * ms, store: nil)
         #expect(summary.counts.tokensRemoved == 1)
@@ -95,9 +97,9 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
 
     @Test func anExpectedPushToATokenThatDiedMeanwhileIsNotMissingAndTheStoreIsCompared() {
         var matcher = ArrivalMatcher(graceNanoseconds: 0) { $0 }
-        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedPush(token: "tok-a", spec: "poolse.ring.fcm")])
         matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 1 * ms)
-        matcher.expect(event: 1, intended: 2 * ms, started: 2 * ms, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        matcher.expect(event: 1, intended: 2 * ms, started: 2 * ms, pushes: [ExpectedPush(token: "tok-a", spec: "poolse.ring.fcm")])
         let listed = [ListedDevice(id: "a", token: "tok-a")]
         let (summary, cleanup) = matcher.finish(plan: plan, played: 2, planned: 2, elapsed: 3 * ms, lateAfter: 10 * ms,
                                                 store: (listed, ["tok-a", "tok-b"]))
@@ -109,10 +111,10 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
 
     @Test func aPushWaitingWhenItsTokenDiesIsOptionalForEventsHandedOverSince() {
         var matcher = ArrivalMatcher(graceNanoseconds: 5 * ms) { $0 }
-        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedPush(token: "tok-a", spec: "poolse.ring.fcm")])
         // Events overlap: event 1 is handed over before event 0's push to tok-a is answered.
-        matcher.expect(event: 1, intended: 2 * ms, started: 2 * ms, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.message.fcm")])
-        matcher.expect(event: 2, intended: 4 * ms, started: 4 * ms, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.message.fcm")])
+        matcher.expect(event: 1, intended: 2 * ms, started: 2 * ms, pushes: [ExpectedPush(token: "tok-a", spec: "poolse.message.fcm")])
+        matcher.expect(event: 2, intended: 4 * ms, started: 4 * ms, pushes: [ExpectedPush(token: "tok-a", spec: "poolse.message.fcm")])
         #expect(matcher.outstanding == 3)
         matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 3 * ms)
         // Event 1 was decided before the answer: its push must come. Event 2's need not.
@@ -133,7 +135,7 @@ private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, cou
     /// whose push was answered dead (and the grace after), a push it decided is not a finding.
     @Test func aSenderHasHeardOfADeadTokenOnceItFinishedTheEventThatPushedToIt() {
         var matcher = ArrivalMatcher(graceNanoseconds: 5 * ms) { $0 }
-        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedArrival(token: "tok-a", spec: "poolse.ring.fcm")])
+        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedPush(token: "tok-a", spec: "poolse.ring.fcm")])
         matcher.arrive(arrival(token: "tok-a", status: 404, reason: "UNREGISTERED"), at: 1 * ms)
         // Event 0 is still delivering at 20 ms: event 1's push to tok-a was decided before the sender heard.
         matcher.expect(event: 1, intended: 20 * ms, started: 20 * ms, pushes: [])

@@ -93,7 +93,7 @@ private struct Verdicts: Equatable {
         aborted = report.aborted
         events = report.events.map { event in
             Event(index: event.index, type: event.type, passed: event.passed,
-                  expected: event.expected.map { "\($0.device) \($0.spec)" }.sorted(),
+                  expected: event.expected.map { "\($0.device) \($0.specName)" }.sorted(),
                   delivered: event.delivered.map { "\($0.device) \($0.spec ?? "-")" }.sorted(),
                   problems: event.problems.map(\.message).sorted(),
                   tokensDied: event.tokensDied.map { "\($0.device) \($0.answer)" })

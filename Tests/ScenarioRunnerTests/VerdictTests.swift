@@ -1,13 +1,14 @@
 import JSON
+import RecordLine
 import Scenario
 import ScenarioRunner
 import Testing
 
 private func push(_ sequence: Int, token: String, status: Int, reason: String? = nil, spec: String = "poolse.ring.fcm",
-                  ok: Bool = true) -> ObservedExchange {
-    ObservedExchange(sequence: sequence, route: "fcm", path: "/v1/projects/p/messages:send",
+                  ok: Bool = true) -> RecordedExchange {
+    RecordedExchange(sequence: sequence, route: .fcm, path: "/v1/projects/p/messages:send",
                      body: Array(#"{"message":{"token":"\#(token)","data":{"reason":"declined"}}}"#.utf8), status: status, reason: reason,
-                     verdict: ["spec": .string(spec), "ok": .bool(ok), "violations": []])
+                     verdict: RecordedVerdict(judgement: .init(spec: spec, ok: ok)))
 }
 
 private let names = ["tok-a": "alice/a-android", "tok-b": "bob/b-android", "tok-c": "bob/b-ios"]
@@ -61,7 +62,7 @@ private func name(_ token: String) -> String { names[token] ?? token }
 
     /// A retry of a 429 or 503 before its Retry-After passed is a finding; one after it is not.
     @Test func aRetryBeforeRetryAfterIsAFinding() {
-        func answered(_ exchange: ObservedExchange, atSeconds seconds: Double, retryAfter: Int? = nil) -> ObservedExchange {
+        func answered(_ exchange: RecordedExchange, atSeconds seconds: Double, retryAfter: Int? = nil) -> RecordedExchange {
             var exchange = exchange
             exchange.answeredNanos = UInt64(seconds * 1e9)
             exchange.retryAfterSeconds = retryAfter
@@ -110,7 +111,7 @@ private func name(_ token: String) -> String { names[token] ?? token }
         let later = EventJudge.judge(index: 1, type: "call.placed", oracle: "expect", source: nil, expected: [],
                                      exchanges: [push(2, token: "tok-a", status: 404, reason: "UNREGISTERED")], cleanup: cleanup, deviceName: name)
         #expect(later.problems.map(\.kind) == [.deadTokenPush])
-        #expect(later.problems[0].cleanupRule == "no push to a dead token")
+        #expect(later.problems[0].cleanupRule?.name == "no push to a dead token")
         cleanup.registered("tok-a")
         #expect(cleanup.dead["tok-a"] == nil && cleanup.reRegistered.contains("tok-a"))
         let skipped = EventJudge.judge(index: 2, type: "call.placed", oracle: "expect", source: nil,

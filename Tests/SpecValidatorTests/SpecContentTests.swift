@@ -3,6 +3,7 @@
 // sender may choose it.
 import Foundation
 import JSON
+import PushModel
 import SpecValidator
 import Testing
 

@@ -1,4 +1,5 @@
 import JSON
+import PushModel
 import SpecValidator
 import Testing
 
@@ -90,7 +91,7 @@ import Testing
 
     @Test func aRingEndedPushOnAPNsIsUnmatched() throws {
         var request = try example("poolse.ring_ended.fcm")
-        request.route = "apns"
+        request.route = .apns
         request.path = "/3/device/" + String(repeating: "ab", count: 32)
         request.headers = [("apns-push-type", "alert"), ("apns-topic", "com.example.loop")]
         request.body = request.body["message"]?["data"] ?? .null
@@ -105,14 +106,14 @@ import Testing
     }
 
     @Test func aBodyThatIsNotJSONIsReportedAndUnmatched() {
-        let verdict = set.judge(route: "apns", method: "POST", path: "/3/device/abcd", headers: [("apns-topic", "com.example.loop")],
+        let verdict = set.judge(route: .apns, method: "POST", path: "/3/device/abcd", headers: [("apns-topic", "com.example.loop")],
                                 body: Array("{\"aps\":".utf8))
         #expect(verdict.specID == nil)
         #expect(verdict.violations.map(\.rule) == ["body-json", "unmatched"])
     }
 
     @Test func anEmptyBodyIsUnmatched() {
-        let verdict = set.judge(route: "fcm", method: "POST", path: "/v1/projects/poolse-example/messages:send", headers: [], body: [])
+        let verdict = set.judge(route: .fcm, method: "POST", path: "/v1/projects/poolse-example/messages:send", headers: [], body: [])
         #expect(verdict.violations.map(\.rule) == ["unmatched"])
     }
 
@@ -122,8 +123,8 @@ import Testing
         #expect(set.judge(request).violations.map(\.rule) == ["unmatched"])
     }
 
-    @Test(arguments: [("oauth", "/token"), ("unknown", "/token"), ("oauth", "/o/oauth2/token")])
-    func theTokenEndpointIsOutOfScope(route: String, path: String) {
+    @Test(arguments: [(GatewayRoute.oauth, "/token"), (.unknown, "/token"), (.oauth, "/o/oauth2/token")])
+    func theTokenEndpointIsOutOfScope(route: GatewayRoute, path: String) {
         let verdict = set.judge(route: route, method: "POST", path: path,
                                 headers: [("content-type", "application/x-www-form-urlencoded")], body: Array("grant_type=x".utf8))
         #expect(verdict.outOfScope)
@@ -133,14 +134,14 @@ import Testing
 
     @Test(arguments: [("/token", true), ("/token?x=1", true), ("/token/refresh", true), ("/tokens", false), ("/v1/token", false)])
     func outOfScopePathsArePrefixesOnSegmentBoundaries(path: String, outOfScope: Bool) {
-        #expect(set.isOutOfScope(route: "unknown", path: path) == outOfScope)
+        #expect(set.isOutOfScope(route: .unknown, path: path) == outOfScope)
     }
 
     @Test func anUnknownRouteIsNotCoveredNotOutOfScope() {
-        let verdict = set.judge(route: "unknown", method: "POST", path: "/v2/send", headers: [], body: Array("{}".utf8))
+        let verdict = set.judge(route: .unknown, method: "POST", path: "/v2/send", headers: [], body: Array("{}".utf8))
         #expect(!verdict.outOfScope)
         #expect(verdict.violations.isEmpty)
-        #expect(verdict.uncovered == UncoveredRequest(route: "unknown", identity: nil))
+        #expect(verdict.uncovered == UncoveredRequest(route: .unknown, identity: nil))
     }
 
     // MARK: Products told apart by identity
@@ -150,15 +151,15 @@ import Testing
         #expect(set.judge(try example("concierge.reply.apns")).specID == "concierge.reply.apns")
         #expect(set.judge(try example("poolse.missed.apns")).specID == "poolse.missed.apns")
         #expect(set.judge(try example("concierge.reply.fcm")).specID == "concierge.reply.fcm")
-        #expect(set.claimants(route: "apns", path: "/3/device/ab", topic: "com.example.loop.voip") == .success(["poolse"]))
-        #expect(set.claimants(route: "apns", path: "/3/device/ab", topic: "com.example.shop") == .success(["concierge"]))
-        #expect(set.claimants(route: "fcm", path: "/v1/projects/concierge-example/messages:send", topic: nil) == .success(["concierge"]))
+        #expect(set.claimants(route: .apns, path: "/3/device/ab", topic: "com.example.loop.voip") == .success(["poolse"]))
+        #expect(set.claimants(route: .apns, path: "/3/device/ab", topic: "com.example.shop") == .success(["concierge"]))
+        #expect(set.claimants(route: .fcm, path: "/v1/projects/concierge-example/messages:send", topic: nil) == .success(["concierge"]))
     }
 
     /// The README's quick start before issue 8: a plain alert to an app no product ships was
     /// judged as a Yama push (Yama's match caught every alert). Now nobody claims it.
     @Test func anotherAppsAlertIsNotCoveredByAnySpec() {
-        let verdict = set.judge(route: "apns", method: "POST", path: "/3/device/" + String(repeating: "ab", count: 32),
+        let verdict = set.judge(route: .apns, method: "POST", path: "/3/device/" + String(repeating: "ab", count: 32),
                                 headers: [("apns-push-type", "alert"), ("apns-topic", "com.example.myapp")],
                                 body: Array(#"{"aps":{"alert":"hi"}}"#.utf8))
         #expect(verdict.specID == nil)
@@ -170,19 +171,19 @@ import Testing
 
     @Test func anotherAppsVoIPTopicAndAnotherFCMProjectAreNotCovered() throws {
         let ring = applying([.header("apns-topic", "com.other.app.voip")], to: try example("poolse.ring.apns"))
-        #expect(set.judge(ring).uncovered == UncoveredRequest(route: "apns", identity: "com.other.app.voip"))
+        #expect(set.judge(ring).uncovered == UncoveredRequest(route: .apns, identity: "com.other.app.voip"))
         var fcm = try example("poolse.ring.fcm")
         fcm.path = "/v1/projects/someone-else/messages:send"
         #expect(set.judge(fcm).uncovered?.label == "FCM project someone-else")
         var noTopic = try example("poolse.ring.apns")
         noTopic.headers.removeAll { $0.name == "apns-topic" }
-        #expect(set.judge(noTopic).uncovered == UncoveredRequest(route: "apns", identity: nil))
+        #expect(set.judge(noTopic).uncovered == UncoveredRequest(route: .apns, identity: nil))
     }
 
     /// A push its product claims but none of the product's specs recognises is a failure,
     /// never handed to another product's spec.
     @Test func aClaimedPushNoSpecOfItsProductMatchesFails() throws {
-        let verdict = set.judge(route: "apns", method: "POST", path: "/3/device/" + String(repeating: "ab", count: 32),
+        let verdict = set.judge(route: .apns, method: "POST", path: "/3/device/" + String(repeating: "ab", count: 32),
                                 headers: [("apns-push-type", "alert"), ("apns-topic", "com.example.loop")],
                                 body: Array(#"{"aps":{"alert":"hi"}}"#.utf8))
         #expect(verdict.specID == nil)
@@ -199,7 +200,7 @@ import Testing
     @Test func productsSharingAnFCMProjectAreToldApartByPayload() throws {
         let custom = try SpecSet.load(directory: SpecFixtures.specsDirectory,
                                       configOverrides: ["concierge": ["fcm_project": ["concierge-example", "poolse-example"]]])
-        #expect(custom.claimants(route: "fcm", path: "/v1/projects/poolse-example/messages:send", topic: nil) == .success(["poolse", "concierge"]))
+        #expect(custom.claimants(route: .fcm, path: "/v1/projects/poolse-example/messages:send", topic: nil) == .success(["poolse", "concierge"]))
         var reply = try example("concierge.reply.fcm")
         reply.path = "/v1/projects/poolse-example/messages:send"
         #expect(custom.judge(reply).specID == "concierge.reply.fcm")
@@ -267,7 +268,7 @@ import Testing
                       Array("{\"message\":{\"data\":\"x\"}}".utf8), [0xFF, 0xFE], Array(repeating: UInt8(ascii: "["), count: 10_000)])
     func bodiesOfTheWrongShapeAreUnmatched(body: [UInt8]) throws {
         let set = try SpecFixtures.load()
-        for (route, path) in [("apns", "/3/device/abcd"), ("fcm", "/v1/projects/poolse-example/messages:send")] {
+        for (route, path) in [(GatewayRoute.apns, "/3/device/abcd"), (.fcm, "/v1/projects/poolse-example/messages:send")] {
             let verdict = set.judge(route: route, method: "POST", path: path, headers: [("apns-topic", "com.example.loop")], body: body)
             #expect(verdict.specID == nil)
             #expect(verdict.violations.last?.rule == "unmatched")

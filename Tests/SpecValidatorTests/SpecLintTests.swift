@@ -113,6 +113,12 @@ extension JSONObject {
         expectFinding(try findings(spec), pointer: "/headers/1/derived/oneOf/ref", containing: "no such configuration value")
     }
 
+    @Test func aMatchRouteThatCarriesNoPushIsCaught() throws {
+        for route: JSONValue in ["oauth", "mqtt", 1] {
+            expectFinding(try findings(pingSpec().with("/match/route", route)), pointer: "/match/route", containing: #"must be "apns" or "fcm""#)
+        }
+    }
+
     @Test func anUnknownHeaderRuleKindIsCaught() throws {
         let spec = pingSpec().with("/headers/0", ["name": "apns-push-type", "matches": "al*", "source": ["sentence": "Pong is the answer."]])
         expectFinding(try findings(spec), pointer: "/headers/0/matches", containing: "unknown header rule kind")

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PushModel
 import Synchronization
 
 /// The fault decided for one request, before any validation.

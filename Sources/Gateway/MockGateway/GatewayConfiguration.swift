@@ -1,6 +1,7 @@
 // The gateway's configuration: the model. Reading it from JSON is in GatewayConfigurationReading.swift.
 import Crypto
 import JSON
+import PushModel
 
 /// A configuration problem, naming the key path (`apns.keys[0].team_id`) and what is wrong:
 /// the JSON module's typed-reading error, so the gateway's file, the control API and the

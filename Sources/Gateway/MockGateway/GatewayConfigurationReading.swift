@@ -2,6 +2,7 @@
 import Crypto
 import Foundation
 import JSON
+import PushModel
 
 extension GatewayConfiguration {
     /// Reads a configuration file; relative key file paths resolve against its directory.

@@ -3,17 +3,7 @@ import JSON
 import PushModel
 import RecordLine
 
-/// Which of the gateway's services a request was for.
-public enum GatewayRoute: String, Sendable, CaseIterable {
-    /// `POST /3/device/{token}` (and every other path on an HTTP/2 APNs-looking request).
-    case apns
-    /// `POST /v1/projects/{project}/messages:send`.
-    case fcm
-    /// `POST /token` (Google OAuth2 JWT-bearer grant).
-    case oauth
-    /// Anything else: answered 404.
-    case unknown
-
+extension GatewayRoute {
     /// The largest body read (parsed, judged) on this route; a larger one is answered from its
     /// size alone, so a hostile body costs no parse (issue 9). APNs: 5120 bytes, the VoIP limit
     /// (apns.md, Payload; each push type's own limit is checked in its place, answered 413
@@ -46,8 +36,9 @@ public struct GatewayExchange: Sendable {
     public var fault: String?
     /// The answer rule that answered (`AnswerRule.name`), if one did.
     public var answerRule: String?
-    /// The spec verdict as it goes into the record (spec id, violations), when specs are loaded.
-    public var verdict: JSONValue?
+    /// The spec judge's finding and the gateway's own notes, as the record line keeps them; nil
+    /// when there are neither.
+    public var verdict: RecordedVerdict?
     /// When the answer was decided, nanoseconds since the Unix epoch.
     public var answeredNanos: UInt64
     /// The gateway's own explanation of the answer, never sent to the client: why a credential
@@ -66,10 +57,10 @@ public struct GatewayExchange: Sendable {
     public var recordedRequestHead: [UInt8]?
     /// `verdict` already encoded as the record line writes it, when the gateway has it (a
     /// spec's passing verdict); nil: the recorder encodes `verdict`.
-    public var recordedVerdict: [UInt8]?
+    public var verdictEncoding: [UInt8]?
 
     public init(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String? = nil,
-                fault: String? = nil, verdict: JSONValue? = nil, answeredNanos: UInt64, detail: String? = nil,
+                fault: String? = nil, verdict: RecordedVerdict? = nil, answeredNanos: UInt64, detail: String? = nil,
                 authFailure: AuthFailureKind? = nil, clientCertificateSubject: String? = nil) {
         self.request = request
         self.response = response
@@ -81,6 +72,24 @@ public struct GatewayExchange: Sendable {
         self.detail = detail
         self.authFailure = authFailure
         self.clientCertificateSubject = clientCertificateSubject
+    }
+}
+
+extension RecordedExchange {
+    /// The exchange as its record line holds it, from what the gateway hands its observers (on
+    /// its event loop: the body and the strings are shared, not copied). `headers: false`
+    /// leaves the request's header fields out: a load run's arrivals read none, and making
+    /// them Strings is what a copy would cost.
+    public init(_ exchange: GatewayExchange, sequence: Int? = nil, headers: Bool = true) {
+        self.init(sequence: sequence, protocol: exchange.request.version.rawValue, route: exchange.route,
+                  method: exchange.request.method, path: exchange.request.path,
+                  headers: headers ? exchange.request.headers.map { ($0.name, $0.value) } : [], body: exchange.request.body,
+                  status: exchange.response.status, reason: exchange.reason, detail: exchange.detail,
+                  retryAfterSeconds: exchange.response.retryAfterSeconds, answeredNanos: exchange.answeredNanos,
+                  fault: exchange.fault, rule: exchange.answerRule, verdict: exchange.verdict)
+        // The FCM service parsed the body for its token already: as written, the same value.
+        // (APNs' is the registry's key, lowercased; `token` reads the path as written.)
+        if exchange.route == .fcm, let token = exchange.deviceToken { keepToken(token) }
     }
 }
 

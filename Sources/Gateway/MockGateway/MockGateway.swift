@@ -254,20 +254,19 @@ public final class MockGateway: HTTPHandler {
     /// scope, plus the gateway's own warnings), detail, auth failure, certificate subject.
     private func observe(_ request: HTTPRequest, answer: ServiceOutcome, route: GatewayRoute, fault: String?, rule: String?,
                          specVerdict: SpecVerdict?, clientCertificateSubject: String?, state: GatewayConnectionState) {
-        var verdict: JSONValue?
+        var verdict: RecordedVerdict?
         var verdictEncoding: [UInt8]?
         if let specVerdict, !specVerdict.outOfScope, let judge {
-            (verdict, verdictEncoding) = judge.recordedForm(of: specVerdict)
+            let judgement: RecordedVerdict.Judgement
+            (judgement, verdictEncoding) = judge.recordedForm(of: specVerdict)
+            verdict = RecordedVerdict(judgement: judgement)
         }
         if !answer.warnings.isEmpty {
             verdictEncoding = nil
-            var object = verdict?.objectValue ?? JSONObject()
-            for kind in [GatewayNote.Kind.warning, .informational] {
-                let notes = answer.warnings.filter { $0.kind == kind }
-                guard let field = notes.first?.recordField else { continue }
-                object[RecordLine.name(field)] = .array(notes.map { .string($0.text) })
-            }
-            verdict = .object(object)
+            var noted = verdict ?? RecordedVerdict(judgement: nil)
+            noted.gatewayWarnings = answer.warnings.filter { $0.kind == .warning }.map(\.text)
+            noted.gatewayNotes = answer.warnings.filter { $0.kind == .informational }.map(\.text)
+            verdict = noted
         }
         var exchange = GatewayExchange(request: request, response: answer.response, route: route, reason: answer.reason,
                                        fault: fault, verdict: verdict, answeredNanos: clock.nowNanoseconds)
@@ -276,9 +275,9 @@ public final class MockGateway: HTTPHandler {
         exchange.clientCertificateSubject = clientCertificateSubject
         exchange.deviceToken = answer.deviceToken
         exchange.answerRule = rule
-        exchange.recordedVerdict = verdictEncoding
+        exchange.verdictEncoding = verdictEncoding
         if recordsLines {
-            exchange.recordedRequestHead = state.recordedRequestHead.encode(request, route: route.rawValue,
+            exchange.recordedRequestHead = state.recordedRequestHead.encode(request, route: route,
                                                                             clientCertificateSubject: clientCertificateSubject)
         }
         for observer in observers { observer.observe(exchange) }

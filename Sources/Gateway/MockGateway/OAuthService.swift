@@ -1,5 +1,6 @@
 import Clocks
 import Encoding
+import PushModel
 import RecordLine
 import Crypto
 import HTTPCore

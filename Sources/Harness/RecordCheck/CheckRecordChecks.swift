@@ -52,15 +52,15 @@ public struct StoredVerdictDifferences {
     /// recording was made with another `--spec-config`.
     public private(set) var unclaimed: [String: (bundleIDs: [String], projects: [String], pushes: Int)] = [:]
 
-    public mutating func compare(stored: JSONValue?, computed: SpecVerdict, sequence: Int) {
-        // A verdict without `spec` holds only gateway warnings: the gateway judged nothing.
-        guard let stored, let storedSpec = stored[RecordLine.name(RecordLine.Field.spec)] else { return }
-        let storedCovered = stored[RecordLine.name(RecordLine.Field.covered)] != .bool(false)
+    public mutating func compare(stored: RecordedVerdict?, computed: SpecVerdict, sequence: Int) {
+        // A verdict without a judgement holds only gateway warnings: the gateway judged nothing.
+        guard let stored = stored?.judgement else { return }
+        let storedCovered = stored.covered
         if storedCovered, let uncovered = computed.uncovered, let identity = uncovered.identity,
-           let product = storedSpec.stringValue?.split(separator: ".").first.map(String.init) {
+           let product = stored.spec?.split(separator: ".").first.map(String.init) {
             var entry = unclaimed[product] ?? ([], [], 0)
             entry.pushes += 1
-            if uncovered.route == "apns" {
+            if uncovered.route == .apns {
                 let bundleID = APNSPushType.allCases.compactMap(\.requiredTopicSuffix).first { identity.hasSuffix($0) }
                     .map { String(identity.dropLast($0.count)) } ?? identity
                 if !entry.bundleIDs.contains(bundleID) { entry.bundleIDs.append(bundleID) }
@@ -69,8 +69,8 @@ public struct StoredVerdictDifferences {
             }
             unclaimed[product] = entry
         }
-        let same = !computed.outOfScope && storedSpec.stringValue == computed.specID
-            && stored[RecordLine.name(RecordLine.Field.ok)]?.boolValue == computed.violations.isEmpty && storedCovered == (computed.uncovered == nil)
+        let same = !computed.outOfScope && stored.spec == computed.specID
+            && stored.ok == computed.violations.isEmpty && storedCovered == (computed.uncovered == nil)
         guard !same else { return }
         count += 1
         if firstSequences.count < Self.listed { firstSequences.append(sequence) }

@@ -28,7 +28,7 @@ public struct RecordCheck {
 
     /// Every line of `lines`; `judged(request, verdict, sequence)` is called for each request
     /// judged (`check --expect` tallies the deliveries there).
-    public func run(_ lines: LineReader, judged: (RecordLine, SpecVerdict, Int) -> Void = { _, _, _ in }) -> RecordCheckReport {
+    public func run(_ lines: LineReader, judged: (RecordedExchange, SpecVerdict, Int) -> Void = { _, _, _ in }) -> RecordCheckReport {
         var result = CheckResult(specIDs: specs.specs.map(\.id), maxFailures: maxFailures, requireSpec: requireSpec)
         var costs = ValidationCosts()
         var lineNumber = 0
@@ -44,9 +44,9 @@ public struct RecordCheck {
                 continue
             }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-            let request: RecordLine
+            let request: RecordedExchange
             do {
-                request = try RecordLine(decoding: line)
+                request = try RecordedExchange(decoding: line)
             } catch {
                 result.noteUnreadable(line: lineNumber, problem: error.description)
                 continue

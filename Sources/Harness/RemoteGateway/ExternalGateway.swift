@@ -74,18 +74,18 @@ public final class ExternalGateway: ScenarioGateway {
             let answer = try call("GET", "/requests?since=\(since)&wait_ms=\(wait)", body: nil)
             let lines = answer["requests"]?.arrayValue ?? []
             for line in lines {
-                guard let exchange = ObservedExchange(recordLine: line) else { continue }
-                since = max(since, exchange.sequence)
+                guard let exchange = RecordedExchange(recordLine: line), let sequence = exchange.sequence else { continue }
+                since = max(since, sequence)
                 if exchange.isPush, exchange.accepted { accepted += 1 }
             }
             if lines.isEmpty, accepted >= expectedAccepted, answer["timed_out"]?.boolValue == true { return }
         }
     }
 
-    public func exchanges(after mark: GatewayMark) throws(GatewayStartError) -> [ObservedExchange] {
+    public func exchanges(after mark: GatewayMark) throws(GatewayStartError) -> [RecordedExchange] {
         let answer = try call("GET", "/requests?since=\(mark.position)", body: nil)
         guard let lines = answer.arrayValue else { throw GatewayStartError("control API: GET /requests did not answer an array") }
-        return lines.compactMap { ObservedExchange(recordLine: $0) }
+        return lines.compactMap { RecordedExchange(recordLine: $0) }
     }
 
     public func stop() {}
@@ -148,7 +148,7 @@ public final class FollowedGateway: ScenarioGateway {
     public func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) throws(GatewayStartError) {
         try gateway.settle(after: mark, expectedAccepted: expectedAccepted, options: options)
     }
-    public func exchanges(after mark: GatewayMark) throws(GatewayStartError) -> [ObservedExchange] { try gateway.exchanges(after: mark) }
+    public func exchanges(after mark: GatewayMark) throws(GatewayStartError) -> [RecordedExchange] { try gateway.exchanges(after: mark) }
 
     /// Stops the follower once it has read what the journal holds.
     public func stop() { follower.stop() }
@@ -221,12 +221,11 @@ final class JournalFollower: Sendable {
         var last = since
         var missed = 0
         for line in lines {
-            guard let exchange = ObservedExchange(recordLine: line) else { continue }
+            guard let exchange = RecordedExchange(recordLine: line), let sequence = exchange.sequence else { continue }
             // Nothing is filtered: a gap in `seq` is lines the ring dropped before this poll.
-            missed += max(0, exchange.sequence - last - 1)
-            last = max(last, exchange.sequence)
-            let answered = line[RecordLine.name(RecordLine.Field.answeredNanos)]?.doubleValue.map { UInt64($0) }
-            feed.arrived(exchange, answeredWallNanos: answered ?? SystemClock.wallClockNanoseconds())
+            missed += max(0, sequence - last - 1)
+            last = max(last, sequence)
+            feed.arrived(exchange, answeredWallNanos: exchange.answeredNanos ?? SystemClock.wallClockNanoseconds())
         }
         state.withLock { state in
             state.since = last

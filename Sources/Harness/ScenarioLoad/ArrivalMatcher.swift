@@ -1,5 +1,5 @@
 // The measuring half of a scenario-driven load run, as a state machine without sockets:
-// events say which pushes they must cause (the oracle's `ExpectedArrival`s) and when they were
+// events say which pushes they must cause (the oracle's `ExpectedPush`es) and when they were
 // due; the gateway's arrivals come in, each matched by device token and spec id to the
 // earliest event still waiting for that push. Latency runs from the event's intended time
 // (so a sender that falls behind its schedule shows in the percentiles: coordinated omission,
@@ -7,7 +7,9 @@
 import Driver
 import Metrics
 import PushModel
+import RecordLine
 import Reports
+import Scenario
 import ScenarioRunner
 
 /// How one event is doing. Times are nanoseconds from the run's start.
@@ -27,6 +29,7 @@ struct EventProgress {
 
 /// A token-cleanup rule of `run` and what broke it during a load run.
 public struct CleanupFinding: Sendable {
+    /// The rule's name (`CleanupRule.name`).
     public var rule: String
     public var problems: [String]
     public var passed: Bool { problems.isEmpty }
@@ -34,8 +37,7 @@ public struct CleanupFinding: Sendable {
 
 public struct ArrivalMatcher: Sendable {
     struct Key: Hashable {
-        /// `AddressedDevice.comparable`.
-        var token: String
+        var token: DeviceToken
         var spec: String
     }
 
@@ -44,7 +46,7 @@ public struct ArrivalMatcher: Sendable {
     let graceNanoseconds: UInt64
     private var waiting: [Key: [Int]] = [:]
     /// The specs `waiting` holds for each token, to find them when the token dies.
-    private var waitingSpecs: [String: Set<String>] = [:]
+    private var waitingSpecs: [DeviceToken: Set<String>] = [:]
     /// Pushes to a token answered dead before their event was handed over: a sender may still
     /// have decided them before the answer reached it (events overlap, the answer was on its
     /// way), so one that comes is matched, and one that does not is not waited for.
@@ -73,15 +75,15 @@ public struct ArrivalMatcher: Sendable {
     private var sequence = 0
     private var cleanup = CleanupState()
     /// Tokens answered dead, and when.
-    private var deathTime: [String: UInt64] = [:]
+    private var deathTime: [DeviceToken: UInt64] = [:]
     /// Events before this one are finished (`decidingEvent` moves it on).
     private var firstUnfinished = 0
     /// The event whose push was answered dead, by token.
-    private var deathEvent: [String: Int] = [:]
+    private var deathEvent: [DeviceToken: Int] = [:]
     /// Dead tokens the oracle has not been told about yet.
-    private var newlyDead: [String] = []
+    private var newlyDead: [DeviceToken] = []
     /// Tokens the gateway holds as bad: an FCM INVALID_ARGUMENT for one is about the token.
-    public var badTokens: Set<String> = []
+    public var badTokens: Set<DeviceToken> = []
     private var deadTokenPushes: [String] = []
     /// Pushes to a token already answered dead, so far.
     public var deadTokenPushCount: Int { deadTokenPushes.count }
@@ -93,7 +95,7 @@ public struct ArrivalMatcher: Sendable {
     private var retriesTooSoonListed: [String] = []
     private let deviceName: @Sendable (String) -> String
 
-    /// `deviceName` turns a comparable token into `<person>/<device>` for findings.
+    /// `deviceName` turns a token (any form) into `<person>/<device>` for findings.
     public init(graceNanoseconds: UInt64, deviceName: @escaping @Sendable (String) -> String) {
         self.graceNanoseconds = graceNanoseconds
         self.deviceName = deviceName
@@ -101,13 +103,13 @@ public struct ArrivalMatcher: Sendable {
 
     /// Event `index` (the next one: events are played in order) was due at `intended` and
     /// handed to the sender at `started`; it must cause `pushes`.
-    public mutating func expect(event index: Int, intended: UInt64, started: UInt64, pushes: [ExpectedArrival]) {
+    public mutating func expect(event index: Int, intended: UInt64, started: UInt64, pushes: [ExpectedPush]) {
         precondition(index == events.count, "events are expected in order")
         events.append(EventProgress(intended: intended, started: started, expected: pushes.count))
         sendLag.record(started &- min(intended, started))
         var counted = 0
         for push in pushes {
-            let key = Key(token: AddressedDevice.comparable(push.token), spec: push.spec)
+            let key = Key(token: DeviceToken(push.token), spec: push.spec ?? "")
             if deathTime[key.token] != nil {
                 optional[key, default: []].append(index)
                 continue
@@ -122,7 +124,7 @@ public struct ArrivalMatcher: Sendable {
     }
 
     /// `token` was answered dead at `at`: what events handed over since still wait for becomes optional.
-    private mutating func died(_ token: String, at: UInt64) {
+    private mutating func died(_ token: DeviceToken, at: UInt64) {
         for spec in waitingSpecs.removeValue(forKey: token) ?? [] {
             let key = Key(token: token, spec: spec)
             guard let queue = waiting[key] else { continue }
@@ -140,21 +142,21 @@ public struct ArrivalMatcher: Sendable {
     /// The gateway answered `exchange` at `at` (nanoseconds from the start). Returns the
     /// push's latency from its event's intended time when it matched one.
     @discardableResult
-    public mutating func arrive(_ exchange: ObservedExchange, at: UInt64) -> UInt64? {
+    public mutating func arrive(_ exchange: RecordedExchange, at: UInt64) -> UInt64? {
         guard exchange.isPush else { return nil }
         sequence += 1
         lastArrival = max(lastArrival, at)
-        guard let token = exchange.token.map(AddressedDevice.comparable) else {
+        guard let token = exchange.deviceToken else {
             unexpected += 1
             return nil
         }
-        let answer = AnswerClass.of(status: exchange.status, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
+        let answer = AnswerClass.of(status: exchange.status ?? 0, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
         let key = Key(token: token, spec: exchange.specID ?? "")
         if let pending = retryNotBefore.removeValue(forKey: key), at < pending.until {
             retriesTooSoon += 1
             if retriesTooSoonListed.count < 5 {
                 let early = Double(pending.until - at) / 1e9
-                retriesTooSoonListed.append("retry too soon: push #\(sequence) to \(deviceName(token)) came \(String(format: "%.3f", Double(pending.wait) - early)) s "
+                retriesTooSoonListed.append("retry too soon: push #\(sequence) to \(deviceName(token.comparable)) came \(String(format: "%.3f", Double(pending.wait) - early)) s "
                                             + "after push #\(pending.refused) was answered \(pending.answer) with Retry-After: \(pending.wait)")
             }
         }
@@ -191,8 +193,9 @@ public struct ArrivalMatcher: Sendable {
         if let died = deathTime[token], let heard = heardBy(token) {
             let decidedAt = (eventIndex ?? decidingEvent(at: at)).map { events[$0].started } ?? 0
             if decidedAt > heard {
-                deadTokenPushes.append("a push to a dead token: \(deviceName(token)) (push #\(sequence)), answered dead "
-                                       + "\(Format.milliseconds(decidedAt - died)) ms before its event was handed to the sender")
+                deadTokenPushes.append(Problem.deadTokenPush(
+                    device: deviceName(token.comparable), push: "push #\(sequence)",
+                    answered: "dead \(Format.milliseconds(decidedAt - died)) ms before its event was handed to the sender").message)
             }
         }
         cleanup.absorb([exchange], event: eventIndex ?? events.count - 1, badTokens: badTokens)
@@ -203,7 +206,7 @@ public struct ArrivalMatcher: Sendable {
             died(token, at: at)
         }
         guard let eventIndex else { return nil }
-        return record(answer: answer, status: exchange.status, reason: exchange.reason, event: eventIndex, at: at)
+        return record(answer: answer, status: exchange.status ?? 0, reason: exchange.reason, event: eventIndex, at: at)
     }
 
     private mutating func record(answer: AnswerClass, status: Int, reason: String?, event index: Int, at: UInt64) -> UInt64 {
@@ -255,7 +258,7 @@ public struct ArrivalMatcher: Sendable {
     /// later (with events in flight a loaded sender reads an answer well after the gateway sent
     /// it; it has read it once that event is finished). `UInt64.max` while that event is in
     /// flight; nil while the token is not dead.
-    private func heardBy(_ token: String) -> UInt64? {
+    private func heardBy(_ token: DeviceToken) -> UInt64? {
         guard let died = deathTime[token] else { return nil }
         var heard = died
         if let index = deathEvent[token] {
@@ -281,18 +284,18 @@ public struct ArrivalMatcher: Sendable {
     }
 
     /// Tokens answered dead since the last call, for the oracle to forget.
-    public mutating func takeNewlyDead() -> [String] {
+    public mutating func takeNewlyDead() -> [DeviceToken] {
         defer { newlyDead.removeAll() }
         return newlyDead
     }
 
-    public func isDead(_ token: String) -> Bool { deathTime[AddressedDevice.comparable(token)] != nil }
+    public func isDead(_ token: DeviceToken) -> Bool { deathTime[token] != nil }
 
     /// The run is over: expected pushes that never came are missing, unless their token was
     /// answered dead meanwhile (a sender is right to skip it). `plan` describes the run;
     /// `elapsed` is its length in nanoseconds; `played` events of `planned` were handed to the sender.
     public func finish(plan: LoadPlan, played: Int, planned: Int, elapsed: UInt64, lateAfter: UInt64,
-                       store: (listed: [ListedDevice], live: Set<String>)?) -> (summary: RunSummary, cleanup: [CleanupFinding]) {
+                       store: (listed: [ListedDevice], live: Set<DeviceToken>)?) -> (summary: RunSummary, cleanup: [CleanupFinding]) {
         var events = self.events
         var missing = 0
         var missedPushProblems: [Problem] = []
@@ -303,7 +306,7 @@ public struct ArrivalMatcher: Sendable {
                     continue
                 }
                 missing += 1
-                if let problem = cleanup.missedPushProblem(token: key.token, spec: key.spec, deviceName: deviceName(key.token)) {
+                if let problem = cleanup.missedPushProblem(token: key.token, spec: key.spec, deviceName: deviceName(key.token.comparable)) {
                     missedPushProblems.append(problem)
                 }
             }
@@ -344,10 +347,12 @@ public struct ArrivalMatcher: Sendable {
             storeProblems = EventJudge.compareStore(listed: store.listed, live: store.live.subtracting(deathTime.keys),
                                                     dead: Set(deathTime.keys), deviceName: deviceName).map(\.message)
         }
-        var byRule = Dictionary(grouping: missedPushProblems) { $0.cleanupRule ?? "" }.mapValues { $0.map(\.message).sorted() }
-        byRule[Problem.cleanupRule(of: .deadTokenPush) ?? ""] = deadTokenPushes
-        byRule[Problem.cleanupRule(of: .storeMismatch) ?? ""] = storeProblems
-        let findings = Problem.cleanupRules.map { CleanupFinding(rule: $0, problems: byRule[$0] ?? []) }
+        var byRule: [CleanupRule: [String]] = [:]
+        for problem in missedPushProblems { if let rule = problem.cleanupRule { byRule[rule, default: []].append(problem.message) } }
+        byRule = byRule.mapValues { $0.sorted() }
+        byRule[.noPushToDeadToken] = deadTokenPushes
+        byRule[.storeMatchesAnswers] = storeProblems
+        let findings = CleanupRule.allCases.map { CleanupFinding(rule: $0.name, problems: byRule[$0] ?? []) }
         return (summary, findings)
     }
 }

@@ -9,6 +9,7 @@ import JSON
 import Metrics
 import MockGateway
 import PushModel
+import RecordLine
 import Reports
 import Scenario
 import ScenarioRunner
@@ -72,31 +73,22 @@ public struct ScenarioLoadResult: Sendable {
     }
 }
 
-/// A push as the gateway answered it, copied off its event loop: the token is read (an FCM
+/// A push as the gateway answered it, and when: nanoseconds from the run's start. Copied off
+/// the gateway's event loop as it is (the body shared, not copied); the token is read (an FCM
 /// body parsed) on the matcher's task, not the loop's.
-struct RawArrival: Sendable {
-    var route: String
-    var path: String
-    var body: [UInt8]
-    var status: Int
-    var reason: String?
-    var retryAfterSeconds: Int?
-    var verdict: JSONValue?
-    /// Nanoseconds from the run's start.
-    var at: UInt64
-}
+typealias Arrival = (exchange: RecordedExchange, at: UInt64)
 
 /// Where the gateway's answers reach a load run's matcher: the embedded gateway's observer
 /// (`ArrivalObserver`, timed on the loop as each push is answered), or a follower of a
 /// `pushproof serve`'s request journal (the CLI's, timed by the gateway's `answered_ns`).
 public final class ArrivalFeed: Sendable {
-    private let continuation: AsyncStream<RawArrival>.Continuation
+    private let continuation: AsyncStream<Arrival>.Continuation
     /// Monotonic and wall-clock nanoseconds of the run's start, set again when the first event
     /// is due (a push during the sender's setup is timed from the feed's creation, never from 0).
     private let monotonicOrigin = Atomic<UInt64>(SystemClock.monotonicNanoseconds())
     private let wallOrigin = Atomic<UInt64>(SystemClock.wallClockNanoseconds())
 
-    init(_ continuation: AsyncStream<RawArrival>.Continuation) {
+    init(_ continuation: AsyncStream<Arrival>.Continuation) {
         self.continuation = continuation
     }
 
@@ -107,22 +99,18 @@ public final class ArrivalFeed: Sendable {
     }
 
     /// A push answered now, on this machine's monotonic clock (the embedded gateway).
-    func arrivedNow(route: String, path: String, body: [UInt8], status: Int, reason: String?, retryAfterSeconds: Int?,
-                    verdict: JSONValue?) {
+    func arrivedNow(_ exchange: RecordedExchange) {
         let at = SystemClock.monotonicNanoseconds() &- monotonicOrigin.load(ordering: .relaxed)
-        continuation.yield(RawArrival(route: route, path: path, body: body, status: status, reason: reason,
-                                      retryAfterSeconds: retryAfterSeconds, verdict: verdict, at: at))
+        continuation.yield((exchange, at))
     }
 
     /// A push the gateway answered at `answeredWallNanos` (its record line's `answered_ns`,
     /// Unix nanoseconds on the gateway's clock: on another machine, clocks must agree, or
     /// latencies shift by the difference).
-    public func arrived(_ exchange: ObservedExchange, answeredWallNanos: UInt64) {
+    public func arrived(_ exchange: RecordedExchange, answeredWallNanos: UInt64) {
         guard exchange.isPush else { return }
         let origin = wallOrigin.load(ordering: .relaxed)
-        continuation.yield(RawArrival(route: exchange.route, path: exchange.path, body: exchange.body, status: exchange.status,
-                                      reason: exchange.reason, retryAfterSeconds: exchange.retryAfterSeconds, verdict: exchange.verdict,
-                                      at: answeredWallNanos &- min(origin, answeredWallNanos)))
+        continuation.yield((exchange, answeredWallNanos &- min(origin, answeredWallNanos)))
     }
 
     func finish() { continuation.finish() }
@@ -135,11 +123,9 @@ final class ArrivalObserver: GatewayObserver {
     init(_ feed: ArrivalFeed) { self.feed = feed }
 
     func observe(_ exchange: GatewayExchange) {
-        guard exchange.route == .apns || exchange.route == .fcm else { return }
-        // The body array is shared, not copied.
-        feed.arrivedNow(route: exchange.route.rawValue, path: exchange.request.path, body: exchange.request.body,
-                        status: exchange.response.status, reason: exchange.reason,
-                        retryAfterSeconds: exchange.response.retryAfterSeconds, verdict: exchange.verdict)
+        guard exchange.route.carriesPushes else { return }
+        // The body array is shared, not copied; the header fields are left out (none is read).
+        feed.arrivedNow(RecordedExchange(exchange, headers: false))
     }
 }
 
@@ -187,10 +173,10 @@ public enum ScenarioLoad {
                            open: (GatewayOpening, ArrivalFeed) async throws(GatewayStartError) -> any ScenarioGateway)
         async throws(GatewayStartError) -> ScenarioLoadResult {
         let app = ScenarioApp(scenario, judge: judge)
-        let (stream, continuation) = AsyncStream.makeStream(of: RawArrival.self)
+        let (stream, continuation) = AsyncStream.makeStream(of: Arrival.self)
         let feed = ArrivalFeed(continuation)
         let devices = ScenarioDeviceIndex(scenario)
-        let tokenOfComparable = devices.tokenOfComparable
+        let writtenToken = devices.writtenToken
         let opening = GatewayOpening(scenario, app: app, devices: devices, judge: judge)
         var walk = ScenarioWalk(scenario, devices: devices, opening: opening)
         let gateway = try await open(opening, feed)
@@ -198,12 +184,11 @@ public enum ScenarioLoad {
         matcher.badTokens = walk.badTokens
         let shared = SharedMatcher(matcher)
         let consumer = Task {
-            for await raw in stream {
-                var exchange = ObservedExchange(sequence: 0, route: raw.route, path: raw.path, body: raw.body, status: raw.status,
-                                                reason: raw.reason, verdict: raw.verdict)
-                exchange.retryAfterSeconds = raw.retryAfterSeconds
+            for await (exchange, at) in stream {
+                var exchange = exchange
+                exchange.readToken()
                 let (latency, unexpected, dead, tooSoon) = shared.withLock { matcher in
-                    (matcher.arrive(exchange, at: raw.at), matcher.unexpected, matcher.deadTokenPushCount, matcher.retriesTooSoon)
+                    (matcher.arrive(exchange, at: at), matcher.unexpected, matcher.deadTokenPushCount, matcher.retriesTooSoon)
                 }
                 if let progress {
                     progress.pushArrived(latencyNanoseconds: latency)
@@ -222,7 +207,7 @@ public enum ScenarioLoad {
                             lateAfter: options.lateAfter)
         var aborted: String?
         var played = 0
-        let oracle = ScenarioOracle(scenario, app: app)
+        let oracle = ScenarioOracle(scenario, app: app, devices: devices)
         do {
             try await sender.setUp(SenderSetup(scenario: scenario, app: app, gateway: gateway.access))
         } catch {
@@ -246,7 +231,7 @@ public enum ScenarioLoad {
                 // The rules forget tokens the gateway answered dead, as the sender should have.
                 func forgetTheDead() {
                     for token in shared.withLock({ $0.takeNewlyDead() }) {
-                        oracle.forget(token: tokenOfComparable[token] ?? token)
+                        oracle.forget(token: writtenToken[token] ?? token.comparable)
                         walk.died(token)
                     }
                 }
@@ -271,8 +256,8 @@ public enum ScenarioLoad {
                 do {
                     if case .tokenState(let token, let state) = try await walk.prepare(event, on: gateway) {
                         shared.withLock { matcher in
-                            if state == .bad { matcher.badTokens.insert(AddressedDevice.comparable(token)) } else {
-                                matcher.badTokens.remove(AddressedDevice.comparable(token))
+                            if state == .bad { matcher.badTokens.insert(DeviceToken(token)) } else {
+                                matcher.badTokens.remove(DeviceToken(token))
                             }
                         }
                     }

@@ -8,70 +8,11 @@ import HTTP2Server
 import HTTPCore
 import JSON
 import MockGateway
+import RecordLine
 import Scenario
 import SpecValidator
 import Synchronization
 import PushModel
-
-/// One exchange as the runner needs it, copied off the event loop.
-public struct ObservedExchange: Sendable {
-    /// 1, 2, 3, … in the order answers were decided.
-    public var sequence: Int
-    public var route: String
-    public var path: String
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
-    /// 0: the stream was reset or the connection dropped.
-    public var status: Int
-    public var reason: String?
-    /// The gateway's own explanation of a refusal (`detail` in the record line): "the
-    /// signature is 71 bytes, not 64: DER-encoded?".
-    public var detail: String?
-    /// The answer's `retry-after` in seconds: how long the client must wait before it retries.
-    public var retryAfterSeconds: Int?
-    /// When the gateway decided the answer, Unix nanoseconds (0: not known).
-    public var answeredNanos: UInt64 = 0
-    public var fault: String?
-    /// The spec verdict as recorded (`spec`, `ok`, `violations`).
-    public var verdict: JSONValue?
-    /// The device token a push went to (APNs: the path; FCM: `message.token` in the body).
-    /// Read once: an FCM body is parsed for it, and the verdicts ask several times per push.
-    public internal(set) var token: String?
-
-    public init(sequence: Int, route: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8],
-                status: Int, reason: String? = nil, detail: String? = nil, fault: String? = nil, verdict: JSONValue? = nil) {
-        self.init(sequence: sequence, route: route, path: path, headers: headers, body: body, status: status, reason: reason,
-                  detail: detail, fault: fault, verdict: verdict, readingToken: true)
-    }
-
-    /// `readingToken: false` leaves `token` nil, for `ExchangeLog` to fill in off the event loop.
-    init(sequence: Int, route: String, path: String, headers: [(name: String, value: String)], body: [UInt8],
-         status: Int, reason: String?, detail: String?, fault: String?, verdict: JSONValue?, readingToken: Bool) {
-        self.sequence = sequence
-        self.route = route
-        self.path = path
-        self.headers = headers
-        self.body = body
-        self.status = status
-        self.reason = reason
-        self.detail = detail
-        self.fault = fault
-        self.verdict = verdict
-        if readingToken { readToken() }
-    }
-
-    mutating func readToken() { token = AddressedDevice.token(route: route, path: path, body: body) }
-
-    public var isPush: Bool { route == "apns" || route == "fcm" }
-    /// How the gateway answered, for a finding: `403 InvalidProviderToken (the signature is 71
-    /// bytes, not 64: DER-encoded?)`, `no answer (reset)`.
-    public var answer: String {
-        guard status != 0 else { return "no answer (the stream was reset or the connection dropped)" }
-        return "\(status)" + (reason.map { " \($0)" } ?? "") + (detail.map { " (\($0))" } ?? "")
-    }
-    public var accepted: Bool { (200..<300).contains(status) }
-    public var specID: String? { verdict?["spec"]?.stringValue }
-}
 
 /// Keeps every exchange in memory (a scenario is small), and, with `--record`, hands it on
 /// to the recorder too.
@@ -84,7 +25,7 @@ final class ExchangeLog: GatewayObserver {
 
     private struct State {
         /// The exchanges not yet judged, from position `firstPosition` on.
-        var exchanges: [ObservedExchange] = []
+        var exchanges: [RecordedExchange] = []
         /// Exchanges before this one were handed to an event's verdict and dropped, so memory
         /// follows one event's pushes, not the whole run's.
         var firstPosition = 0
@@ -96,20 +37,20 @@ final class ExchangeLog: GatewayObserver {
     private let state = Mutex(State())
 
     func observe(_ exchange: GatewayExchange) {
-        state.withLock { state in
-            var observed = ObservedExchange(
-                sequence: state.total + 1, route: exchange.route.rawValue, path: exchange.request.path,
-                headers: exchange.request.headers.map { ($0.name, $0.value) }, body: exchange.request.body,
-                status: exchange.response.status, reason: exchange.reason, detail: exchange.detail, fault: exchange.fault,
-                verdict: exchange.verdict, readingToken: false)
-            observed.answeredNanos = exchange.answeredNanos
-            observed.retryAfterSeconds = exchange.response.retryAfterSeconds
-            if observed.isPush, observed.accepted { state.acceptedPushes += 1 }
-            if retaining {
-                state.exchanges.append(observed)
-            } else {
+        let acceptedPush = exchange.route.carriesPushes && (200..<300).contains(exchange.response.status)
+        guard retaining else {
+            state.withLock { state in
                 state.firstPosition += 1
+                if acceptedPush { state.acceptedPushes += 1 }
             }
+            return
+        }
+        // Built outside the lock; numbered under it. The token is read later, off the loop.
+        var recorded = RecordedExchange(exchange)
+        state.withLock { state in
+            recorded.sequence = state.total + 1
+            if acceptedPush { state.acceptedPushes += 1 }
+            state.exchanges.append(recorded)
         }
     }
 
@@ -121,7 +62,7 @@ final class ExchangeLog: GatewayObserver {
     /// The exchanges from position `start` on, each with its token read (on the caller's thread,
     /// not the gateway's event loop, which only appends). Events are judged in order, so the
     /// ones before `start` are done with and dropped here.
-    func exchanges(from start: Int) -> [ObservedExchange] {
+    func exchanges(from start: Int) -> [RecordedExchange] {
         var list = state.withLock { state in
             let judged = min(max(0, start - state.firstPosition), state.exchanges.count)
             state.exchanges.removeFirst(judged)
@@ -276,7 +217,7 @@ public final class EmbeddedGateway: ScenarioGateway {
         }
     }
 
-    public func exchanges(after mark: GatewayMark) -> [ObservedExchange] { log.exchanges(from: mark.position) }
+    public func exchanges(after mark: GatewayMark) -> [RecordedExchange] { log.exchanges(from: mark.position) }
 
     static func registryState(_ state: TokenState, nowMs: Int64) -> DeviceTokenState {
         switch state {

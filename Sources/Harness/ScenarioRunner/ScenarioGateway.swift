@@ -51,20 +51,18 @@ public protocol ScenarioGateway: Sendable {
     /// and `options.settleMilliseconds` without a request, or the event timeout.
     func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) async throws(GatewayStartError)
     /// What the gateway received since `mark`, in order, each exchange's token read.
-    func exchanges(after mark: GatewayMark) async throws(GatewayStartError) -> [ObservedExchange]
+    func exchanges(after mark: GatewayMark) async throws(GatewayStartError) -> [RecordedExchange]
     /// Ends the scenario's use of the gateway (the embedded one shuts down).
     func stop()
 }
 
-extension ObservedExchange {
+extension RecordedExchange {
     /// One record line (README "Record format"; `GET /requests` answers the same objects), or
     /// nil when it is not a readable line of this version or lacks what a verdict needs (`seq`,
     /// `response.status`).
     public init?(recordLine value: JSONValue) {
-        guard let line = try? RecordLine(decoding: value), let sequence = line.sequence, let status = line.status else { return nil }
-        self.init(sequence: sequence, route: line.route, path: line.path, headers: line.headers, body: line.body, status: status,
-                  reason: line.reason, detail: line.detail, fault: line.fault, verdict: line.verdict)
-        retryAfterSeconds = line.retryAfterSeconds
-        answeredNanos = line.answeredNanos ?? 0
+        guard let line = try? RecordedExchange(decoding: value), line.sequence != nil, line.status != nil else { return nil }
+        self = line
+        readToken()
     }
 }

@@ -24,27 +24,27 @@ public struct ScenarioApp: Sendable, Equatable {
     }
 }
 
-/// Every device of a scenario once, by id and by comparable token: a generated population has
-/// tens of thousands, and `Scenario.device(_:)` scans them all.
+/// Every device of a scenario once, by id and by token: a generated population has tens of
+/// thousands, and `Scenario.device(_:)` scans them all.
 public struct ScenarioDeviceIndex: Sendable {
     /// Device id → token as written.
     public private(set) var tokenOfDevice: [String: String] = [:]
-    /// Comparable token (`AddressedDevice.comparable`) → `<person>/<device>`.
-    public private(set) var names: [String: String] = [:]
-    /// Comparable token → token as written.
-    public private(set) var tokenOfComparable: [String: String] = [:]
+    /// Token → `<person>/<device>`.
+    public private(set) var names: [DeviceToken: String] = [:]
+    /// Token → token as written (what the reference rules and the sender's store hold).
+    public private(set) var writtenToken: [DeviceToken: String] = [:]
 
     public init(_ scenario: Scenario) {
         for (person, device) in scenario.devices {
-            let key = AddressedDevice.comparable(device.token)
+            let key = DeviceToken(device.token)
             tokenOfDevice[device.id] = device.token
             names[key] = "\(person.id)/\(device.id)"
-            tokenOfComparable[key] = device.token
+            writtenToken[key] = device.token
         }
     }
 
     /// How reports name the device of `token` (any form): `<person>/<device>`, else the token.
-    public func name(ofToken token: String) -> String { names[AddressedDevice.comparable(token)] ?? token }
+    public func name(ofToken token: String) -> String { names[DeviceToken(token)] ?? token }
 }
 
 extension GatewayOpening {
@@ -99,36 +99,29 @@ extension ScenarioRunner {
     }
 }
 
-/// One push an event must cause, as the gateway will see it: the token and the spec id its
-/// judge will name.
-public struct ExpectedArrival: Sendable, Hashable {
-    /// As sent (compare with `AddressedDevice.comparable`).
-    public var token: String
-    public var spec: String
-
-    public init(token: String, spec: String) {
-        self.token = token
-        self.spec = spec
-    }
-}
-
-/// The pushes each event must cause: the file's `expect` entries, or the reference rules'
-/// decision (the same oracle `run` uses), kept in step event by event. Unlike `run`'s oracle
-/// it also lists pushes to tokens the gateway answers as gone, so their answers are matched
-/// (and counted as token cleanup) rather than unexpected.
+/// The pushes each event must cause, listed once for `run` and load runs: the file's `expect`
+/// entries (with their pinned fields and headers), or the reference rules' decision (each with
+/// the rules' push, what the sender's must say), kept in step event by event. It lists pushes
+/// to every token the rules still know, gone ones too: a load run matches their answers (token
+/// cleanup, not unexpected pushes); `run` leaves out the tokens the scenario made not valid.
 public final class ScenarioOracle: Sendable {
     // The world is not Sendable; it is only touched under this lock, one event at a time.
     private let world: Mutex<ReferenceWorld>
-    private let expectations: [Int: [ExpectedArrival]]?
+    private let expectations: [Int: [ExpectedPush]]?
+    private let devices: ScenarioDeviceIndex
 
-    public init(_ scenario: Scenario, app: ScenarioApp) {
+    public init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex? = nil) {
         world = Mutex(ReferenceWorld(scenario: scenario, bundleID: app.bundleID, fcmProject: app.fcmProject))
+        let devices = devices ?? ScenarioDeviceIndex(scenario)
+        self.devices = devices
         if let entries = scenario.expectations {
-            let tokenOfDevice = ScenarioDeviceIndex(scenario).tokenOfDevice
-            var byEvent: [Int: [ExpectedArrival]] = [:]
+            var byEvent: [Int: [ExpectedPush]] = [:]
             for entry in entries {
                 byEvent[entry.event, default: []] += entry.deliveries.compactMap { delivery in
-                    tokenOfDevice[delivery.device].map { ExpectedArrival(token: $0, spec: delivery.spec) }
+                    devices.tokenOfDevice[delivery.device].map { token in
+                        ExpectedPush(device: devices.name(ofToken: token), token: token, spec: delivery.spec, fields: delivery.fields,
+                                     headers: delivery.headers, source: delivery.source)
+                    }
                 }
             }
             expectations = byEvent
@@ -138,10 +131,16 @@ public final class ScenarioOracle: Sendable {
     }
 
     /// The event's pushes. Call once per event, in order: the reference world moves on.
-    public func expected(for event: ScenarioEvent, index: Int) -> [ExpectedArrival] {
-        let decided = world.withLock { world in (try? world.decide(event)) ?? [] }
-        if let expectations { return expectations[index] ?? [] }
-        return decided.map { ExpectedArrival(token: $0.device.token, spec: $0.kind + "." + $0.transport.rawValue) }
+    public func expected(for event: ScenarioEvent, index: Int) -> [ExpectedPush] {
+        world.withLock { world in
+            let decided = (try? world.decide(event)) ?? []
+            if let expectations { return expectations[index] ?? [] }
+            return decided.map { push in
+                ExpectedPush(device: devices.name(ofToken: push.device.token), token: push.device.token,
+                             spec: push.kind + "." + push.transport.rawValue,
+                             reference: ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs))
+            }
+        }
     }
 
     /// A token the gateway answered gone or bad: the rules no longer push to it, as a sender should not.

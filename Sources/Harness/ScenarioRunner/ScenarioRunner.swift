@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import MockGateway
 import PushModel
+import RecordLine
 import Scenario
 import SpecValidator
 
@@ -24,8 +25,8 @@ public struct ScenarioReport: Sendable {
 
     /// Every cleanup rule with the problems that break it (empty: it holds).
     public var cleanupRules: [(rule: String, problems: [(event: Int, problem: Problem)])] {
-        Problem.cleanupRules.map { rule in
-            (rule, events.flatMap { event in event.problems.filter { $0.cleanupRule == rule }.map { (event.index, $0) } })
+        CleanupRule.allCases.map { rule in
+            (rule.name, events.flatMap { event in event.problems.filter { $0.cleanupRule == rule }.map { (event.index, $0) } })
         }
     }
 }
@@ -86,7 +87,7 @@ public enum ScenarioRunner {
         let clock = MonotonicClock()
         let started = clock.now
         let devices = ScenarioDeviceIndex(scenario)
-        let (tokenOfDevice, names, tokenOfComparable) = (devices.tokenOfDevice, devices.names, devices.tokenOfComparable)
+        let writtenToken = devices.writtenToken
         let deviceName = devices.name(ofToken:)
 
         // Token states at the start; the walk keeps its own copy to name answers.
@@ -109,12 +110,12 @@ public enum ScenarioRunner {
         // An adapter names itself in its hello, during setUp.
         report.sender = sender.name
         var mark = clock.now
-        let oracle = ReferenceWorld(scenario: scenario, bundleID: bundleID, fcmProject: fcmProject)
+        let oracle = ScenarioOracle(scenario, app: app, devices: devices)
         report.timing.oracle += clock.now - mark
         var judging = Duration.zero
         mark = clock.now
         var cleanup = CleanupState()
-        var removedFromOracle: Set<String> = []
+        var removedFromOracle: Set<DeviceToken> = []
         judging += clock.now - mark
 
         events: for (index, event) in scenario.events.enumerated() {
@@ -125,8 +126,8 @@ public enum ScenarioRunner {
             mark = clock.now
             do {
                 if case .registered(let token) = try await walk.prepare(event, on: gateway) {
-                    cleanup.registered(token)
-                    removedFromOracle.remove(AddressedDevice.comparable(token))
+                    cleanup.registered(DeviceToken(token))
+                    removedFromOracle.remove(DeviceToken(token))
                 }
             } catch {
                 report.aborted = "event \(index): \(error)"
@@ -134,29 +135,14 @@ public enum ScenarioRunner {
             }
             // What must arrive: the file's expectation, or the reference rules' decision less
             // pushes to tokens the gateway answers as dead (those reach nobody).
-            var expected: [ExpectedPush] = []
-            var source: String?
             judging += clock.now - mark
             mark = clock.now
-            let decided = (try? oracle.decide(event)) ?? []
+            var expected = oracle.expected(for: event, index: index)
             report.timing.oracle += clock.now - mark
             mark = clock.now
-            if let expectations = scenario.expectations {
-                let entry = expectations.first { $0.event == index }
-                source = entry?.source
-                expected = (entry?.deliveries ?? []).map { delivery in
-                    let token = tokenOfDevice[delivery.device]!
-                    return ExpectedPush(device: deviceName(token), token: token, spec: delivery.spec,
-                                        fields: delivery.fields, headers: delivery.headers, source: delivery.source)
-                }
-            } else {
-                expected = decided.compactMap { push in
-                    let token = AddressedDevice.comparable(push.device.token)
-                    if let state = walk.states[token], state != .valid { return nil }
-                    let name = names[token] ?? push.device.token
-                    return ExpectedPush(device: name, token: push.device.token, spec: push.kind + "." + push.transport.rawValue,
-                                        reference: ContentReference(headers: push.headers, body: push.body, decidedAtMs: oracle.nowMs))
-                }
+            let source = scenario.expectations?.first { $0.event == index }?.source
+            if scenario.expectations == nil {
+                expected.removeAll { push in walk.states[DeviceToken(push.token)].map { $0 != .valid } ?? false }
             }
             let start: GatewayMark
             do {
@@ -177,7 +163,7 @@ public enum ScenarioRunner {
             }
             report.timing.sending += clock.now - mark
             mark = clock.now
-            let exchanges: [ObservedExchange]
+            let exchanges: [RecordedExchange]
             do {
                 try await gateway.settle(after: start, expectedAccepted: expected.count, options: options)
                 report.timing.settling += clock.now - mark
@@ -193,10 +179,10 @@ public enum ScenarioRunner {
             cleanup.absorb(exchanges, event: index, badTokens: walk.badTokens)
             // The oracle forgets dead devices as a sender should; the store comparison too.
             for (token, death) in cleanup.dead where !removedFromOracle.contains(token) {
-                if let device = tokenOfComparable[token] { oracle.store.remove(token: device) }
+                if let device = writtenToken[token] { oracle.forget(token: device) }
                 removedFromOracle.insert(token)
                 walk.died(token)
-                verdict.tokensDied.append((deviceName(token), death.answer))
+                verdict.tokensDied.append((deviceName(token.comparable), death.answer))
             }
             verdict.tokensDied.sort { $0.device < $1.device }
             judging += clock.now - mark

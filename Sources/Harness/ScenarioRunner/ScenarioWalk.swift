@@ -25,17 +25,17 @@ public struct ScenarioWalk: Sendable {
     private let startMs: Int64
     /// Unix ms of the current event: `start_ms` plus the latest `at_ms` seen.
     public private(set) var nowMs: Int64
-    /// Token states as the gateway answers them, by comparable token (`AddressedDevice.comparable`).
-    public private(set) var states: [String: TokenState] = [:]
-    /// Comparable tokens the sender should hold: registered, not unregistered, not answered dead.
-    public private(set) var live: Set<String>
+    /// Token states as the gateway answers them.
+    public private(set) var states: [DeviceToken: TokenState] = [:]
+    /// Tokens the sender should hold: registered, not unregistered, not answered dead.
+    public private(set) var live: Set<DeviceToken>
 
     public init(_ scenario: Scenario, devices: ScenarioDeviceIndex, opening: GatewayOpening) {
         tokenOfDevice = devices.tokenOfDevice
         startMs = scenario.startMs
         nowMs = scenario.startMs
-        for (token, state) in opening.tokens { states[AddressedDevice.comparable(token)] = state }
-        live = Set(scenario.people.flatMap { $0.devices.map { AddressedDevice.comparable($0.token) } })
+        for (token, state) in opening.tokens { states[DeviceToken(token)] = state }
+        live = Set(scenario.people.flatMap { $0.devices.map { DeviceToken($0.token) } })
     }
 
     /// Applies `event` before it goes to the sender: a `gateway.token` event is set on `gateway`
@@ -47,23 +47,23 @@ public struct ScenarioWalk: Sendable {
             // The decoder resolves every device id against the population.
             let token = tokenOfDevice[deviceID]!
             try await gateway.setToken(token, state, nowMs: nowMs)
-            states[AddressedDevice.comparable(token)] = state
+            states[DeviceToken(token)] = state
             return .tokenState(token: token, state: state)
         case .deviceRegistered(_, let device, _):
-            live.insert(AddressedDevice.comparable(device.token))
+            live.insert(DeviceToken(device.token))
             return .registered(token: device.token)
         case .deviceUnregistered(let deviceID):
             let token = tokenOfDevice[deviceID]!
-            live.remove(AddressedDevice.comparable(token))
+            live.remove(DeviceToken(token))
             return .unregistered(token: token)
         default:
             return .none
         }
     }
 
-    /// The gateway answered `token` (comparable) dead: the sender should no longer hold it.
-    public mutating func died(_ token: String) { live.remove(token) }
+    /// The gateway answered `token` dead: the sender should no longer hold it.
+    public mutating func died(_ token: DeviceToken) { live.remove(token) }
 
-    /// Comparable tokens the gateway holds as bad (an FCM INVALID_ARGUMENT for one is about the token).
-    public var badTokens: Set<String> { Set(states.filter { $0.value == .bad }.map(\.key)) }
+    /// Tokens the gateway holds as bad (an FCM INVALID_ARGUMENT for one is about the token).
+    public var badTokens: Set<DeviceToken> { Set(states.filter { $0.value == .bad }.map(\.key)) }
 }

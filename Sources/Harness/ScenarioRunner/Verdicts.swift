@@ -1,35 +1,10 @@
 // The verdicts of `run`, as pure functions over recorded exchanges: what one event delivered
 // against what it had to, and the token-cleanup rules judged from outside the sender.
 import JSON
+import RecordLine
 import Scenario
 import SpecValidator
 import PushModel
-
-/// A delivery one event must cause, with the device resolved to its token.
-public struct ExpectedPush: Sendable {
-    /// As reports name devices: `<person>/<device>`, the same as a delivered push.
-    public var device: String
-    public var token: String
-    public var spec: String
-    public var fields: [(pointer: JSONPointer, value: JSONValue)]
-    /// Pinned request headers (lowercase names; nil: absent).
-    public var headers: [(name: String, value: String?)]
-    public var source: String?
-    /// The reference rules' push for this device, when they are the oracle: what the sender's
-    /// push must say (`PushSpec.compareContent`).
-    public var reference: ContentReference?
-
-    public init(device: String, token: String, spec: String, fields: [(pointer: JSONPointer, value: JSONValue)] = [],
-                headers: [(name: String, value: String?)] = [], source: String? = nil, reference: ContentReference? = nil) {
-        self.device = device
-        self.token = token
-        self.spec = spec
-        self.fields = fields
-        self.headers = headers
-        self.source = source
-        self.reference = reference
-    }
-}
 
 /// What became of one push, as the gateway answered it.
 public enum AnswerClass: String, Sendable, Equatable {
@@ -88,21 +63,40 @@ public struct Problem: Sendable, Equatable {
         self.source = source
     }
 
-    /// The token-cleanup rules, in the order reports list them: each `cleanupRule` is one of them.
-    public static let cleanupRules = ["no push to a dead token", "tokens kept after transient and payload errors",
-                                      "a device registered again is pushed again", "the sender's store matches the gateway's answers"]
-
     /// The token-cleanup rule it breaks, nil for a delivery problem.
-    public var cleanupRule: String? { Self.cleanupRule(of: kind) }
+    public var cleanupRule: CleanupRule? { CleanupRule(brokenBy: kind) }
 
-    /// The token-cleanup rule a kind of problem breaks (one of `cleanupRules`), nil for a delivery problem.
-    public static func cleanupRule(of kind: Kind) -> String? {
+    /// The dead-token rule's finding, in `run` and in a load run: `push` (`request #12`, `push
+    /// #3`) went to `device`'s token after it was answered dead; `answered` says when.
+    public static func deadTokenPush(device: String, push: String, answered: String) -> Problem {
+        Problem(.deadTokenPush, "a push to a dead token: \(device) (\(push)), answered \(answered)")
+    }
+}
+
+/// The token-cleanup rules, judged from outside the sender in `run` (`CleanupState`, per event)
+/// and in a load run (`ArrivalMatcher`, by time); their names are what reports print, in this order.
+public enum CleanupRule: String, Sendable, CaseIterable {
+    /// No push to a token the gateway answered gone or bad (`deadTokenPush`).
+    case noPushToDeadToken = "no push to a dead token"
+    /// A transient or payload error ends no token (`droppedOnTransient`, `droppedOnPayloadError`).
+    case keptAfterRefusal = "tokens kept after transient and payload errors"
+    /// A device registered again after its token died is pushed again (`notPushedAfterRegistering`).
+    case pushedAgainAfterRegistering = "a device registered again is pushed again"
+    /// The sender's store holds the live tokens and no dead one (`storeMismatch`).
+    case storeMatchesAnswers = "the sender's store matches the gateway's answers"
+
+    /// As reports name it.
+    public var name: String { rawValue }
+
+    /// The rule a kind of problem breaks; nil for a delivery problem.
+    public init?(brokenBy kind: Problem.Kind) {
         switch kind {
-        case .deadTokenPush: cleanupRules[0]
-        case .droppedOnTransient, .droppedOnPayloadError: cleanupRules[1]
-        case .notPushedAfterRegistering: cleanupRules[2]
-        case .storeMismatch: cleanupRules[3]
-        default: nil
+        case .deadTokenPush: self = .noPushToDeadToken
+        case .droppedOnTransient, .droppedOnPayloadError: self = .keptAfterRefusal
+        case .notPushedAfterRegistering: self = .pushedAgainAfterRegistering
+        case .storeMismatch: self = .storeMatchesAnswers
+        case .missing, .unexpected, .duplicate, .wrongToken, .specViolation, .unmatched, .field, .sender, .content, .retryTooSoon:
+            return nil
         }
     }
 }
@@ -110,19 +104,19 @@ public struct Problem: Sendable, Equatable {
 /// The tokens' fate so far, from the gateway's answers and the scenario's registrations.
 public struct CleanupState: Sendable {
     /// Token → (the event it was answered gone or bad at, how).
-    public var dead: [String: (event: Int, answer: AnswerClass)] = [:]
+    public var dead: [DeviceToken: (event: Int, answer: AnswerClass)] = [:]
     /// Token → the last non-fatal refusal it got (transient or payload error), while live.
-    public var refused: [String: AnswerClass] = [:]
+    public var refused: [DeviceToken: AnswerClass] = [:]
     /// Tokens of devices registered again after they were dead.
-    public var reRegistered: Set<String> = []
+    public var reRegistered: Set<DeviceToken> = []
 
     public init() {}
 
     /// Notes what the event's exchanges said about tokens.
-    public mutating func absorb(_ exchanges: [ObservedExchange], event: Int, badTokens: Set<String>) {
+    public mutating func absorb(_ exchanges: [RecordedExchange], event: Int, badTokens: Set<DeviceToken>) {
         for exchange in exchanges where exchange.isPush {
-            guard let token = exchange.token.map(AddressedDevice.comparable) else { continue }
-            let answer = AnswerClass.of(status: exchange.status, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
+            guard let token = exchange.deviceToken else { continue }
+            let answer = AnswerClass.of(status: exchange.status ?? 0, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
             switch answer {
             case .gone, .bad:
                 if dead[token] == nil { dead[token] = (event, answer) }
@@ -139,15 +133,14 @@ public struct CleanupState: Sendable {
     }
 
     /// A device registered again: it is live and must be pushed again.
-    public mutating func registered(_ token: String) {
-        let key = AddressedDevice.comparable(token)
-        if dead.removeValue(forKey: key) != nil { reRegistered.insert(key) }
+    public mutating func registered(_ token: DeviceToken) {
+        if dead.removeValue(forKey: token) != nil { reRegistered.insert(token) }
     }
 
     /// The cleanup rule an expected push that never came breaks, if one does: its device was
     /// registered again after its token died and got nothing since, or its token was dropped
     /// after a transient or payload error (which must not end a token).
-    public func missedPushProblem(token: String, spec: String, deviceName name: String) -> Problem? {
+    public func missedPushProblem(token: DeviceToken, spec: String, deviceName name: String) -> Problem? {
         if reRegistered.contains(token) {
             return Problem(.notPushedAfterRegistering, "\(name) registered again after cleanup but got no \(spec)")
         }
@@ -180,27 +173,27 @@ public enum EventJudge {
     /// report shows.
     public static func judge(
         index: Int, type: String, oracle: String, source: String?, expected: [ExpectedPush],
-        exchanges: [ObservedExchange], cleanup: CleanupState, deviceName: (String) -> String,
+        exchanges: [RecordedExchange], cleanup: CleanupState, deviceName: (String) -> String,
         specs: SpecSet? = nil, wallClockMs: Int64 = 0
     ) -> EventVerdict {
         let pushes = exchanges.filter(\.isPush)
         var problems: [Problem] = []
         var tally = DeliveryTally()
-        for push in pushes { tally.add(token: push.token, status: push.status, spec: push.specID, sequence: push.sequence) }
-        let comparison = tally.compare(with: expected.map { DeliveryTally.Expected(token: $0.token, spec: $0.spec) })
+        for push in pushes { tally.add(token: push.token, status: push.status, spec: push.specID, sequence: push.sequence ?? 0) }
+        let comparison = tally.compare(with: expected)
         func sourceOf(_ token: String, _ spec: String?) -> String? {
-            expected.first { AddressedDevice.comparable($0.token) == AddressedDevice.comparable(token) && $0.spec == spec }?.source ?? source
+            expected.first { DeviceToken($0.token) == DeviceToken(token) && $0.spec == spec }?.source ?? source
         }
         // What the gateway answered each device's refused pushes, so a missing push says why.
-        var refusals: [String: [ObservedExchange]] = [:]
+        var refusals: [DeviceToken: [RecordedExchange]] = [:]
         for push in pushes where !push.accepted {
-            guard let token = push.token.map(AddressedDevice.comparable) else { continue }
+            guard let token = push.deviceToken else { continue }
             refusals[token, default: []].append(push)
         }
         for (entry, got) in comparison.missing {
-            let token = AddressedDevice.comparable(entry.token)
+            let token = DeviceToken(entry.token)
             let name = deviceName(entry.token)
-            let spec = entry.spec ?? "a push"
+            let spec = entry.specName
             let refused = refusals[token] ?? []
             // Dropped only if nothing went to the token at all: a sender still pushing it and
             // refused again (a bad signature on every push) kept it; its answer says why below.
@@ -211,13 +204,13 @@ public enum EventJudge {
             var message = "missing: \(spec) to \(name) (accepted \(got) of \(entry.count))"
             if !refused.isEmpty {
                 let answers = refused.reduce(into: [String]()) { list, push in if !list.contains(push.answer) { list.append(push.answer) } }
-                message += "; the gateway answered " + refused.map { "#\($0.sequence)" }.joined(separator: ", ") + ": "
+                message += "; the gateway answered " + refused.map(\.requestNumber).joined(separator: ", ") + ": "
                     + answers.joined(separator: "; ")
             }
             problems.append(Problem(.missing, message, source: sourceOf(entry.token, entry.spec)))
         }
         for (entry, got, extra) in comparison.repeated {
-            problems.append(Problem(.duplicate, "duplicate: \(entry.spec ?? "a push") to \(deviceName(entry.token)) accepted \(got) times "
+            problems.append(Problem(.duplicate, "duplicate: \(entry.specName) to \(deviceName(entry.token)) accepted \(got) times "
                                     + "(extra: request #\(extra.map(String.init).joined(separator: ", #")))"))
         }
         for (token, spec, sequence) in comparison.unexpected {
@@ -234,34 +227,31 @@ public enum EventJudge {
         }
         // Every push passes its spec, and matches one.
         for push in pushes {
-            guard let verdict = push.verdict else { continue }
+            guard let judgement = push.verdict?.judgement else { continue }
             // Named only when something is wrong: most pushes pass.
             var name: String { push.token.map(deviceName) ?? push.path }
-            if verdict["spec"]?.isNull ?? true {
-                if verdict["violations"] != nil || verdict["ok"] != nil {
-                    problems.append(Problem(.unmatched, "request #\(push.sequence) to \(name) matches no spec"))
-                }
+            guard let spec = judgement.spec else {
+                problems.append(Problem(.unmatched, "request \(push.requestNumber) to \(name) matches no spec"))
                 continue
             }
-            for violation in verdict["violations"]?.arrayValue ?? [] {
-                let pointer = violation["pointer"]?.stringValue ?? ""
-                let message = violation["message"]?.stringValue ?? violation["rule"]?.stringValue ?? "violation"
-                problems.append(Problem(.specViolation, "request #\(push.sequence) \(push.specID ?? "") to \(name) at \(pointer.isEmpty ? "/" : pointer): \(message)",
-                                        source: violation["source"]?.stringValue))
+            for violation in judgement.violations {
+                let pointer = violation.pointer
+                problems.append(Problem(.specViolation, "request \(push.requestNumber) \(spec) to \(name) at \(pointer.isEmpty ? "/" : pointer): \(violation.message)",
+                                        source: violation.source?.sentence))
             }
         }
         // The first accepted push of each device and spec, found once: pinned fields and content
         // are read from it (a scan per expected push was quadratic: 67 s for a 10,000-member call).
-        var firstAccepted: [DeviceSpec: ObservedExchange] = [:]
+        var firstAccepted: [DeviceSpec: RecordedExchange] = [:]
         if expected.contains(where: { $0.reference != nil || !$0.fields.isEmpty || !$0.headers.isEmpty }) {
             for push in pushes where push.accepted {
-                guard let token = push.token, let spec = push.specID else { continue }
-                let key = DeviceSpec(token: AddressedDevice.comparable(token), spec: spec)
+                guard let token = push.deviceToken, let spec = push.specID else { continue }
+                let key = DeviceSpec(token: token, spec: spec)
                 if firstAccepted[key] == nil { firstAccepted[key] = push }
             }
         }
-        func acceptedPush(for entry: ExpectedPush) -> ObservedExchange? {
-            firstAccepted[DeviceSpec(token: AddressedDevice.comparable(entry.token), spec: entry.spec)]
+        func acceptedPush(for entry: ExpectedPush) -> RecordedExchange? {
+            entry.spec.flatMap { firstAccepted[DeviceSpec(token: DeviceToken(entry.token), spec: $0)] }
         }
         // Pinned fields and headers hold on the accepted push.
         for entry in expected where !entry.fields.isEmpty || !entry.headers.isEmpty {
@@ -269,7 +259,7 @@ public enum EventJudge {
             for (name, value) in entry.headers {
                 let found = push.headers.first { $0.name == name }?.value
                 if found != value {
-                    problems.append(Problem(.field, "\(entry.spec) to \(entry.device) at header \(name): expected "
+                    problems.append(Problem(.field, "\(entry.specName) to \(entry.device) at header \(name): expected "
                                             + (value.map { JSONValue.string($0).serialized() } ?? "none") + ", found "
                                             + (found.map { JSONValue.string($0).serialized() } ?? "none"), source: entry.source ?? source))
                 }
@@ -278,7 +268,7 @@ public enum EventJudge {
             for (pointer, value) in entry.fields {
                 let found = pointer.resolve(in: body)
                 if found != value {
-                    problems.append(Problem(.field, "\(entry.spec) to \(entry.device) at \(pointer): expected \(value.serialized()), found "
+                    problems.append(Problem(.field, "\(entry.specName) to \(entry.device) at \(pointer): expected \(value.serialized()), found "
                                             + (found?.serialized() ?? "nothing"), source: entry.source ?? source))
                 }
             }
@@ -286,10 +276,10 @@ public enum EventJudge {
         // What each push says, against the reference rules' push for its device and spec.
         if let specs {
             for entry in expected {
-                guard let reference = entry.reference, let spec = specs.spec(id: entry.spec),
+                guard let reference = entry.reference, let spec = entry.spec.flatMap(specs.spec(id:)),
                       let push = acceptedPush(for: entry) else { continue }
                 for difference in spec.compareContent(headers: push.headers, body: push.body, with: reference, wallClockMs: wallClockMs) {
-                    problems.append(Problem(.content, "content: \(entry.spec) to \(entry.device) (request #\(push.sequence)): \(difference)",
+                    problems.append(Problem(.content, "content: \(entry.specName) to \(entry.device) (request \(push.requestNumber)): \(difference)",
                                             source: difference.source?.sentence))
                 }
             }
@@ -297,13 +287,13 @@ public enum EventJudge {
         problems += retriesTooSoon(pushes, deviceName: deviceName)
         // No push to a token already answered gone or bad.
         for push in pushes where !cleanup.dead.isEmpty {
-            guard let token = push.token.map(AddressedDevice.comparable), let death = cleanup.dead[token] else { continue }
-            problems.append(Problem(.deadTokenPush, "a push to a dead token: \(deviceName(token)) (request #\(push.sequence)), answered "
-                                    + "\(death.answer.rawValue) at event \(death.event)"))
+            guard let token = push.deviceToken, let death = cleanup.dead[token] else { continue }
+            problems.append(.deadTokenPush(device: deviceName(token.comparable), push: "request \(push.requestNumber)",
+                                           answered: "\(death.answer.rawValue) at event \(death.event)"))
         }
         var delivered: [(device: String, spec: String?, sequence: Int)] = []
         for push in pushes where push.accepted {
-            delivered.append((push.token.map(deviceName) ?? "?", push.specID, push.sequence))
+            delivered.append((push.token.map(deviceName) ?? "?", push.specID, push.sequence ?? 0))
         }
         return EventVerdict(index: index, type: type, oracle: oracle, source: source, expected: expected, delivered: delivered,
                             problems: problems)
@@ -314,31 +304,32 @@ public enum EventJudge {
     /// next push to the same device of the same spec. Measured between the two answers: the
     /// retry arrived before its own answer, so a gap shorter than the wait is always a true
     /// finding (a latency fault on the retry can only hide one).
-    static func retriesTooSoon(_ pushes: [ObservedExchange], deviceName: (String) -> String) -> [Problem] {
+    static func retriesTooSoon(_ pushes: [RecordedExchange], deviceName: (String) -> String) -> [Problem] {
         var problems: [Problem] = []
         // One pass: the refusal each device and spec waits out, met by its next push.
-        var waiting: [DeviceSpec: (refused: ObservedExchange, wait: Int)] = [:]
+        var waiting: [DeviceSpec: (refused: RecordedExchange, wait: Int)] = [:]
         for push in pushes {
-            guard let token = push.token.map(AddressedDevice.comparable) else { continue }
+            guard let token = push.deviceToken else { continue }
             let key = DeviceSpec(token: token, spec: push.specID ?? "")
-            if let (refused, wait) = waiting.removeValue(forKey: key), push.answeredNanos >= refused.answeredNanos {
-                let gap = Double(push.answeredNanos - refused.answeredNanos) / 1e9
+            let answered = push.answeredNanos ?? 0
+            if let (refused, wait) = waiting.removeValue(forKey: key), let refusedAt = refused.answeredNanos, answered >= refusedAt {
+                let gap = Double(answered - refusedAt) / 1e9
                 if gap < Double(wait) {
-                    problems.append(Problem(.retryTooSoon, "retry too soon: request #\(push.sequence) to \(deviceName(token)) came "
-                                            + String(format: "%.3f", gap) + " s after request #\(refused.sequence) was answered \(refused.answer) "
+                    problems.append(Problem(.retryTooSoon, "retry too soon: request \(push.requestNumber) to \(deviceName(token.comparable)) came "
+                                            + String(format: "%.3f", gap) + " s after request \(refused.requestNumber) was answered \(refused.answer) "
                                             + "with Retry-After: \(wait) (wait at least \(wait) s)"))
                 }
             }
-            if push.status == 429 || push.status == 503, let wait = push.retryAfterSeconds, wait > 0, push.answeredNanos > 0 {
+            if push.status == 429 || push.status == 503, let wait = push.retryAfterSeconds, wait > 0, answered > 0 {
                 waiting[key] = (push, wait)
             }
         }
         return problems
     }
 
-    /// A device (comparable token) and a spec id.
+    /// A device and a spec id.
     struct DeviceSpec: Hashable {
-        var token: String
+        var token: DeviceToken
         var spec: String
     }
 
@@ -349,14 +340,19 @@ public enum EventJudge {
     }
 
     /// The sender's store against what it should hold: every live device, no dead one.
-    public static func compareStore(listed: [ListedDevice], live: Set<String>, dead: Set<String>,
+    public static func compareStore(listed: [ListedDevice], live: Set<DeviceToken>, dead: Set<DeviceToken>,
                                     deviceName: (String) -> String) -> [Problem] {
-        let held = Set(listed.map { AddressedDevice.comparable($0.token) })
+        let held = Set(listed.map { DeviceToken($0.token) })
         // Sorted for a stable report, but only the differences: a large population has tens
         // of thousands of live tokens and this runs after every event.
         let kept = dead.filter { held.contains($0) }.sorted()
         let lost = live.filter { !held.contains($0) }.sorted()
-        return kept.map { Problem(.storeMismatch, "the sender's store still holds \(deviceName($0)), whose token was answered gone or bad") }
-            + lost.map { Problem(.storeMismatch, "the sender's store lost \(deviceName($0)), whose token is live") }
+        return kept.map { Problem(.storeMismatch, "the sender's store still holds \(deviceName($0.comparable)), whose token was answered gone or bad") }
+            + lost.map { Problem(.storeMismatch, "the sender's store lost \(deviceName($0.comparable)), whose token is live") }
     }
+}
+
+extension RecordedExchange {
+    /// How findings name a request: `#12`, its `seq`.
+    var requestNumber: String { "#" + (sequence.map(String.init) ?? "?") }
 }

@@ -6,6 +6,7 @@ import Foundation
 import JSON
 import MockGateway
 import PushModel
+import RecordLine
 import Scenario
 import ScenarioRunner
 import SpecValidator
@@ -28,7 +29,7 @@ public final class PushproofGateway: Sendable {
     public struct ReceivedPush: Sendable {
         public enum Route: String, Sendable { case apns, fcm }
         public let route: Route
-        /// The device token: APNs's path, FCM's `message.token`.
+        /// The device token as the sender wrote it: APNs's path, FCM's `message.token`.
         public let token: String?
         public let headers: [(name: String, value: String)]
         /// The request body as received.
@@ -42,6 +43,18 @@ public final class PushproofGateway: Sendable {
         public let passedSpec: Bool?
 
         public var accepted: Bool { status == 200 }
+
+        /// A push as the gateway records it.
+        init(route: Route, _ exchange: RecordedExchange) {
+            self.route = route
+            token = exchange.token
+            headers = exchange.headers
+            body = exchange.body
+            status = exchange.status ?? 0
+            reason = exchange.reason
+            spec = exchange.specID
+            passedSpec = exchange.verdict?.judgement?.ok
+        }
 
         /// The body parsed as JSON (nil when it is not JSON).
         public var json: JSONValue? { try? JSONParser.parse(body) }
@@ -136,17 +149,9 @@ private final class Journal: GatewayObserver {
         switch exchange.route {
         case .apns: route = .apns
         case .fcm: route = .fcm
-        default: return
+        case .oauth, .unknown: return
         }
-        let verdict = exchange.verdict
-        // The service names the token it read (FCM: the body's; APNs: the path's, once the
-        // request reached its device's checks); a request refused before then, from the path.
-        let token = exchange.deviceToken
-            ?? (route == .apns ? exchange.request.path.split(separator: "/").last.map(String.init) : nil)
-        let push = PushproofGateway.ReceivedPush(
-            route: route, token: token, headers: exchange.request.headers.map { ($0.name, $0.value) },
-            body: exchange.request.body, status: exchange.response.status, reason: exchange.reason,
-            spec: verdict?["spec"]?.stringValue, passedSpec: verdict?["ok"]?.boolValue)
+        let push = PushproofGateway.ReceivedPush(route: route, RecordedExchange(exchange))
         pushes.withLock { pushes in
             if pushes.count >= PushproofGateway.maxReceived { pushes.removeFirst(pushes.count - PushproofGateway.maxReceived + 1) }
             pushes.append(push)

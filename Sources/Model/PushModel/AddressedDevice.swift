@@ -7,17 +7,16 @@ public enum AddressedDevice {
     /// The device token of a request: APNs `/3/device/<token>` (apns.md: the token is the
     /// last path segment, a query string is not part of it), FCM `message.token` in the JSON
     /// body (fcm.md, `messages:send`). Nil for other routes and for requests that name none.
-    /// `route` is the record line's `route` (`apns`, `fcm`, `oauth`, `unknown`).
-    public static func token(route: String, path: String, body: [UInt8]) -> String? {
+    public static func token(route: GatewayRoute, path: String, body: [UInt8]) -> String? {
         switch route {
-        case "apns":
+        case .apns:
             let prefix = "/3/device/"
             guard path.hasPrefix(prefix) else { return nil }
             let token = path.dropFirst(prefix.count).prefix { $0 != "?" }
             return token.isEmpty ? nil : String(token)
-        case "fcm":
+        case .fcm:
             return (try? JSONParser.parse(body))?["message"]?["token"]?.stringValue
-        default:
+        case .oauth, .unknown:
             return nil
         }
     }
@@ -36,4 +35,19 @@ public enum AddressedDevice {
         // Already lowercase (as senders mostly send them): no copy.
         return hasUppercase ? token.lowercased() : token
     }
+}
+
+/// A device token in the form two are compared (`AddressedDevice.comparable`): the key wherever
+/// pushes, deaths, registrations and a sender's store are matched by device. Made from the
+/// token in any form (as a sender wrote it, or as a scenario lists it); `comparable` is the
+/// form reports print. A literal is a token as written.
+public struct DeviceToken: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let comparable: String
+
+    public init(_ token: String) { comparable = AddressedDevice.comparable(token) }
+    public init(stringLiteral token: String) { self.init(token) }
+
+    public var description: String { comparable }
+
+    public static func < (lhs: DeviceToken, rhs: DeviceToken) -> Bool { lhs.comparable < rhs.comparable }
 }

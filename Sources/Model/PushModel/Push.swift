@@ -6,6 +6,39 @@ public enum PushTransport: String, Sendable, Codable, CaseIterable {
     case fcm
 }
 
+/// Which of the gateway's services a request was for: the record line's `route`, the spec
+/// files' `match.route`, the key of `/metrics`' counters and of the journal's filters.
+public enum GatewayRoute: String, Sendable, CaseIterable {
+    /// `POST /3/device/{token}` (and every other path on an HTTP/2 APNs-looking request).
+    case apns
+    /// `POST /v1/projects/{project}/messages:send`.
+    case fcm
+    /// `POST /token` (Google OAuth2 JWT-bearer grant).
+    case oauth
+    /// Anything else: answered 404.
+    case unknown
+
+    /// The route a push of `transport` goes to.
+    public init(_ transport: PushTransport) {
+        switch transport {
+        case .apns: self = .apns
+        case .fcm: self = .fcm
+        }
+    }
+
+    /// The push transport of this route; nil for the routes that carry no push (`oauth`, `unknown`).
+    public var transport: PushTransport? {
+        switch self {
+        case .apns: .apns
+        case .fcm: .fcm
+        case .oauth, .unknown: nil
+        }
+    }
+
+    /// A push send (APNs or FCM), not a token grant or an unknown path.
+    public var carriesPushes: Bool { transport != nil }
+}
+
 public enum DevicePlatform: String, Sendable, Codable, CaseIterable {
     case ios
     case android
@@ -57,6 +90,20 @@ public struct PushRequest: Sendable {
     }
 
     public var transport: PushTransport { device.transport }
+}
+
+/// The push the reference rules decided for a device, and the scenario time they decided it at
+/// (their clock: times in it, such as an expiration, are relative to that).
+public struct ContentReference: Sendable {
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    public var decidedAtMs: Int64
+
+    public init(headers: [(name: String, value: String)], body: [UInt8], decidedAtMs: Int64) {
+        self.headers = headers
+        self.body = body
+        self.decidedAtMs = decidedAtMs
+    }
 }
 
 /// Where devices live. Registering is idempotent; a removed device gets no later push.

@@ -1,5 +1,5 @@
 /// Something the gateway noticed about a request besides the answer it gave, kept in the
-/// record's verdict. Two kinds, kept apart by type because they are judged apart:
+/// record's verdict (`RecordedVerdict.gatewayWarnings` and `gatewayNotes`). Two kinds, kept apart by type because they are judged apart:
 /// - `warning`: the request breaks a rule a real gateway or an RFC states, though the answer
 ///   was a success (an APNs push over HTTP/1.1, a digit-string `iat`): `check` fails the push;
 /// - `informational`: something the RFCs allow and a reader may still want to know (a float
@@ -23,9 +23,4 @@ public struct GatewayNote: Sendable, Equatable, CustomStringConvertible {
     public static func informational(_ text: String) -> GatewayNote { GatewayNote(.informational, text) }
 
     public var description: String { text }
-
-    /// The verdict member each kind is recorded under: `gateway_warnings`, `gateway_notes`.
-    public var recordField: StaticString {
-        kind == .warning ? RecordLine.Field.gatewayWarnings : RecordLine.Field.gatewayNotes
-    }
 }

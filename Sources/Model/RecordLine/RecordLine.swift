@@ -1,6 +1,7 @@
 import Encoding
 import HTTPCore
 import JSON
+import PushModel
 
 /// One line of a recording (`pushproof serve --record`, the control API's `GET /requests`):
 /// the contract between the gateway that writes it and every tool that reads it (`check`,
@@ -10,9 +11,9 @@ import JSON
 /// misread (a field removed, renamed or given another meaning) raises it; adding a field does
 /// not. A reader refuses a line whose `v` it does not know rather than guess at it.
 ///
-/// The decoded view holds what readers use; `encode` writes the line (byte-level, on the
-/// gateway's hot path).
-public struct RecordLine: Sendable {
+/// A line read back is a `RecordedExchange` (`RecordedExchange(decoding:)`); `encodeTail`
+/// writes one (byte-level, on the gateway's hot path).
+public enum RecordLine {
     /// The version this build writes and the only one it reads.
     public static let formatVersion = 1
 
@@ -50,46 +51,19 @@ public struct RecordLine: Sendable {
         public static let ok: StaticString = "ok"
         public static let violations: StaticString = "violations"
         public static let covered: StaticString = "covered"
+        /// Inside each of `verdict.violations` (with `rule`, the same name as the answer rule's).
+        public static let pointer: StaticString = "pointer"
+        public static let source: StaticString = "source"
+        public static let expected: StaticString = "expected"
+        public static let found: StaticString = "found"
+        public static let message: StaticString = "message"
+        /// Inside a violation's `source`.
+        public static let seed: StaticString = "seed"
+        public static let reference: StaticString = "reference"
+        public static let sentence: StaticString = "sentence"
         public static let gatewayWarnings: StaticString = "gateway_warnings"
         /// Informational notes (`GatewayNote.informational`): shown, never a failure.
         public static let gatewayNotes: StaticString = "gateway_notes"
-    }
-
-    // MARK: Decoded
-
-    public var version: Int
-    /// nil only on lines of a hand-made file; the gateway always writes it.
-    public var sequence: Int?
-    public var `protocol`: String?
-    public var route: String
-    public var method: String
-    public var path: String
-    public var headers: [(name: String, value: String)]
-    /// From `body` (UTF-8 text) or `body_base64`.
-    public var body: [UInt8]
-    /// The answer's status (0: reset or dropped); nil when the line has none.
-    public var status: Int?
-    public var reason: String?
-    public var detail: String?
-    /// The answer's `retry-after` in whole seconds (a 429 or 503 asking the client to wait).
-    public var retryAfterSeconds: Int?
-    /// When the answer was decided, Unix nanoseconds on the gateway's clock (`answered_ns`).
-    public var answeredNanos: UInt64?
-    /// The injected fault that shaped the answer (`latency`, `status:503`, …), if any.
-    public var fault: String?
-    /// The answer rule that answered (its name), if one did.
-    public var rule: String?
-    /// What the gateway stored (`serve --specs`): spec id, ok, violations, gateway_warnings.
-    public var verdict: JSONValue?
-
-    /// What the gateway itself noted (`verdict.gateway_warnings`): protocol findings of its own.
-    public var gatewayWarnings: [String] {
-        verdict?[Self.name(Field.gatewayWarnings)]?.arrayValue?.compactMap(\.stringValue) ?? []
-    }
-
-    /// What the gateway noted that the RFCs allow (`verdict.gateway_notes`): informational.
-    public var gatewayNotes: [String] {
-        verdict?[Self.name(Field.gatewayNotes)]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 
     /// The member name as a `String` (short names stay inline: no allocation).
@@ -113,8 +87,8 @@ public struct RecordLine: Sendable {
     /// line's members from `protocol` to `headers` already encoded (`RecordedRequestHead`, kept
     /// per connection). `verdictEncoding`, when given, is `verdict` already encoded (the judge's
     /// passing verdicts are the same bytes every time: `SpecJudge.recordedForm`).
-    public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
-                                  detail: String?, fault: String?, rule: String? = nil, verdict: JSONValue?, answeredNanos: UInt64,
+    public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String?,
+                                  detail: String?, fault: String?, rule: String? = nil, verdict: RecordedVerdict?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
                                   requestHead: [UInt8]? = nil, verdictEncoding: [UInt8]? = nil) -> [UInt8] {
         var w = JSONWriter(capacity: lineCapacity(bodyBytes: request.body.count))
@@ -131,8 +105,8 @@ public struct RecordLine: Sendable {
     /// `encodeTail`, written into `w` (emptied first): a writer kept from one line to the next
     /// (`Recorder`) has its buffer already, where a new one was a ~1.5 KB allocation a line, too
     /// large for malloc's per-thread cache.
-    public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: String, reason: String?,
-                                  detail: String?, fault: String?, rule: String? = nil, verdict: JSONValue?, answeredNanos: UInt64,
+    public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String?,
+                                  detail: String?, fault: String?, rule: String? = nil, verdict: RecordedVerdict?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
                                   requestHead: [UInt8]?, verdictEncoding: [UInt8]? = nil, into w: inout JSONWriter) {
         w.removeAll(keepingCapacity: true)
@@ -171,7 +145,7 @@ public struct RecordLine: Sendable {
         if let verdictEncoding {
             w.key(plain: Field.verdict); w.raw(verdictEncoding)
         } else if let verdict {
-            w.key(plain: Field.verdict); w.value(verdict)
+            w.key(plain: Field.verdict); writeVerdict(verdict, to: &w)
         }
         // Closed inside the writer: taking `w.bytes` and appending to it copied the whole line.
         w.endObject()
@@ -181,11 +155,11 @@ public struct RecordLine: Sendable {
     /// The members from `protocol` to the request's `headers`: what repeats from one request to
     /// the next on a connection (`RecordedRequestHead`). `headers`, when given, is the `headers`
     /// member's value already encoded (`RecordedHeaders`).
-    static func writeRequestHead(_ request: HTTPRequest, route: String, clientCertificateSubject: String?,
+    static func writeRequestHead(_ request: HTTPRequest, route: GatewayRoute, clientCertificateSubject: String?,
                                  headers: [UInt8]?, to w: inout JSONWriter) {
         w.key(plain: Field.protocol); w.string(request.version.rawValue)
         w.key(plain: Field.tls); w.bool(request.isTLS)
-        w.key(plain: Field.route); w.string(route)
+        w.key(plain: Field.route); w.string(route.rawValue)
         w.key(plain: Field.method); w.string(request.method)
         w.key(plain: Field.path); w.string(request.path)
         if let authority = request.authority { w.key(plain: Field.authority); w.string(authority) }

@@ -1,6 +1,7 @@
 import Encoding
 import HTTPCore
 import JSON
+import PushModel
 
 /// Why a line is not a record line this build can read; `description` is the sentence a tool
 /// prints after `line N: `.
@@ -22,8 +23,8 @@ public enum RecordLineError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-extension RecordLine {
-    /// Decodes one line (without its newline). The version is checked first: a line of another
+extension RecordedExchange {
+    /// Decodes one record line (without its newline). The version is checked first: a line of another
     /// version is reported as such, not as whatever its fields look like to this reader.
     public init(decoding line: [UInt8]) throws(RecordLineError) {
         let value: JSONValue
@@ -34,7 +35,8 @@ extension RecordLine {
 
     /// Decodes a line already parsed.
     public init(decoding value: JSONValue) throws(RecordLineError) {
-        func member(_ field: StaticString) -> JSONValue? { value[Self.name(field)] }
+        typealias Field = RecordLine.Field
+        func member(_ field: StaticString) -> JSONValue? { value[RecordLine.name(field)] }
         func string(_ field: StaticString) throws(RecordLineError) -> String {
             guard let text = member(field)?.stringValue else {
                 throw .malformed("\(field) must be a string" + (member(field) == nil ? " (it is missing)" : ""))
@@ -42,7 +44,7 @@ extension RecordLine {
             return text
         }
         func optionalString(_ field: StaticString, in object: JSONValue?) throws(RecordLineError) -> String? {
-            switch object?[Self.name(field)] {
+            switch object?[RecordLine.name(field)] {
             case nil, .null?: return nil
             case .string(let text)?: return text
             default: throw .malformed("\(field) must be a string or null")
@@ -51,10 +53,9 @@ extension RecordLine {
 
         switch member(Field.version) {
         case nil: throw .malformed("v (the format version) is missing")
-        case let version? where version.intValue == Self.formatVersion: break
+        case let version? where version.intValue == RecordLine.formatVersion: break
         case let version?: throw .unsupportedVersion(version.serialized())
         }
-        self.version = Self.formatVersion
 
         switch member(Field.sequence) {
         case nil: sequence = nil
@@ -62,7 +63,10 @@ extension RecordLine {
             guard let number = seq.intValue, number >= 1 else { throw .malformed("seq must be a whole number of 1 or more") }
             sequence = number
         }
-        route = try string(Field.route)
+        guard let route = GatewayRoute(rawValue: try string(Field.route)) else {
+            throw .malformed("route must be one of " + GatewayRoute.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        self.route = route
         method = try string(Field.method)
         path = try string(Field.path)
         `protocol` = try optionalString(Field.protocol, in: value)
@@ -85,7 +89,7 @@ extension RecordLine {
         switch response {
         case nil: status = nil
         case .object?:
-            switch response?[Self.name(Field.status)] {
+            switch response?[RecordLine.name(Field.status)] {
             case nil: status = nil
             case let found?:
                 guard let number = found.intValue else { throw .malformed("response.status must be a whole number") }
@@ -96,7 +100,7 @@ extension RecordLine {
         reason = try optionalString(Field.reason, in: response)
         detail = try optionalString(Field.detail, in: response)
         if let answered = status, HTTPResponse.asksToWait(answered),
-           let responseHeaders = try? Self.headers(response?[Self.name(Field.headers)], field: "response.headers") {
+           let responseHeaders = try? Self.headers(response?[RecordLine.name(Field.headers)], field: "response.headers") {
             retryAfterSeconds = HTTPResponse.retryAfterSeconds(status: answered, value: responseHeaders.first { $0.name == "retry-after" }?.value)
         } else {
             retryAfterSeconds = nil
@@ -107,7 +111,7 @@ extension RecordLine {
 
         switch member(Field.verdict) {
         case nil, .null?: verdict = nil
-        case let found? where found.objectValue != nil: verdict = found
+        case .object(let object)?: verdict = RecordedVerdict(decoding: object)
         default: throw .malformed("verdict must be an object")
         }
     }

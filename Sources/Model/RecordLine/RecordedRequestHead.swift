@@ -1,5 +1,6 @@
 import HTTPCore
 import JSON
+import PushModel
 
 /// The members of a record line from `protocol` to the request's `headers`
 /// (`"protocol":"h2","tls":false,"route":"apns","method":"POST","path":…,"authority":…,"headers":[…]`),
@@ -19,14 +20,14 @@ public struct RecordedRequestHead {
     private struct Key {
         var version: HTTPVersion
         var isTLS: Bool
-        var route: String
+        var route: GatewayRoute
         var method: String
         var path: String
         var authority: String?
         var clientCertificateSubject: String?
 
         /// Compared in place: building a key to compare copied (retained) five Strings a request.
-        func matches(_ request: HTTPRequest, route: String, clientCertificateSubject: String?) -> Bool {
+        func matches(_ request: HTTPRequest, route: GatewayRoute, clientCertificateSubject: String?) -> Bool {
             version == request.version && isTLS == request.isTLS && path == request.path && method == request.method
                 && route == self.route && authority == request.authority
                 && clientCertificateSubject == self.clientCertificateSubject
@@ -36,7 +37,7 @@ public struct RecordedRequestHead {
     public init() {}
 
     /// The head of `request`'s line, as `RecordLine.encodeTail` writes it.
-    public mutating func encode(_ request: HTTPRequest, route: String, clientCertificateSubject: String?) -> [UInt8] {
+    public mutating func encode(_ request: HTTPRequest, route: GatewayRoute, clientCertificateSubject: String?) -> [UInt8] {
         let fields = headers.encode(request.headers)
         if headers.reusedLast, let key, key.matches(request, route: route, clientCertificateSubject: clientCertificateSubject) {
             return encoded

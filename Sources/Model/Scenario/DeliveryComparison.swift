@@ -1,33 +1,59 @@
 // Did the pushes reach exactly the right devices? The comparison `check --expect` and
-// `run` share.
+// `run` share, over the one expected push.
 import JSON
 import PushModel
+
+/// A push that must be delivered: to one device token, of one spec (or of any), so many times.
+/// The one expected push: an event's in `run` and in a load run (the file's `expect`, or the
+/// reference rules' decision: `ScenarioOracle.expected`), an entry of `check --expect`'s file.
+public struct ExpectedPush: Sendable {
+    /// As written (compared as a `DeviceToken`).
+    public var token: String
+    /// The spec id the gateway's judge will name; nil: any spec (or none) will do (`check
+    /// --expect` without `spec`).
+    public var spec: String?
+    /// How many times it must be accepted (`check --expect`'s `count`; 1 in a scenario).
+    public var count: Int
+    /// As reports name the device: `<person>/<device>` in a scenario, the token otherwise.
+    public var device: String
+    /// Pinned body fields (the file's `expect`).
+    public var fields: [(pointer: JSONPointer, value: JSONValue)]
+    /// Pinned request headers (lowercase names; nil: absent).
+    public var headers: [(name: String, value: String?)]
+    /// The seed sentence behind the expectation.
+    public var source: String?
+    /// The reference rules' push for this device, when they are the oracle: what the sender's
+    /// push must say (`PushSpec.compareContent`).
+    public var reference: ContentReference?
+
+    public init(device: String? = nil, token: String, spec: String?, count: Int = 1,
+                fields: [(pointer: JSONPointer, value: JSONValue)] = [], headers: [(name: String, value: String?)] = [],
+                source: String? = nil, reference: ContentReference? = nil) {
+        self.token = token
+        self.spec = spec
+        self.count = count
+        self.device = device ?? token
+        self.fields = fields
+        self.headers = headers
+        self.source = source
+        self.reference = reference
+    }
+
+    /// `spec`, or what a report says of a push of any spec.
+    public var specName: String { spec ?? "a push" }
+}
 
 /// The accepted pushes of a recording (or of one event), per device token and spec.
 ///
 /// A push counts as delivered when the gateway accepted it (2xx): a retried 503 followed by a
 /// 200 is one delivery, and a push the gateway refused (a gone token's 410) reached no device.
 public struct DeliveryTally: Sendable {
-    /// One listed delivery: (device token, spec) accepted exactly `count` times.
-    public struct Expected: Sendable, Equatable {
-        public var token: String
-        /// nil: any spec (or none) will do.
-        public var spec: String?
-        public var count: Int
-
-        public init(token: String, spec: String?, count: Int = 1) {
-            self.token = token
-            self.spec = spec
-            self.count = count
-        }
-    }
-
     public struct Delivery: Sendable {
         public var spec: String?
         public var sequence: Int
     }
 
-    public private(set) var byToken: [String: [Delivery]] = [:]
+    public private(set) var byToken: [DeviceToken: [Delivery]] = [:]
 
     public init() {}
 
@@ -35,18 +61,18 @@ public struct DeliveryTally: Sendable {
     /// gateway accepted.
     public mutating func add(token: String?, status: Int?, spec: String?, sequence: Int) {
         guard let status, (200..<300).contains(status), let token else { return }
-        byToken[AddressedDevice.comparable(token), default: []].append(Delivery(spec: spec, sequence: sequence))
+        byToken[DeviceToken(token), default: []].append(Delivery(spec: spec, sequence: sequence))
     }
 
     /// The comparison: listed deliveries that did not happen as often as listed, and pushes to
     /// devices (or of specs) nobody listed.
-    public func compare(with expected: [Expected]) -> DeliveryComparison {
+    public func compare(with expected: [ExpectedPush]) -> DeliveryComparison {
         var remaining = byToken
         var comparison = DeliveryComparison(expectedCount: expected.reduce(0) { $0 + $1.count })
         // Entries naming a spec first, so a "(any spec)" entry only takes what they leave.
         let ordered = expected.filter { $0.spec != nil } + expected.filter { $0.spec == nil }
         for entry in ordered {
-            let key = AddressedDevice.comparable(entry.token)
+            let key = DeviceToken(entry.token)
             var deliveries = remaining[key] ?? []
             let matching = deliveries.indices.filter { entry.spec == nil || deliveries[$0].spec == entry.spec }
             let taken = Array(matching.prefix(entry.count))
@@ -62,7 +88,7 @@ public struct DeliveryTally: Sendable {
             remaining[key] = deliveries
         }
         for (token, deliveries) in remaining.sorted(by: { $0.key < $1.key }) {
-            for delivery in deliveries { comparison.unexpected.append((token, delivery.spec, delivery.sequence)) }
+            for delivery in deliveries { comparison.unexpected.append((token.comparable, delivery.spec, delivery.sequence)) }
         }
         comparison.unexpected.sort { $0.sequence < $1.sequence }
         return comparison
@@ -73,8 +99,8 @@ public struct DeliveryTally: Sendable {
 public struct DeliveryComparison: Sendable {
     public var expectedCount: Int
     public var asExpected = 0
-    public var missing: [(entry: DeliveryTally.Expected, got: Int)] = []
-    public var repeated: [(entry: DeliveryTally.Expected, got: Int, extraSequences: [Int])] = []
+    public var missing: [(entry: ExpectedPush, got: Int)] = []
+    public var repeated: [(entry: ExpectedPush, got: Int, extraSequences: [Int])] = []
     public var unexpected: [(token: String, spec: String?, sequence: Int)] = []
 
     public init(expectedCount: Int) { self.expectedCount = expectedCount }
@@ -82,10 +108,9 @@ public struct DeliveryComparison: Sendable {
     public var passed: Bool { missing.isEmpty && repeated.isEmpty && unexpected.isEmpty }
 
     public var problems: [String] {
-        func name(_ spec: String?) -> String { spec ?? "a push" }
-        return missing.map { "missing: \(name($0.entry.spec)) to \($0.entry.token): expected \($0.entry.count), accepted \($0.got)" }
+        missing.map { "missing: \($0.entry.specName) to \($0.entry.token): expected \($0.entry.count), accepted \($0.got)" }
             + repeated.map {
-                "repeated: \(name($0.entry.spec)) to \($0.entry.token): expected \($0.entry.count), accepted \($0.got) "
+                "repeated: \($0.entry.specName) to \($0.entry.token): expected \($0.entry.count), accepted \($0.got) "
                     + "(extra: request #\($0.extraSequences.map(String.init).joined(separator: ", #")))"
             }
             + unexpected.map { "unexpected: \($0.spec ?? "an unmatched push") to \($0.token) (request #\($0.sequence))" }

@@ -160,8 +160,3 @@ struct CheckCommand: Subcommand {
         return checked.failed || comparison?.passed == false ? ExitCode.failure : ExitCode.success
     }
 }
-
-extension RecordLine {
-    /// The device a push addressed: APNs `/3/device/<token>`, FCM `message.token`.
-    var deviceToken: String? { AddressedDevice.token(route: route, path: path, body: body) }
-}

@@ -22,10 +22,8 @@ import RecordLine
 /// A push counts as delivered when the gateway accepted it (2xx): a retried 503 followed by a
 /// 200 is one delivery, and a push the gateway refused (a gone token's 410) reached no device.
 struct DeliveryExpectations {
-    typealias Expected = DeliveryTally.Expected
-
     let path: String
-    let expected: [Expected]
+    let expected: [ExpectedPush]
 
     /// Reads and checks the file; the error names the entry that is wrong.
     init(path: String) throws(FileError) {
@@ -40,7 +38,7 @@ struct DeliveryExpectations {
         guard let entries = document["deliveries"]?.arrayValue else {
             throw FileError(path: path, reason: #"expected {"deliveries": [{"token": …, "spec": …}, …]}"#)
         }
-        var expected: [Expected] = []
+        var expected: [ExpectedPush] = []
         var seen: Set<String> = []
         do throws(JSONFieldError) {
             for (index, entry) in entries.enumerated() {
@@ -53,7 +51,7 @@ struct DeliveryExpectations {
                 guard seen.insert(key).inserted else {
                     throw JSONFieldError(keyPath: fields.path, problem: "\(token) \(spec ?? "(any spec)") is listed twice; use count")
                 }
-                expected.append(Expected(token: token, spec: spec, count: count))
+                expected.append(ExpectedPush(token: token, spec: spec, count: count))
             }
         } catch {
             throw FileError(path: path, reason: error.description)
@@ -61,13 +59,13 @@ struct DeliveryExpectations {
         self.expected = expected
     }
 
-    static func normalized(_ token: String) -> String { AddressedDevice.comparable(token) }
+    static func normalized(_ token: String) -> String { DeviceToken(token).comparable }
 }
 
 extension DeliveryTally {
     /// Notes one recorded request: counted only if it was a push the gateway accepted.
-    mutating func add(_ request: RecordLine, spec: String?, sequence: Int) {
-        add(token: request.deviceToken, status: request.status, spec: spec, sequence: sequence)
+    mutating func add(_ request: RecordedExchange, spec: String?, sequence: Int) {
+        add(token: request.token, status: request.status, spec: spec, sequence: sequence)
     }
 
     func compare(with expectations: DeliveryExpectations) -> DeliveryComparison {

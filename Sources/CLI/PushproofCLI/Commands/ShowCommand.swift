@@ -54,20 +54,20 @@ struct ShowCommand: Subcommand {
                 continue
             }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-            let record: RecordLine
-            do { record = try RecordLine(decoding: line) } catch {
+            let record: RecordedExchange
+            do { record = try RecordedExchange(decoding: line) } catch {
                 unreadable.add((lineNumber, error.description))
                 continue
             }
-            if let route, route != record.route { continue }
+            if let route, route != record.route.rawValue { continue }
             var verdict = ""
-            if let v = record.verdict, let spec = v[RecordLine.name(RecordLine.Field.spec)] {
+            if let judgement = record.verdict?.judgement {
                 judged += 1
-                let count = v[RecordLine.name(RecordLine.Field.violations)]?.arrayValue?.count ?? 0
-                if v[RecordLine.name(RecordLine.Field.covered)] == .bool(false) {
+                let count = judgement.violations.count
+                if !judgement.covered {
                     verdict = "not covered by any spec"
                 } else {
-                    verdict = (spec.stringValue ?? "unmatched") + (count == 0 ? " ok" : " \(count) violation\(count == 1 ? "" : "s")")
+                    verdict = (judgement.spec ?? "unmatched") + (count == 0 ? " ok" : " \(count) violation\(count == 1 ? "" : "s")")
                 }
             }
             let warnings = record.gatewayWarnings
@@ -78,7 +78,7 @@ struct ShowCommand: Subcommand {
             let shortPath = path.count > 44 ? String(path.prefix(30)) + "…" + String(path.suffix(8)) : path
             let seq = record.sequence.map(String.init) ?? "?"
             let status = record.status.map(String.init) ?? "?"
-            var row = seq.leftPadded(6) + "  " + record.route.padding(to: 6) + (record.protocol ?? "?").padding(to: 9)
+            var row = seq.leftPadded(6) + "  " + record.route.rawValue.padding(to: 6) + (record.protocol ?? "?").padding(to: 9)
                 + shortPath.padding(to: 46) + status.leftPadded(4) + "  " + (record.reason ?? "").padding(to: 22) + verdict
             // The gateway's own explanation of a refused credential, under its row.
             if let detail = record.detail { row += "\n" + String(repeating: " ", count: 8) + "detail: " + detail }

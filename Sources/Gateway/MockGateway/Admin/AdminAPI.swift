@@ -1,6 +1,7 @@
 import Clocks
 import HTTPCore
 import JSON
+import PushModel
 
 /// The control API on the admin listener (loopback by default): status, reset, device token
 /// states, faults, answer rules (`/answer-rules`), recording counters, the request journal (`/requests`) and `/metrics`. JSON in, JSON out; every error is

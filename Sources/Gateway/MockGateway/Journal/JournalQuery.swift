@@ -111,8 +111,8 @@ public struct JournalQuery: Sendable, Equatable {
         }
         let addressed: String?
         switch line.route {
-        case .apns: addressed = member(RecordLine.name(RecordLine.Field.path)).flatMap { AddressedDevice.token(route: "apns", path: $0, body: []) }
-        case .fcm: addressed = member(RecordLine.name(RecordLine.Field.body)).flatMap { AddressedDevice.token(route: "fcm", path: "", body: Array($0.utf8)) }
+        case .apns: addressed = member(RecordLine.name(RecordLine.Field.path)).flatMap { AddressedDevice.token(route: .apns, path: $0, body: []) }
+        case .fcm: addressed = member(RecordLine.name(RecordLine.Field.body)).flatMap { AddressedDevice.token(route: .fcm, path: "", body: Array($0.utf8)) }
         case .oauth, .unknown: addressed = nil
         }
         return addressed.map(AddressedDevice.comparable) == token

@@ -230,7 +230,7 @@ enum JournalToken {
             if let token = exchange.deviceToken { return hash(token.utf8) }
             let body = exchange.request.body
             guard !body.isEmpty, body.count <= GatewayRoute.fcm.maxBodyBytes ?? 0 else { return none }
-            return AddressedDevice.token(route: "fcm", path: "", body: body).map { hash($0.utf8) } ?? none
+            return AddressedDevice.token(route: .fcm, path: "", body: body).map { hash($0.utf8) } ?? none
         case .oauth, .unknown:
             return none
         }

@@ -1,6 +1,7 @@
 import Dispatch
 import HTTPCore
 import JSON
+import PushModel
 import RecordLine
 import Synchronization
 
@@ -118,7 +119,7 @@ public final class RequestJournal: Sendable {
         let route = exchange.route
         let status = UInt16(clamping: exchange.response.status)
         let reason = exchange.reason
-        let spec = exchange.verdict?["spec"]?.stringValue
+        let spec = exchange.verdict?.specID
         let token = JournalToken.hash(of: exchange)
         let hasWaiters = state.withLock { state -> Bool in
             let sequence = number(state.lastSequence + 1)

@@ -1,4 +1,6 @@
 import JSON
+import PushModel
+import RecordLine
 import Synchronization
 
 /// Counters behind `/metrics` (Prometheus text exposition format 0.0.4): requests by route,
@@ -51,14 +53,11 @@ public final class GatewayMetrics: GatewayObserver {
         var violated: [ViolationKey] = []
         var unmatched = false
         var uncovered = false
-        if let verdict = exchange.verdict {
-            uncovered = verdict["covered"] == .bool(false)
-            // The spec engine's verdict shape: {"spec": id | null, "ok", "violations": [{"rule", …}]}.
-            let spec = verdict["spec"]?.stringValue
-            for violation in verdict["violations"]?.arrayValue ?? [] {
-                let rule = violation["rule"]?.stringValue ?? "unknown"
-                if spec == nil, rule == "unmatched" { unmatched = true; continue }
-                violated.append(ViolationKey(spec: spec ?? "none", rule: rule))
+        if let judgement = exchange.verdict?.judgement {
+            uncovered = !judgement.covered
+            for violation in judgement.violations {
+                if judgement.spec == nil, violation.rule == "unmatched" { unmatched = true; continue }
+                violated.append(ViolationKey(spec: judgement.spec ?? "none", rule: violation.rule))
             }
         }
         let authFailure = exchange.authFailure.map { AuthFailureKey(route: exchange.route, reason: exchange.reason ?? "", kind: $0) }

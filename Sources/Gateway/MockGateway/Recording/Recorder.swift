@@ -65,11 +65,11 @@ public final class Recorder: GatewayObserver {
     /// The line after its sequence number, which the file (or the journal) assigns; the line
     /// begins with `RecordLine.linePrefix`.
     static func encode(_ exchange: GatewayExchange, into writer: inout JSONWriter) {
-        RecordLine.encodeTail(request: exchange.request, response: exchange.response, route: exchange.route.rawValue,
+        RecordLine.encodeTail(request: exchange.request, response: exchange.response, route: exchange.route,
                               reason: exchange.reason, detail: exchange.detail, fault: exchange.fault, rule: exchange.answerRule,
                               verdict: exchange.verdict, answeredNanos: exchange.answeredNanos,
                               clientCertificateSubject: exchange.clientCertificateSubject,
-                              redactAssertion: exchange.route == .oauth, requestHead: exchange.recordedRequestHead, verdictEncoding: exchange.recordedVerdict,
+                              redactAssertion: exchange.route == .oauth, requestHead: exchange.recordedRequestHead, verdictEncoding: exchange.verdictEncoding,
                               into: &writer)
     }
 }

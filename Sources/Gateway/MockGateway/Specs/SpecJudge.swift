@@ -1,5 +1,7 @@
 import HTTPCore
 import JSON
+import PushModel
+import RecordLine
 import SpecValidator
 
 /// Judges live requests against a spec set (`serve --specs DIR`). A violation is a finding
@@ -11,30 +13,30 @@ public struct SpecJudge: Sendable {
     /// Google's) instead of the real gateway's answer.
     public let rejectViolations: Bool
 
-    /// A passing verdict of each spec as it is recorded, tree and bytes: the same for every push
-    /// that passes (most of them), so it is built once at load instead of as a tree a request
-    /// and serialized again into its line (perf: ~4% of a request with `--specs`).
-    private let passingVerdicts: [String: (json: JSONValue, encoded: [UInt8])]
+    /// A passing verdict of each spec as it is recorded, value and bytes: the same for every push
+    /// that passes (most of them), so it is built once at load instead of a request and
+    /// encoded again into its line (perf: ~4% of a request with `--specs`).
+    private let passingVerdicts: [String: (judgement: RecordedVerdict.Judgement, encoded: [UInt8])]
 
     public init(specs: SpecSet, rejectViolations: Bool = false) {
         self.specs = specs
         self.rejectViolations = rejectViolations
-        var passing: [String: (json: JSONValue, encoded: [UInt8])] = [:]
+        var passing: [String: (judgement: RecordedVerdict.Judgement, encoded: [UInt8])] = [:]
         for spec in specs.specs {
-            let json = SpecVerdict(specID: spec.id, violations: []).json()
-            passing[spec.id] = (json, json.bytes())
+            let judgement = RecordedVerdict.Judgement(SpecVerdict(specID: spec.id, violations: []))
+            passing[spec.id] = (judgement, RecordLine.encode(RecordedVerdict(judgement: judgement)))
         }
         passingVerdicts = passing
     }
 
-    /// `verdict` as the record and the metrics take it (`SpecVerdict.json()`), with its bytes
-    /// when it is a spec's passing verdict (kept from load).
-    func recordedForm(of verdict: SpecVerdict) -> (json: JSONValue, encoded: [UInt8]?) {
+    /// `verdict` as the record and the metrics take it, with the bytes of the record line's
+    /// `verdict` when it is a spec's passing verdict (kept from load).
+    func recordedForm(of verdict: SpecVerdict) -> (judgement: RecordedVerdict.Judgement, encoded: [UInt8]?) {
         if verdict.passed, !verdict.outOfScope, verdict.uncovered == nil, let id = verdict.specID,
            let passing = passingVerdicts[id] {
-            return (passing.json, passing.encoded)
+            return (passing.judgement, passing.encoded)
         }
-        return (verdict.json(), nil)
+        return (RecordedVerdict.Judgement(verdict), nil)
     }
 
     /// This judge with `product` claiming the app `bundleID` and `fcmProject` too (a
@@ -54,14 +56,14 @@ public struct SpecJudge: Sendable {
     /// `tape` when the service built one already (`ServiceOutcome.payloadTape`, a
     /// `JSONParser.tape(request.body)` at the payload check's depth limit), else its own.
     func judge(_ request: HTTPRequest, route: GatewayRoute, tape: JSONTape? = nil) -> SpecVerdict {
-        specs.judge(route: route.rawValue, method: request.method, path: request.path, fields: request.headers,
+        specs.judge(route: route, method: request.method, path: request.path, fields: request.headers,
                     body: request.body, tape: tape)
     }
 
     /// The verdict on a body over the route's `maxBodyBytes`, read from its size alone: no
     /// request that big conforms, and parsing it is what a hostile client wants (issue 9).
     func oversizedBodyVerdict(_ request: HTTPRequest, route: GatewayRoute) -> SpecVerdict {
-        if specs.isOutOfScope(route: route.rawValue, path: request.path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
+        if specs.isOutOfScope(route: route, path: request.path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
         let limit = route.maxBodyBytes ?? 0
         let violation = SpecViolation(pointer: JSONPointer(tokens: ["body"]), rule: "body-size", source: nil,
                                       expected: "at most \(limit) bytes", found: "\(request.body.count) bytes",
@@ -94,5 +96,21 @@ public struct SpecJudge: Sendable {
             if let apnsID { headers.insert(HTTPHeader("apns-id", apnsID), at: 0) }
             return (HTTPResponse(status: 400, headers: headers, body: writer.bytes), "SpecViolation")
         }
+    }
+}
+
+extension RecordedVerdict.Judgement {
+    /// A spec judge's verdict as the gateway records it.
+    init(_ verdict: SpecVerdict) {
+        self.init(spec: verdict.specID, ok: verdict.passed, covered: verdict.uncovered == nil,
+                  violations: verdict.violations.map(RecordedVerdict.Violation.init))
+    }
+}
+
+extension RecordedVerdict.Violation {
+    init(_ violation: SpecViolation) {
+        self.init(pointer: violation.pointer.description, rule: violation.rule,
+                  source: violation.source.map { RecordedVerdict.Source(seed: $0.seed, reference: $0.reference, sentence: $0.sentence) },
+                  expected: violation.expected, found: violation.found, message: violation.message)
     }
 }

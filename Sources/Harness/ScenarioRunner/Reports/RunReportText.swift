@@ -12,7 +12,7 @@ public enum RunReportText {
             out += "  event \(event.index) \(event.type): \(event.passed ? "ok" : "FAILED"); expected \(event.expected.count), "
                 + "delivered \(event.delivered.count)\n"
             if !quiet, !event.passed || event.expected.count != event.delivered.count {
-                for push in event.expected { out += "    expected \(push.spec) to \(push.device)\n" }
+                for push in event.expected { out += "    expected \(push.specName) to \(push.device)\n" }
                 for push in event.delivered { out += "    delivered \(push.spec ?? "(no spec)") to \(push.device) (#\(push.sequence))\n" }
             }
             // A sentence behind several problems in a row is quoted once, after the last of them.
@@ -58,7 +58,7 @@ public enum RunReportText {
                         .object([
                             "index": .number(Double(event.index)), "type": .string(event.type), "passed": .bool(event.passed),
                             "source": event.source.map(JSONValue.string) ?? .null,
-                            "expected": .array(event.expected.map { ["device": .string($0.device), "spec": .string($0.spec)] }),
+                            "expected": .array(event.expected.map { ["device": .string($0.device), "spec": .string($0.specName)] }),
                             "delivered": .array(event.delivered.map {
                                 ["device": .string($0.device), "spec": $0.spec.map(JSONValue.string) ?? .null, "seq": .number(Double($0.sequence))]
                             }),

@@ -82,17 +82,17 @@ public struct ProductIdentities: Sendable {
 
     /// The product indices that claim the request (one on APNs, one or more on FCM), or why none
     /// does (what the request carried, for reports that group unclaimed pushes).
-    func claimants(route: String, path: String, topic: String?) -> Result<[Int], UncoveredRequest> {
+    func claimants(route: GatewayRoute, path: String, topic: String?) -> Result<[Int], UncoveredRequest> {
         switch route {
-        case "apns":
+        case .apns:
             guard let topic, !topic.isEmpty else { return .failure(UncoveredRequest(route: route, identity: nil)) }
             if let product = topics[topic] { return .success(product) }
             return .failure(UncoveredRequest(route: route, identity: topic))
-        case "fcm":
+        case .fcm:
             guard let project = Self.fcmProject(inPath: path) else { return .failure(UncoveredRequest(route: route, identity: nil)) }
             if let product = fcmProjects[project] { return .success(product) }
             return .failure(UncoveredRequest(route: route, identity: project))
-        default:
+        case .oauth, .unknown:
             return .failure(UncoveredRequest(route: route, identity: nil))
         }
     }
@@ -109,10 +109,10 @@ public struct ProductIdentities: Sendable {
 /// A request no product claims, with what it carried instead: the APNs topic or the FCM
 /// project (nil when it carried none, or on another route).
 public struct UncoveredRequest: Error, Sendable, Equatable, Hashable {
-    public var route: String
+    public var route: GatewayRoute
     public var identity: String?
 
-    public init(route: String, identity: String?) {
+    public init(route: GatewayRoute, identity: String?) {
         self.route = route
         self.identity = identity
     }
@@ -120,11 +120,11 @@ public struct UncoveredRequest: Error, Sendable, Equatable, Hashable {
     /// What reports group by: `com.example.app`, `FCM project other-project`, `APNs pushes without apns-topic`.
     public var label: String {
         switch (route, identity) {
-        case ("apns", let topic?): return topic
-        case ("apns", nil): return "APNs pushes without apns-topic"
-        case ("fcm", let project?): return "FCM project " + project
-        case ("fcm", nil): return "FCM requests without a project in the path"
-        default: return "route " + route
+        case (.apns, let topic?): return topic
+        case (.apns, nil): return "APNs pushes without apns-topic"
+        case (.fcm, let project?): return "FCM project " + project
+        case (.fcm, nil): return "FCM requests without a project in the path"
+        case (.oauth, _), (.unknown, _): return "route " + route.rawValue
         }
     }
 }

@@ -1,4 +1,5 @@
 import JSON
+import PushModel
 
 /// One push kind on one transport (`poolse.ring.apns`), compiled from its spec file:
 /// how to recognise its requests, and the header, body and derived rules they must keep.
@@ -7,8 +8,7 @@ import JSON
 public final class PushSpec: Sendable {
     public let id: String
     public let product: String
-    /// `apns` or `fcm`.
-    public let transport: String
+    public let transport: PushTransport
     /// The spec file, relative to the spec directory (`poolse/ring.apns.json`).
     public let file: String
     /// Requests taken from the product document that must pass (see Specs/README.md).
@@ -24,7 +24,7 @@ public final class PushSpec: Sendable {
     /// The fields the sender chooses (`content.free`): not compared with the reference rules'.
     public let freeContent: [FreeContent]
 
-    init(id: String, product: String, transport: String, file: String, examples: [SpecExample], match: SpecMatch,
+    init(id: String, product: String, transport: PushTransport, file: String, examples: [SpecExample], match: SpecMatch,
          headerRules: [HeaderRule], derivedRules: [DerivedRule], schema: JSONSchema?, schemaDocument: JSONValue,
          schemaSource: SpecSource?, freeContent: [FreeContent] = []) {
         self.id = id
@@ -48,7 +48,7 @@ public final class PushSpec: Sendable {
 
 /// A request a spec file carries as evidence of what its rules accept.
 public struct SpecExample: Sendable {
-    public init(name: String, route: String, method: String = "POST", path: String, headers: [(name: String, value: String)], body: JSONValue) {
+    public init(name: String, route: GatewayRoute, method: String = "POST", path: String, headers: [(name: String, value: String)], body: JSONValue) {
         self.name = name
         self.route = route
         self.method = method
@@ -58,7 +58,7 @@ public struct SpecExample: Sendable {
     }
 
     public var name: String
-    public var route: String
+    public var route: GatewayRoute
     public var method: String
     public var path: String
     public var headers: [(name: String, value: String)]
@@ -69,7 +69,7 @@ public struct SpecExample: Sendable {
 
 /// The `match` block: the route, optionally the method, and conditions on headers and body.
 struct SpecMatch: Sendable {
-    var route: String
+    var route: GatewayRoute
     var method: String?
     var conditions: [MatchCondition]
 

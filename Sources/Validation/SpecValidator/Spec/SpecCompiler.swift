@@ -1,4 +1,5 @@
 import JSON
+import PushModel
 
 // Turns one spec file's JSON into a PushSpec, collecting every problem with its pointer so the
 // loader can stop at the first and the linter can report them all.
@@ -50,7 +51,7 @@ enum SpecCompiler {
         }
         let product = root["product"]?.stringValue ?? ""
         if product.isEmpty { issues.append(SpecIssue("\"product\" is required", at: JSONPointer(tokens: ["product"]))) }
-        guard let transport = root["transport"]?.stringValue, transport == "apns" || transport == "fcm" else {
+        guard let transport = root["transport"]?.stringValue.flatMap(PushTransport.init(rawValue:)) else {
             issues.append(SpecIssue("\"transport\" must be \"apns\" or \"fcm\"", at: JSONPointer(tokens: ["transport"])))
             return nil
         }
@@ -219,7 +220,7 @@ enum SpecCompiler {
         }
     }
 
-    static func compileMatch(_ json: JSONValue?, transport: String, config: JSONValue, issues: inout [SpecIssue]) -> SpecMatch? {
+    static func compileMatch(_ json: JSONValue?, transport: PushTransport, config: JSONValue, issues: inout [SpecIssue]) -> SpecMatch? {
         let at = JSONPointer(tokens: ["match"])
         guard let object = json?.objectValue else {
             issues.append(SpecIssue("\"match\" is required: {\"route\", \"all\": [conditions]}", at: at))
@@ -228,7 +229,14 @@ enum SpecCompiler {
         for key in object.keys where !["route", "method", "all", "source"].contains(key) {
             issues.append(SpecIssue("unknown key \"\(key)\" in match", at: at.appending(key)))
         }
-        let route = object["route"]?.stringValue ?? transport
+        var route = GatewayRoute(transport)
+        if let given = object["route"] {
+            if let named = given.stringValue.flatMap(GatewayRoute.init(rawValue:)), named.carriesPushes {
+                route = named
+            } else {
+                issues.append(SpecIssue("\"route\" must be \"apns\" or \"fcm\"", at: at.appending("route")))
+            }
+        }
         var conditions: [MatchCondition] = []
         for (i, item) in (object["all"]?.arrayValue ?? []).enumerated() {
             let here = at.appending("all").appending(i)
@@ -365,7 +373,7 @@ enum SpecCompiler {
 
     /// The default path is one the product claims on FCM (its first `fcm_project`); an APNs
     /// example names its topic in its headers.
-    static func compileExample(_ json: JSONValue, index: Int, transport: String, product: String, config: JSONValue,
+    static func compileExample(_ json: JSONValue, index: Int, transport: PushTransport, product: String, config: JSONValue,
                                issues: inout [SpecIssue]) -> SpecExample? {
         let at = JSONPointer(tokens: ["examples", String(index)])
         guard let object = json.objectValue, let body = object["body"] else {
@@ -380,10 +388,10 @@ enum SpecCompiler {
             }
             headers.append((name, text))
         }
-        let defaultPath = transport == "apns"
+        let defaultPath = transport == .apns
             ? "/3/device/" + String(repeating: "ab", count: 32)
             : "/v1/projects/\(config[product]?["fcm_project"].flatMap { $0.stringValue ?? $0[0]?.stringValue } ?? "example-project")/messages:send"
-        return SpecExample(name: object["name"]?.stringValue ?? "example \(index)", route: transport,
+        return SpecExample(name: object["name"]?.stringValue ?? "example \(index)", route: GatewayRoute(transport),
                            method: object["method"]?.stringValue ?? "POST", path: object["path"]?.stringValue ?? defaultPath,
                            headers: headers, body: body)
     }

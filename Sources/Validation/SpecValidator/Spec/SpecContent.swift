@@ -1,4 +1,5 @@
 import JSON
+import PushModel
 
 // What a push says, compared with what the reference rules say it must (`run` without
 // `expect`): the schema only tells whether a title is a string; this tells whether it is the
@@ -16,20 +17,6 @@ public struct FreeContent: Sendable, Equatable {
     public var why: String
     /// The sentence that leaves it free, where the product document has one.
     public var source: SpecSource?
-}
-
-/// The push the reference rules decided for a device, and the scenario time they decided it at
-/// (their clock: times in it, such as an expiration, are relative to that).
-public struct ContentReference: Sendable {
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
-    public var decidedAtMs: Int64
-
-    public init(headers: [(name: String, value: String)], body: [UInt8], decidedAtMs: Int64) {
-        self.headers = headers
-        self.body = body
-        self.decidedAtMs = decidedAtMs
-    }
 }
 
 /// One place where a push says something other than the reference rules' push for the same
@@ -71,7 +58,7 @@ extension PushSpec {
     public func compareContent(headers: [(name: String, value: String)], body: [UInt8], with reference: ContentReference,
                                wallClockMs: Int64, limit: Int = 10) -> [ContentDifference] {
         var differences: [ContentDifference] = []
-        if transport == "apns" {
+        if transport == .apns {
             for name in Self.decidedHeaders {
                 let pointer = JSONPointer(tokens: ["headers", name])
                 guard !isFree(pointer) else { continue }

@@ -2,6 +2,7 @@
 // A cold path: Foundation is fine.
 import Foundation
 import JSON
+import PushModel
 
 /// Checks a spec directory: unreadable or non-JSON files, schema errors (strict: unknown
 /// keywords), bad pointers and unknown kinds in rules, missing or unverifiable `source`s (the
@@ -49,8 +50,8 @@ public enum SpecLinter {
         }
         // A product's specs can only judge pushes the product claims by its identity.
         for product in set.products {
-            for transport in ["apns", "fcm"] where set.specs.contains(where: { $0.product == product && $0.transport == transport }) {
-                let key = transport == "apns" ? "bundle_ids" : "fcm_project"
+            for transport in PushTransport.allCases where set.specs.contains(where: { $0.product == product && $0.transport == transport }) {
+                let key = transport == .apns ? "bundle_ids" : "fcm_project"
                 let listed = set.config[product]?[key]
                 if listed?.stringValue?.isEmpty == false || listed?.arrayValue?.isEmpty == false { continue }
                 findings.append(LintFinding(file: "specset.json", pointer: JSONPointer(tokens: ["config", product, key]),
@@ -73,7 +74,7 @@ public enum SpecLinter {
                 findings.append(LintFinding(file: spec.file, pointer: JSONPointer(tokens: ["product"]),
                                             message: "product \"\(spec.product)\" does not match the folder"))
             }
-            if !spec.file.hasSuffix("." + spec.transport + ".json") {
+            if !spec.file.hasSuffix("." + spec.transport.rawValue + ".json") {
                 findings.append(LintFinding(file: spec.file, pointer: JSONPointer(tokens: ["transport"]),
                                             message: "transport \(spec.transport) does not match the file name"))
             }
@@ -83,7 +84,7 @@ public enum SpecLinter {
         // request can reach are compared: one product's, or FCM specs of products sharing a project.
         let sharing = set.identities.sharedFCMProjects.map { Set($0.products) }
         func reachable(_ a: PushSpec, _ b: PushSpec) -> Bool {
-            a.product == b.product || (a.transport == "fcm" && sharing.contains { $0.contains(a.product) && $0.contains(b.product) })
+            a.product == b.product || (a.transport == .fcm && sharing.contains { $0.contains(a.product) && $0.contains(b.product) })
         }
         for (i, a) in set.specs.enumerated() {
             for b in set.specs[(i + 1)...] where a.match.route == b.match.route && reachable(a, b) {

@@ -1,5 +1,6 @@
 import HTTPCore
 import JSON
+import PushModel
 
 /// Every push spec of a spec directory, compiled once, and the judge of requests against them.
 ///
@@ -17,25 +18,25 @@ public struct SpecSet: Sendable {
     public let products: [String]
     /// The `config` object of specset.json, after overrides.
     public let config: JSONValue
-    public let outOfScopeRoutes: [String]
+    public let outOfScopeRoutes: [GatewayRoute]
     public let outOfScopePaths: [String]
     /// Which product claims a request.
     let identities: ProductIdentities
     /// Indices into `specs`, per product (indexed as `products`), by route: a handful of
     /// routes, where comparing small strings beats hashing one per request.
-    let specsByProduct: [[(route: String, specs: [Int])]]
+    let specsByProduct: [[(route: GatewayRoute, specs: [Int])]]
     /// The files it was compiled from and the overrides it was compiled with, so it can be
     /// compiled again for another app (`claiming`); nil for a set built in memory.
     fileprivate(set) var sources: (specset: [UInt8], files: [(path: String, bytes: [UInt8])], configOverrides: JSONObject)?
 
-    init(specs: [PushSpec], products: [String], config: JSONValue, outOfScopeRoutes: [String], outOfScopePaths: [String]) {
+    init(specs: [PushSpec], products: [String], config: JSONValue, outOfScopeRoutes: [GatewayRoute], outOfScopePaths: [String]) {
         self.specs = specs.sorted { $0.id < $1.id }
         self.products = products
         self.config = config
         self.outOfScopeRoutes = outOfScopeRoutes
         self.outOfScopePaths = outOfScopePaths
         identities = ProductIdentities(products: products, config: config)
-        var byProduct = [[(route: String, specs: [Int])]](repeating: [], count: products.count)
+        var byProduct = [[(route: GatewayRoute, specs: [Int])]](repeating: [], count: products.count)
         for (i, spec) in self.specs.enumerated() {
             guard let product = products.firstIndex(of: spec.product) else { continue }  // a compile issue already
             if let existing = byProduct[product].firstIndex(where: { $0.route == spec.match.route }) {
@@ -49,14 +50,14 @@ public struct SpecSet: Sendable {
 
     /// The products that claim a request on `route` with this path and `apns-topic` (one on
     /// APNs; on FCM every product listing the project), or what the request carried instead.
-    public func claimants(route: String, path: String, topic: String?) -> Result<[String], UncoveredRequest> {
+    public func claimants(route: GatewayRoute, path: String, topic: String?) -> Result<[String], UncoveredRequest> {
         identities.claimants(route: route, path: path, topic: topic).map { $0.map { products[$0] } }
     }
 
     public func spec(id: String) -> PushSpec? { specs.first { $0.id == id } }
 
     /// True when requests on this route or path are not push sends and are not judged.
-    public func isOutOfScope(route: String, path: String) -> Bool {
+    public func isOutOfScope(route: GatewayRoute, path: String) -> Bool {
         if outOfScopeRoutes.contains(route) { return true }
         // A prefix covers the path itself, its sub-paths and its query: "/token", "/token/x", "/token?a".
         for prefix in outOfScopePaths where path.utf8.starts(with: prefix.utf8) {
@@ -66,9 +67,8 @@ public struct SpecSet: Sendable {
         return false
     }
 
-    /// Judges one request. `route` is the gateway's route name (`apns`, `fcm`, `oauth`,
-    /// `unknown`); `body` is parsed once here.
-    public func judge(route: String, method: String, path: String,
+    /// Judges one request on the gateway's `route`; `body` is parsed once here.
+    public func judge(route: GatewayRoute, method: String, path: String,
                       headers: [(name: String, value: String)], body: [UInt8]) -> SpecVerdict {
         judge(route: route, method: method, path: path, fields: HTTPFields(lowercasingNames: headers), body: body,
               parsedBody: nil, tape: nil)
@@ -78,7 +78,7 @@ public struct SpecSet: Sendable {
     /// `JSONParser.parse(body)` returns, and the judge works on that tree; nil reads `body`
     /// here, on a tape where it can (cheaper: the gateway no longer parses for the judge). The
     /// tree path is what the tape path must agree with (`SpecTapeJudgeTests`).
-    public func judge(route: String, method: String, path: String,
+    public func judge(route: GatewayRoute, method: String, path: String,
                       headers: [(name: String, value: String)], body: [UInt8], parsedBody: JSONValue?) -> SpecVerdict {
         judge(route: route, method: method, path: path, fields: HTTPFields(lowercasingNames: headers), body: body,
               parsedBody: parsedBody, tape: nil)
@@ -87,7 +87,7 @@ public struct SpecSet: Sendable {
     /// `judge` on a tape of `body` the caller has built already: `tape` must be what
     /// `JSONParser.tape(body)` returns (the gateway reads an APNs payload's `aps` from it too,
     /// so the body is scanned once).
-    public func judge(route: String, method: String, path: String,
+    public func judge(route: GatewayRoute, method: String, path: String,
                       headers: [(name: String, value: String)], body: [UInt8], tape: JSONTape) -> SpecVerdict {
         judge(route: route, method: method, path: path, fields: HTTPFields(lowercasingNames: headers), body: body,
               parsedBody: nil, tape: tape)
@@ -95,17 +95,17 @@ public struct SpecSet: Sendable {
 
     /// `judge` on a request's fields as the gateway received them (lowercase names, as bytes:
     /// only a header a rule reads becomes text), on `tape` when the caller has one of `body`.
-    public func judge(route: String, method: String, path: String, fields: HTTPFields, body: [UInt8],
+    public func judge(route: GatewayRoute, method: String, path: String, fields: HTTPFields, body: [UInt8],
                       tape: JSONTape? = nil) -> SpecVerdict {
         judge(route: route, method: method, path: path, fields: fields, body: body, parsedBody: nil, tape: tape)
     }
 
-    private func judge(route: String, method: String, path: String, fields headers: HTTPFields, body: [UInt8],
+    private func judge(route: GatewayRoute, method: String, path: String, fields headers: HTTPFields, body: [UInt8],
                        parsedBody: JSONValue?, tape givenTape: JSONTape?) -> SpecVerdict {
         if isOutOfScope(route: route, path: path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
         // Identity before the body: a push of an app no product ships is nobody's to judge.
         let claimants: [Int]
-        switch identities.claimants(route: route, path: path, topic: route == "apns" ? headers.value(of: "apns-topic") : nil) {
+        switch identities.claimants(route: route, path: path, topic: route == .apns ? headers.value(of: "apns-topic") : nil) {
         case .success(let products): claimants = products
         case .failure(let uncovered): return SpecVerdict(specID: nil, violations: [], uncovered: uncovered)
         }
@@ -141,10 +141,10 @@ public struct SpecSet: Sendable {
         guard let chosen else {
             let name = claimants.map { products[$0] }.joined(separator: " or ")
             violations.append(SpecViolation(pointer: .root, rule: "unmatched", source: nil,
-                                            expected: "a push one of \(name)'s \(route) specs recognises",
+                                            expected: "a push one of \(name)'s \(route.rawValue) specs recognises",
                                             found: unmatchedSummary(request),
                                             message: "no \(name) spec matches this push (\(method) \(path), claimed by \(name) by its "
-                                                + (route == "fcm" ? "FCM project" : "apns-topic") + ")"))
+                                                + (route == .fcm ? "FCM project" : "apns-topic") + ")"))
             return SpecVerdict(specID: nil, violations: violations)
         }
         let spec = specs[chosen]
@@ -189,7 +189,8 @@ extension SpecSet {
         for (key, value) in configOverrides { config[key] = merge(config[key], value) }
         let configValue = JSONValue.object(config)
         let outOfScope = setObject["outOfScope"]
-        let routes = outOfScope?["routes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        // A name that is no route of the gateway's would leave nothing out: not kept.
+        let routes = outOfScope?["routes"]?.arrayValue?.compactMap { $0.stringValue.flatMap(GatewayRoute.init(rawValue:)) } ?? []
         let paths = outOfScope?["paths"]?.arrayValue?.compactMap(\.stringValue) ?? []
 
         var specs: [PushSpec] = []
