@@ -12,7 +12,7 @@ import JSON
 /// record line read the same bytes. A field became text only where a rule must read it as
 /// text. As Strings, a push's ~8 fields were made (or compared against the previous request's
 /// and retained), then retained and released again at every stage that held the request
-/// (perf: ~10% of the server's time, issue 13).
+/// (measured: Benchmarks/README.md, "Figures behind code comments").
 ///
 /// Two ways in: as a collection of `HTTPHeader` (each made when read: tests, cold paths,
 /// anything that wants text), and `withUnsafeFields`, a view over the bytes for hot paths.

@@ -186,7 +186,7 @@ struct Reader {
         // Push payloads have objects of ~4-16 members: one allocation instead of four or five
         // regrowths (each a malloc and a move of every entry).
         entries.reserveCapacity(8)
-        // Built once the object outgrows a scan (a hostile body: issue 9).
+        // Built once the object outgrows a scan (a hostile body).
         var keyIndex: ObjectKeyIndex?
         while true {
             skipWhitespace()

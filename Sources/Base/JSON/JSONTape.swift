@@ -241,7 +241,7 @@ extension Reader {
         var count: UInt32 = 0
         var seenLow: UInt64 = 0, seenHigh: UInt64 = 0
         // Past `ObjectKeyIndex.threshold` keys the filter is full and each key would be compared
-        // with every earlier one: a hash of the key bytes instead (a hostile body: issue 9).
+        // with every earlier one: a hash of the key bytes instead (a hostile body).
         var keyHashes: ObjectKeyIndex?
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {

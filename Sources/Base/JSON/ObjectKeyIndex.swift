@@ -1,7 +1,7 @@
 /// The members of one large object by key hash, so finding a repeated key costs a constant
 /// expected number of comparisons instead of one per earlier member. A hostile body of 95,000
 /// distinct keys (950 KB) held an event loop for 24 s when each key was compared with every
-/// earlier one (issue 9, row 1); objects in push payloads have 4-30 members and keep the
+/// earlier one (a hostile body); objects in push payloads have 4-30 members and keep the
 /// plain scan (`threshold`), so this is built only for the rare large object.
 ///
 /// Open addressing with linear probing over a power-of-two table kept at most half full. A slot

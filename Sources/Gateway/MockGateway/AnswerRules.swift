@@ -3,7 +3,7 @@ import JSON
 import PushModel
 import Synchronization
 
-/// One answer rule (issue 21): an answer chosen by what the request carries, as a WireMock stub
+/// One answer rule: an answer chosen by what the request carries, as a WireMock stub
 /// is. "429 with Retry-After 2 to the 3rd push for token X", "500 when `/aps/alert/title` is
 /// empty", "410 for every token with prefix P after time T". Read from the configuration's
 /// `answer_rules`, the control API's `/answer-rules` and a scenario's `gateway.answer_rules`

@@ -5,7 +5,7 @@ import RecordLine
 
 extension GatewayRoute {
     /// The largest body read (parsed, judged) on this route; a larger one is answered from its
-    /// size alone, so a hostile body costs no parse (issue 9). APNs: 5120 bytes, the VoIP limit
+    /// size alone, so a hostile body costs no parse. APNs: 5120 bytes, the VoIP limit
     /// (apns.md, Payload; each push type's own limit is checked in its place, answered 413
     /// PayloadTooLarge). FCM: 64 KiB, sixteen times the 4096-byte message limit (fcm.md, Size;
     /// room for whitespace and the envelope), answered 400 INVALID_ARGUMENT. `/token`: 8 KiB,

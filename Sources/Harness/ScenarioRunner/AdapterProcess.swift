@@ -346,7 +346,7 @@ struct LineBuffer {
 final class StderrTail: Sendable {
     static let kept = 20
     /// A stderr line longer than this is forwarded (and kept) in pieces of this size: an adapter
-    /// that writes without a newline must not grow our memory (issue 19: 3.4 GB in 10 s).
+    /// that writes without a newline must not grow our memory (Benchmarks/README.md, "Figures behind code comments").
     static let pieceLimit = 64 << 10
     private struct State {
         var lines: [String] = []

@@ -1,5 +1,5 @@
 // The bounds that keep one hostile client from taking an event loop's CPU or the process's
-// memory (issue 9): what happens when descriptors run out, how many request bytes one
+// memory: what happens when descriptors run out, how many request bytes one
 // connection may have buffered, how long a request head or body may take, when a header
 // block is so far over the limit that decoding it further is wasted work, and how long one
 // connection may hold its loop. Each is a small value type with time passed in, so the

@@ -192,7 +192,7 @@ struct SendCommand: Subcommand {
         return ["members": .number(Double(members)), "rounds": .array(roundsJSON), "median_throughput_per_s": .number(median)]
     }
 
-    /// Times rule evaluation plus payload building alone (issue 4: it must cost a small
+    /// Times rule evaluation plus payload building alone (it must cost a small
     /// fraction of delivery). The workspace is set up once, untimed; one untimed round warms up.
     private func buildOnlyRun() -> JSONObject? {
         let setupStart = SystemClock.monotonicNanoseconds()

@@ -3,8 +3,8 @@ import Foundation
 import ScenarioRunner
 
 /// The sender a scenario is played through (`run`, `drive --scenario`, `plan --scenario`): the
-/// reference one in this process, or any sender behind an adapter (`--sender-cmd`, issue 12
-/// and docs/adapter-protocol.md). Parsed in one place so the three commands take the same
+/// reference one in this process, or any sender behind an adapter (`--sender-cmd`,
+/// docs/adapter-protocol.md). Parsed in one place so the three commands take the same
 /// options and say the same things about them.
 struct ScenarioSenderChoice {
     /// How reports name the reference sender, in process or behind `pushproof adapter`; its

@@ -17,7 +17,7 @@ import Foundation
 /// A write that fails part way (the disk full, then space back) leaves no half line: the file
 /// is cut back to its last whole line, and the lines that did not make it are counted
 /// (`lostLines`), so a reader sees whole lines with a gap in `seq` and the summary says how
-/// many are missing (issue 9, row 8: the record held a spliced half line).
+/// many are missing (without it the record once held a spliced half line).
 public final class RecordFile: Sendable {
     /// `write(2)`'s shape, so tests can fail writes part way.
     typealias WriteFunction = @Sendable (Int32, UnsafeRawPointer, Int) -> Int

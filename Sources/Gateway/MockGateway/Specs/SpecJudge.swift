@@ -61,7 +61,7 @@ public struct SpecJudge: Sendable {
     }
 
     /// The verdict on a body over the route's `maxBodyBytes`, read from its size alone: no
-    /// request that big conforms, and parsing it is what a hostile client wants (issue 9).
+    /// request that big conforms, and parsing it is what a hostile client wants.
     func oversizedBodyVerdict(_ request: HTTPRequest, route: GatewayRoute) -> SpecVerdict {
         if specs.isOutOfScope(route: route, path: request.path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
         let limit = route.maxBodyBytes ?? 0

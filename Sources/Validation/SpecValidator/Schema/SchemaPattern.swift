@@ -32,7 +32,7 @@ enum PatternMatch: Equatable, Sendable {
 ///
 /// Every match runs under limits (`matchLimit`, `depthLimit`, `heapLimitKiB`; the JIT's stack):
 /// `^(?=(a+)+$)` on 41 characters ran for over a minute on the backtracking engines this
-/// replaced, holding a `--specs` gateway's event loop (issue 9, row 9). Now it gives up in
+/// replaced, holding a `--specs` gateway's event loop. Now it gives up in
 /// milliseconds and that one check fails with a clear message.
 final class CompiledPattern: @unchecked Sendable {
     // @unchecked: `code` is immutable after init, and PCRE2 documents a compiled pattern (and
