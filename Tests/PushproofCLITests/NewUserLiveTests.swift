@@ -26,6 +26,23 @@ func quickStartPush(to serve: ServeProcess, topic: String) throws -> String {
 }
 
 @Suite(.serialized) struct NewUserLiveTests {
+    /// The first word of two-word commands alone names the commands it begins, rather than
+    /// calling itself unknown; `--help` lists them and succeeds.
+    @Test func aCommandFamilyAloneNamesItsCommands() throws {
+        let directory = try TemporaryDirectory("families")
+        let bare = try pushproof(["k8s"], directory: directory.path)
+        #expect(bare.status == ExitCode.usage)
+        #expect(bare.error.contains("pushproof k8s: give one of:"), "\(bare.error)")
+        for name in ["k8s render", "k8s segment", "k8s collect"] { #expect(bare.error.contains(name), "\(bare.error)") }
+        #expect(!bare.error.contains("unknown command 'k8s'"))
+        let help = try pushproof(["specs", "--help"], directory: directory.path)
+        #expect(help.status == 0)
+        #expect(help.output.contains("specs lint"), "\(help.output)")
+        let wrong = try pushproof(["k8s", "deploy"], directory: directory.path)
+        #expect(wrong.status == ExitCode.usage)
+        #expect(wrong.error.contains("unknown command 'k8s deploy'"), "\(wrong.error)")
+    }
+
     /// From a folder with no Specs/ and without --specs: the shipped specs are found, the
     /// quick start's push is not covered by any spec, and check passes (fails with --require-spec).
     @Test func theQuickStartPassesCheckFromAnyFolder() throws {
@@ -133,7 +150,7 @@ func quickStartPush(to serve: ServeProcess, topic: String) throws -> String {
 
         // $PUSHPROOF_SPECS names the set outright, and a wrong one is an error that says so.
         let wrong = try pushproof(["check", empty], directory: elsewhere.path, set: ["PUSHPROOF_SPECS": elsewhere.file("none")])
-        #expect(wrong.status == 2)
+        #expect(wrong.status == ExitCode.usage)
         #expect(wrong.error.contains("($PUSHPROOF_SPECS)"), "\(wrong.error)")
         #expect(wrong.error.contains("specset.json"), "\(wrong.error)")
     }

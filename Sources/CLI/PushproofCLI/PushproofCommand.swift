@@ -103,6 +103,17 @@ public enum PushproofCommand {
             command = found
             rest.removeFirst()
         }
+        // The first word of two-word commands alone ("pushproof k8s", "pushproof specs --help"):
+        // name the commands it begins.
+        let family = subcommands.filter { $0.spec.name.hasPrefix(name + " ") }
+        if command == nil, !family.isEmpty {
+            let list = family.map { "  " + $0.spec.name.padding(to: 14) + $0.spec.abstract }.joined(separator: "\n")
+            let helpAsked = rest.first == "--help" || rest.first == "-h"
+            let lead = helpAsked ? "" : "pushproof \(name): " + (rest.first.map { "unknown command '\(name) \($0)'; " } ?? "") + "give one of:\n"
+            let text = lead + list + "\n\nRun 'pushproof \(family[0].spec.name) --help' for a command's options."
+            if helpAsked { print(text) } else { printError(text) }
+            return helpAsked ? ExitCode.success : ExitCode.usage
+        }
         guard let command else {
             var message = "pushproof: unknown command '\(name)'"
             if let near = subcommands.map(\.spec.name).min(by: { editDistance($0, name) < editDistance($1, name) }),
