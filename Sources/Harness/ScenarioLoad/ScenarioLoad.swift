@@ -207,7 +207,7 @@ public enum ScenarioLoad {
                             lateAfter: options.lateAfter)
         var aborted: String?
         var played = 0
-        let oracle = ScenarioOracle(scenario, app: app, devices: devices)
+        let oracle = ScenarioOracle(scenario, app: app, devices: devices, namingDevices: false)
         do {
             try await sender.setUp(SenderSetup(scenario: scenario, app: app, gateway: gateway.access))
         } catch {
