@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "RecordLine", "PushproofTestSupport"]),
         .testTarget(name: "PushproofGatewayTests", dependencies: ["PushproofGateway", "Crypto", "JSON", "PushproofTestSupport"]),
         .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON", "RecordLine"]),
-        .testTarget(name: "FleetTests", dependencies: ["Fleet", "JSON", "PushproofTestSupport"]),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet", "JSON", "PushproofTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "RecordCheckTests", dependencies: ["RecordCheck", "SpecValidator", "JSON"]),
         .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine", "RecordCheck", "Fleet"]),
     ]
