@@ -87,9 +87,8 @@ public struct ArrivalMatcher: Sendable {
     private var deadTokenPushes: [String] = []
     /// Pushes to a token already answered dead, so far.
     public var deadTokenPushCount: Int { deadTokenPushes.count }
-    /// A push answered 429 or 503 with a Retry-After, by device and spec: the retry must not
-    /// come before `until` (`EventJudge.retriesTooSoon` is the same rule in `run`).
-    private var retryNotBefore: [Key: (until: UInt64, refused: Int, answer: String, wait: Int)] = [:]
+    /// Pushes answered 429 or 503 with a Retry-After, waited out by their retries (the rule `run` judges too).
+    private var retryAfter = RetryAfterRule()
     /// Retries that came too soon: how many, and the first few in words.
     public private(set) var retriesTooSoon = 0
     private var retriesTooSoonListed: [String] = []
@@ -152,16 +151,10 @@ public struct ArrivalMatcher: Sendable {
         }
         let answer = AnswerClass.of(status: exchange.status ?? 0, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
         let key = Key(token: token, spec: exchange.specID ?? "")
-        if let pending = retryNotBefore.removeValue(forKey: key), at < pending.until {
+        if let finding = retryAfter.observe(exchange, token: token, label: "push #\(sequence)", at: at,
+                                            deviceName: { deviceName(token.comparable) }) {
             retriesTooSoon += 1
-            if retriesTooSoonListed.count < 5 {
-                let early = Double(pending.until - at) / 1e9
-                retriesTooSoonListed.append("retry too soon: push #\(sequence) to \(deviceName(token.comparable)) came \(String(format: "%.3f", Double(pending.wait) - early)) s "
-                                            + "after push #\(pending.refused) was answered \(pending.answer) with Retry-After: \(pending.wait)")
-            }
-        }
-        if exchange.status == 429 || exchange.status == 503, let wait = exchange.retryAfterSeconds, wait > 0 {
-            retryNotBefore[key] = (at &+ UInt64(wait) * 1_000_000_000, sequence, exchange.answer, wait)
+            if retriesTooSoonListed.count < 5 { retriesTooSoonListed.append(finding) }
         }
         let eventIndex: Int?
         if answer == .transient {

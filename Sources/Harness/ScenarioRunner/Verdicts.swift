@@ -305,30 +305,17 @@ public enum EventJudge {
     /// retry arrived before its own answer, so a gap shorter than the wait is always a true
     /// finding (a latency fault on the retry can only hide one).
     static func retriesTooSoon(_ pushes: [RecordedExchange], deviceName: (String) -> String) -> [Problem] {
-        var problems: [Problem] = []
-        // One pass: the refusal each device and spec waits out, met by its next push.
-        var waiting: [DeviceSpec: (refused: RecordedExchange, wait: Int)] = [:]
-        for push in pushes {
-            guard let token = push.deviceToken else { continue }
-            let key = DeviceSpec(token: token, spec: push.specID ?? "")
-            let answered = push.answeredNanos ?? 0
-            if let (refused, wait) = waiting.removeValue(forKey: key), let refusedAt = refused.answeredNanos, answered >= refusedAt {
-                let gap = Double(answered - refusedAt) / 1e9
-                if gap < Double(wait) {
-                    problems.append(Problem(.retryTooSoon, "retry too soon: request \(push.requestNumber) to \(deviceName(token.comparable)) came "
-                                            + String(format: "%.3f", gap) + " s after request \(refused.requestNumber) was answered \(refused.answer) "
-                                            + "with Retry-After: \(wait) (wait at least \(wait) s)"))
-                }
-            }
-            if push.status == 429 || push.status == 503, let wait = push.retryAfterSeconds, wait > 0, answered > 0 {
-                waiting[key] = (push, wait)
-            }
+        var rule = RetryAfterRule()
+        return pushes.compactMap { push in
+            guard let token = push.deviceToken else { return nil }
+            let answered = push.answeredNanos.flatMap { $0 > 0 ? $0 : nil }
+            return rule.observe(push, token: token, label: "request \(push.requestNumber)", at: answered,
+                                deviceName: { deviceName(token.comparable) }).map { Problem(.retryTooSoon, $0) }
         }
-        return problems
     }
 
     /// A device and a spec id.
-    struct DeviceSpec: Hashable {
+    public struct DeviceSpec: Hashable, Sendable {
         var token: DeviceToken
         var spec: String
     }
@@ -355,4 +342,41 @@ public enum EventJudge {
 extension RecordedExchange {
     /// How findings name a request: `#12`, its `seq`.
     var requestNumber: String { "#" + (sequence.map(String.init) ?? "?") }
+}
+
+/// The Retry-After rule, written once for `run`'s verdicts and a load run's matcher. Apple and
+/// Google ask a sender to wait what a 429 or 503's `Retry-After` says before it tries again: a
+/// refusal holds its device and spec for that long, and the next push to them sooner (a retry
+/// is the next push to the same device of the same spec) is a retry too soon. Times are when
+/// the gateway answered, so a latency fault on the retry can only hide a finding, never make one.
+public struct RetryAfterRule: Sendable {
+    private struct Refusal: Sendable {
+        var label: String
+        var answer: String
+        var wait: Int
+        var at: UInt64
+    }
+    private var waiting: [EventJudge.DeviceSpec: Refusal] = [:]
+
+    public init() {}
+
+    /// `push`, to `token`, answered at `at` nanoseconds (any one clock; nil: not known, it only
+    /// ends a wait), named `label` in findings ("request #3", "push #3"). Returns the finding's
+    /// words when it came too soon.
+    public mutating func observe(_ push: RecordedExchange, token: DeviceToken, label: String, at: UInt64?,
+                                 deviceName: () -> String) -> String? {
+        let key = EventJudge.DeviceSpec(token: token, spec: push.specID ?? "")
+        var finding: String?
+        if let refusal = waiting.removeValue(forKey: key), let at, at >= refusal.at {
+            let gap = Double(at - refusal.at) / 1e9
+            if gap < Double(refusal.wait) {
+                finding = "retry too soon: \(label) to \(deviceName()) came " + String(format: "%.3f", gap)
+                    + " s after \(refusal.label) was answered \(refusal.answer) with Retry-After: \(refusal.wait) (wait at least \(refusal.wait) s)"
+            }
+        }
+        if let at, push.status == 429 || push.status == 503, let wait = push.retryAfterSeconds, wait > 0 {
+            waiting[key] = Refusal(label: label, answer: push.answer, wait: wait, at: at)
+        }
+        return finding
+    }
 }
