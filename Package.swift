@@ -85,7 +85,7 @@ let package = Package(
 
         // A `pushproof serve` elsewhere as a scenario's gateway (`run`, `drive`, `plan --gateway`): its
         // control API client (over the Sender's `CurlRequest`) and the request-journal follower.
-        .target(name: "RemoteGateway", dependencies: ["JSON", "Clocks", "MockGateway", "RecordLine", "Scenario", "SpecValidator", "Sender",
+        .target(name: "RemoteGateway", dependencies: ["JSON", "Clocks", "Descriptors", "MockGateway", "RecordLine", "Scenario", "SpecValidator", "Sender",
                                                       "Driver", "ScenarioRunner", "ScenarioLoad"], path: "Sources/Harness/RemoteGateway"),
 
         // A load run on Kubernetes as plain objects (`pushproof k8s`): the manifests (an Indexed Job of

@@ -28,7 +28,8 @@ struct PlanCommand: Subcommand {
             ScenarioDrive.eventsInFlightSpec(default: "1: each event's pushes answered before the next, so a play's figure is "
                                              + "each event's own time to ring all"),
             .value("admin", "URL", "With --scenario and --gateway: that pushproof serve's control API (token states, faults, "
-                   + "and its request journal, where arrivals are read)."),
+                   + "and its request journal, where arrivals are read); repeated, or a name of several addresses, for replicas.",
+                   repeatable: true),
             .flag("quiet", "Print only the plan, no progress line."),
         ] + ScenarioSpecs.options(prefix: "With --scenario: ") + ScenarioSenderChoice.specs
           + SenderOptions.specs.filter { !["connections", "senders", "max-in-flight"].contains($0.name) },
