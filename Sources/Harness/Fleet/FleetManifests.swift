@@ -31,6 +31,8 @@ public struct FleetNames: Sendable, Equatable {
     public func gatewayHosts(count: Int) -> [String] {
         (0..<count).map { "\(statefulSet)-\($0).\(statefulSet).\(serviceDomain)" }
     }
+    /// In the Secret: the APNs provider token every segment uses (`PUSHPROOF_PROVIDER_TOKEN_FILE`).
+    public static let providerTokenFile = "provider-token.jwt"
     public var tokenURL: String { "http://\(gatewayService).\(serviceDomain):\(Self.gatewayPort)/token" }
     public var runSelector: String { "\(Self.runLabel)=\(runID)" }
     public func selector(component: String) -> String { "\(runSelector),\(Self.componentLabel)=\(component)" }
@@ -213,6 +215,9 @@ public enum FleetManifests {
             (SegmentEnvironment.gatewaysKey, names.gatewayHosts(count: plan.gateways).joined(separator: ",")),
         ]
         if let weights = plan.segmentWeights { environment.append((SegmentEnvironment.weightsKey, weights)) }
+        if credentials.files.contains(where: { $0.name == FleetNames.providerTokenFile }) {
+            environment.append(("PUSHPROOF_PROVIDER_TOKEN_FILE", FleetNames.configDirectory + "/" + FleetNames.providerTokenFile))
+        }
         // A scenario run reads the gateway's request journal through its control API.
         if case .scenario = plan.workload { environment.append((SegmentEnvironment.adminPortKey, String(FleetNames.adminPort))) }
         let storage = storage(names, scratch: "work")

@@ -1,5 +1,7 @@
 import Fleet
+import Crypto
 import Foundation
+import Sender
 
 /// `pushproof k8s render`: one load run as plain Kubernetes objects (Fleet's FleetManifests),
 /// with fresh test credentials whose token_uri is the run's gateway Service.
@@ -89,7 +91,17 @@ struct K8sRenderCommand: Subcommand {
         let generated = try TestCredentialFiles.make(gateway: String(names.tokenURL.dropLast("/token".count)), keyID: keyID, teamID: teamID,
                                                      project: "poolse-example", bundleIDs: ["com.example.loop"])
         let configuration = generated.files.first { $0.name == "gateway.json" }?.contents ?? "{}"
-        return FleetPlan.Credentials(files: generated.files.filter { $0.name != "gateway.json" }.map { ($0.name, $0.contents) },
+        var files = generated.files.filter { $0.name != "gateway.json" }.map { ($0.name, $0.contents) }
+        // One provider token for every segment, signed now: pods that each signed their own
+        // would trip the gateways' TooManyProviderTokenUpdates, as Apple's would (a team's token
+        // may change once in 20 minutes, across all its connections). Used while under 50
+        // minutes old; after that each pod signs its own.
+        if let key = files.first(where: { $0.0 == "apns-key.p8" })?.1 {
+            let issuedAt = Int(Date().timeIntervalSince1970)
+            let token = try APNsSigningKey(key: ECP256PrivateKey(pem: key), keyID: keyID, teamID: teamID).makeProviderToken(issuedAt: issuedAt)
+            files.append((FleetNames.providerTokenFile, "\(issuedAt) \(token)\n"))
+        }
+        return FleetPlan.Credentials(files: files,
                                      gatewayConfigurationJSON: configuration, keyID: keyID, teamID: teamID)
     }
 
