@@ -53,13 +53,17 @@ struct DriveSegmentOptions {
         func milliseconds(_ duration: Duration?) -> String {
             duration.map { String($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? "default"
         }
-        return RunIdentity(fields: [
+        return RunIdentity(fields: identityFields.merging([
             "workload": workload, "members": String(members), "model": plan.modelDescription,
             "warm_up_ms": milliseconds(plan.warmUp), "time_limit_ms": milliseconds(plan.timeLimit),
             "late_after_ms": milliseconds(plan.lateAfter), "drop_after_ms": milliseconds(plan.dropAfter),
             "max_in_flight": String(plan.maxInFlight), "transports": transports, "gone_tokens": String(goneTokens),
-            "segments": String(segment.segmentCount), "segment_weights": segment.weights.map(\.description).joined(separator: ","),
-            "start_at_unix_ms": plannedStart.map { String($0.unixMilliseconds) } ?? "none",
-        ])
+        ]) { $1 })
+    }
+
+    /// The split's part of every run's identity: N, the weights and the start.
+    var identityFields: [String: String] {
+        ["segments": String(segment.segmentCount), "segment_weights": segment.weights.map(\.description).joined(separator: ","),
+         "start_at_unix_ms": plannedStart.map { String($0.unixMilliseconds) } ?? "none"]
     }
 }
