@@ -80,7 +80,7 @@ let package = Package(
 
         // `pushproof check`: a recording judged against the push specs, streamed a line at a time,
         // and the recording's own checks (seq gaps, stored verdicts), as a typed report.
-        .target(name: "RecordCheck", dependencies: ["JSON", "Clocks", "Metrics", "PushModel", "RecordLine", "SpecValidator", "Reports"],
+        .target(name: "RecordCheck", dependencies: ["JSON", "Clocks", "Encoding", "Metrics", "PushModel", "RecordLine", "SpecValidator", "Reports"],
                 path: "Sources/Harness/RecordCheck"),
 
         // A `pushproof serve` elsewhere as a scenario's gateway (`run`, `drive`, `plan --gateway`): its
