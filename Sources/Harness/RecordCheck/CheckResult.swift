@@ -161,7 +161,7 @@ public struct CheckResult {
         }
         if recordedCount < minRequests { line += ", only \(recordedCount) recorded (--min-requests \(minRequests))" }
         let gone = goneTokenPushes.findings.count, updates = providerTokenUpdates.findings.count
-        if gone > 0 { line += ", \(gone) push\(gone == 1 ? "" : "es") to gone tokens" }
+        if gone > 0 { line += ", \(gone) " + (gone == 1 ? "push to a gone token" : "pushes to gone tokens") }
         if updates > 0 { line += ", \(updates) provider-token update\(updates == 1 ? "" : "s") too soon" }
         if !replicas.isEmpty { line += " (\(replicas.count) recordings)" }
         return line
