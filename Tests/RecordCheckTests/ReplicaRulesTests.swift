@@ -173,6 +173,23 @@ import Testing
         #expect(rule.judged == 5)
     }
 
+    /// Within one replica the gateway judged the rule itself: its 429 stands (no second
+    /// finding), and a new token it accepted (its updates forgotten between two runs) is the
+    /// team's new one, which another replica's token then follows too soon.
+    @Test func whatOneGatewayJudgedItselfStandsAndOnlyAnotherReplicasTokenIsAFinding() {
+        let rule = Self.updates([
+            (Self.apns(seq: 1, arrival: Self.start, authorization: Self.authorization(iat: 1_790_000_000)), "gw-a"),
+            (Self.apns(seq: 2, arrival: Self.start + 60 * Self.second, status: 429, reason: "TooManyProviderTokenUpdates",
+                       authorization: Self.authorization(iat: 1_790_000_060)), "gw-a"),
+            (Self.apns(seq: 3, arrival: Self.start + 120 * Self.second, authorization: Self.authorization(iat: 1_790_000_120)), "gw-a"),
+            (Self.apns(seq: 1, arrival: Self.start + 180 * Self.second, authorization: Self.authorization(iat: 1_790_000_180)), "gw-b"),
+        ])
+        #expect(rule.findings.first.map(\.place) == [RecordPlace(replica: "gw-b", sequence: 1)])
+        #expect(rule.findings.first.map(\.previous) == [RecordPlace(replica: "gw-a", sequence: 3)])
+        #expect(rule.findings.first.map(\.sinceSeconds) == [60])
+        #expect(rule.judged == 3)
+    }
+
     /// The gateway's rule and check's are one state machine.
     @Test func providerTokenUpdatesAdmitsKnownTokensAndRefusesANewOneWithinTwentyMinutes() {
         var updates = ProviderTokenUpdates()
@@ -182,7 +199,10 @@ import Testing
         #expect(updates.admit("b", team: "U", nowSeconds: 1299) == .new)
         #expect(updates.admit("b", team: "T", nowSeconds: 1300) == .new)
         #expect(updates.teamCount == 2)
+        updates.introduce("c", team: "T", nowSeconds: 1400)
+        #expect(updates.admit("c", team: "T", nowSeconds: 1401) == .known)
+        #expect(updates.admit("d", team: "T", nowSeconds: 1401) == .tooSoon(sinceSeconds: 1))
         updates.removeAll()
-        #expect(updates.admit("c", team: "T", nowSeconds: 1301) == .new)
+        #expect(updates.admit("d", team: "T", nowSeconds: 1402) == .new)
     }
 }

@@ -139,8 +139,13 @@ public struct RecordedProviderToken: Hashable, Sendable, CustomStringConvertible
 /// sender scaled out to replicas that each mint their own token trips it, though each replica
 /// alone saw one token and accepted it.
 ///
-/// Judged on APNs requests carrying a provider token the gateway did not refuse as a token
-/// (a forged, expired or unknown one is refused before Apple counts it), at their arrival.
+/// What one gateway could see it judged itself, and its answers stand: a finding is a new token
+/// within 20 minutes of the team's previous new one *on another replica*. A gateway's own 429
+/// TooManyProviderTokenUpdates is left to it (the sender was told), and a new token it accepted
+/// after one of its own (its updates forgotten, `DELETE /provider-tokens`) is the team's new
+/// one; so one recording alone never fails this rule. Judged on APNs requests carrying a
+/// provider token the gateway did not refuse as a token (a forged, expired or unknown one is
+/// refused before Apple counts it), at their arrival.
 public struct ProviderTokenUpdatesAcrossReplicas {
     public struct Finding: Sendable, CustomStringConvertible {
         public var token: RecordedProviderToken
@@ -185,12 +190,16 @@ public struct ProviderTokenUpdatesAcrossReplicas {
         guard exchange.route == .apns, let arrivalNanos,
               let authorization = exchange.headers.first(where: { $0.name.lowercased() == "authorization" })?.value,
               let token = RecordedProviderToken(authorization: authorization),
-              !(exchange.status == 403 && exchange.reason.map(Self.tokenRefusals.contains) == true) else { return }
+              !(exchange.status == 403 && exchange.reason.map(Self.tokenRefusals.contains) == true),
+              exchange.reason != APNSReason.tooManyProviderTokenUpdates.rawValue else { return }
         judged += 1
-        let team = token.teamID
-        switch updates.admit("\(token.keyID).\(token.issuedAt)", team: team, nowSeconds: Int64(arrivalNanos / 1_000_000_000)) {
+        let team = token.teamID, identity = "\(token.keyID).\(token.issuedAt)", now = Int64(arrivalNanos / 1_000_000_000)
+        switch updates.admit(identity, team: team, nowSeconds: now) {
         case .known: break
         case .new: lastNew[team] = place
+        case .tooSoon where lastNew[team]?.replica == place.replica:
+            updates.introduce(identity, team: team, nowSeconds: now)
+            lastNew[team] = place
         case .tooSoon(let since):
             findings.add(Finding(token: token, place: place, previous: lastNew[team] ?? place, sinceSeconds: since))
         }

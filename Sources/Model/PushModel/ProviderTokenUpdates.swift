@@ -41,16 +41,23 @@ public struct ProviderTokenUpdates: Sendable {
     /// Judges `token` (any text that tells two tokens apart) for `team` at `nowSeconds`; a
     /// refused token is not the team's, so it stays new until admitted.
     public mutating func admit(_ token: String, team: String, nowSeconds: Int64) -> Admission {
-        var history = teams[team] ?? History()
+        let history = teams[team] ?? History()
         if history.recentTokens.contains(token) { return .known }
         if history.lastNewTokenAtSeconds != .min, nowSeconds - history.lastNewTokenAtSeconds < Self.minimumRefreshIntervalSeconds {
             return .tooSoon(sinceSeconds: nowSeconds - history.lastNewTokenAtSeconds)
         }
-        history.recentTokens.append(token)
+        introduce(token, team: team, nowSeconds: nowSeconds)
+        return .new
+    }
+
+    /// Takes `token` as the team's new token at `nowSeconds`, whatever came before: what a
+    /// gateway did that accepted it having forgotten the team's updates (`DELETE /provider-tokens`).
+    public mutating func introduce(_ token: String, team: String, nowSeconds: Int64) {
+        var history = teams[team] ?? History()
+        if !history.recentTokens.contains(token) { history.recentTokens.append(token) }
         if history.recentTokens.count > Self.rememberedPerTeam { history.recentTokens.removeFirst() }
         history.lastNewTokenAtSeconds = nowSeconds
         teams[team] = history
-        return .new
     }
 
     /// Forgets every team: the next token of each is its first.

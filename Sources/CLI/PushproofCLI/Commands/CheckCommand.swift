@@ -55,8 +55,9 @@ struct CheckCommand: Subcommand {
         UNREGISTERED) that arrived after that answer, whichever replica answered it (a 2xx from
         the same gateway later means it holds the token live again); and provider-token updates
         per team as Apple counts them: a new provider token (kid, iss, iat as recorded) within 20
-        minutes of the team's previous new one is TooManyProviderTokenUpdates, even when each
-        replica alone saw one token (a sender whose replicas each mint their own token trips it).
+        minutes of the team's previous new one on another replica is TooManyProviderTokenUpdates,
+        though each replica alone saw one token (a sender whose replicas each mint their own token
+        trips it; what one gateway saw, it answered by the same rule itself).
         Both fail the check, and are a testcase each in --junit.
         The recording itself is checked too: a jump in seq means the gateway lost lines (e.g. on
         a full disk), and fails; seq going back to 1 is a new run appended (--record-append). An
