@@ -16,7 +16,7 @@ import SpecValidator
 struct CheckCommand: Subcommand {
     static let spec = CommandSpec(
         name: "check",
-        abstract: "Judge every request of a recording against the push specs; exit 1 on violations.",
+        abstract: "Judge every request of a recording (or of several replicas', as one) against the push specs; exit 1 on violations.",
         positionals: ["RECORDING…"],
         options: [
             .value("specs", "DIR", "The spec directory.", default: ShippedSpecs.searchOrder),
