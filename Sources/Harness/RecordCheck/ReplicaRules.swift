@@ -178,6 +178,10 @@ public struct ProviderTokenUpdatesAcrossReplicas {
     ].map(\.rawValue))
 
     private var updates = ProviderTokenUpdates()
+    /// Recorded authorization values read already: a token repeats on thousands of requests,
+    /// and reading one is two base64 decodes and two JSON parses. Emptied when full.
+    private var read: [String: RecordedProviderToken?] = [:]
+    private static let readCapacity = 256
     /// Per team, where its last admitted new token came from.
     private var lastNew: [String: RecordPlace] = [:]
     /// Requests with a provider token judged.
@@ -189,7 +193,7 @@ public struct ProviderTokenUpdatesAcrossReplicas {
     public mutating func observe(_ exchange: RecordedExchange, at place: RecordPlace, arrivalNanos: UInt64?) {
         guard exchange.route == .apns, let arrivalNanos,
               let authorization = exchange.headers.first(where: { $0.name.lowercased() == "authorization" })?.value,
-              let token = RecordedProviderToken(authorization: authorization),
+              let token = token(authorization),
               !(exchange.status == 403 && exchange.reason.map(Self.tokenRefusals.contains) == true),
               exchange.reason != APNSReason.tooManyProviderTokenUpdates.rawValue else { return }
         judged += 1
@@ -203,5 +207,13 @@ public struct ProviderTokenUpdatesAcrossReplicas {
         case .tooSoon(let since):
             findings.add(Finding(token: token, place: place, previous: lastNew[team] ?? place, sinceSeconds: since))
         }
+    }
+
+    private mutating func token(_ authorization: String) -> RecordedProviderToken? {
+        if let known = read[authorization] { return known }
+        if read.count >= Self.readCapacity { read.removeAll(keepingCapacity: true) }
+        let token = RecordedProviderToken(authorization: authorization)
+        read[authorization] = .some(token)
+        return token
     }
 }
