@@ -80,7 +80,7 @@ let package = Package(
 
         // `pushproof check`: a recording judged against the push specs, streamed a line at a time,
         // and the recording's own checks (seq gaps, stored verdicts), as a typed report.
-        .target(name: "RecordCheck", dependencies: ["JSON", "Clocks", "Metrics", "PushModel", "RecordLine", "SpecValidator", "Reports"],
+        .target(name: "RecordCheck", dependencies: ["JSON", "Clocks", "Encoding", "Metrics", "PushModel", "RecordLine", "SpecValidator", "Reports"],
                 path: "Sources/Harness/RecordCheck"),
 
         // A `pushproof serve` elsewhere as a scenario's gateway (`run`, `drive`, `plan --gateway`): its
@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(name: "PushproofGatewayTests", dependencies: ["PushproofGateway", "Crypto", "JSON", "PushproofTestSupport"]),
         .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON", "RecordLine"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "JSON", "PushproofTestSupport"], exclude: ["Golden"]),
-        .testTarget(name: "RecordCheckTests", dependencies: ["RecordCheck", "SpecValidator", "JSON"]),
+        .testTarget(name: "RecordCheckTests", dependencies: ["RecordCheck", "SpecValidator", "JSON", "Encoding", "PushModel", "RecordLine"]),
         .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine", "RecordCheck", "Fleet"]),
     ]
 )
