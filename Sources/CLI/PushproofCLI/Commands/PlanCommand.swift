@@ -46,12 +46,27 @@ struct PlanCommand: Subcommand {
         Exit status: 0 a set-up meets the target; 3 none does; 1 the sender could not start or
         nothing was delivered; 2 a file could not be read or written; 64 usage.
 
+        With --target-members N, plan sizes a fleet instead: the segments (driver + sender pods)
+        and gateway replicas that ring a group of N within --within, each count the needed rate
+        (a call's pushes over --within) over --headroom of one unit's rate, rounded up. A
+        segment's rate is the fastest set-up's, measured as above (or --sender-rate); a gateway
+        core's is the pushes the --admin gateway answered over the CPU it used meanwhile (its
+        GET /status; run it with --threads 1 --specs --record, as a fleet's gateways judge and
+        record every push), or --gateway-rate. It prints each number's arithmetic and what it
+        rests on, and the 'pushproof k8s render' command that runs the fleet, each segment pod's
+        CPU the cores the measured sender kept busy. Exit status: 0 a fleet reaches the target,
+        3 none can (a limit is named), 64 usage. docs/scale-out.md, "Sizing a fleet", walks it.
+
         With --scenario, the set-up is the sender's own (a team's sender has its own pool); the
         figure of a play is its slowest event's time to ring all (intended time of the event to
         the last push the gateway accepted), and the play meets the target when every expected
         push arrived and was accepted within --within-ms.
 
         EXAMPLES:
+          pushproof plan --target-members 200000 --within 2s --members 10000 --h2c --gateway http://127.0.0.1:8080 \\
+              --admin http://127.0.0.1:8081 --apns-key cred/apns-key.p8 --key-id ABC123DEFG --team-id TEAM123456 \\
+              --service-account cred/service-account.json --token-url http://127.0.0.1:8080/token
+          pushproof plan --target-members 200000 --within 2s --sender-rate 18400 --gateway-rate 76900
           pushproof plan --scenario Benchmarks/scenarios/group-call-10000.json --within-ms 2000 --calls 3
           pushproof plan --members 10000 --within-ms 1000 --try-connections 1,2,4,8 --try-senders 1,2 \\
               --gateway https://gateway.test:8443 --ca pushproof-cert-8443.pem \\
