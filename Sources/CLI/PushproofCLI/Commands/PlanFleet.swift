@@ -84,6 +84,8 @@ struct GatewayCost {
     var threads: Int?
     var specs: Bool
     var recording: Bool
+    /// Spec violations counted so far: pushes that broke a rule take another path through the judge.
+    var violations: Int?
 
     init(_ admin: AdminClient) throws {
         let answer = try admin.request("GET", "/status", body: nil)
@@ -99,6 +101,7 @@ struct GatewayCost {
         threads = status["threads"]?.intValue
         specs = status["specs"].map { $0 != .null } ?? false
         recording = status["recording"]?["enabled"] == true
+        violations = specs ? try admin.specViolationCount() : nil
     }
 }
 
@@ -150,6 +153,14 @@ extension PlanCommand {
                         + "\(Format.significant(fastest.cpuNanosecondsPerPush / 1e3)) µs CPU a push "
                         + "(the driver's part \(Format.significant(fastest.driverCPUNanosecondsPerPush / 1e3)) µs)\(shared)"
                     segmentCPU = Self.quantity(cores: fastest.cores)
+                    if fastest.cores < 0.9 {
+                        // Not its own limit: a sender at full speed keeps a core busy (Benchmarks/README.md, segment-overhead.sh).
+                        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.map(String.init)
+                        printNow("note: the sender kept only \(Format.significant(fastest.cores)) cores busy"
+                                 + (load.map { " (load average \($0) on \(ProcessInfo.processInfo.activeProcessorCount) cores)" } ?? "")
+                                 + ": it waited for the gateway or for CPU other work took, so its rate is low and the fleet errs large; "
+                                 + "measure on a quiet machine, or give --sender-rate")
+                    }
                 }
                 if gatewayRate == nil, let before, let after, let admin = fleet.admin {
                     let (cpu, answered) = (after.cpuSeconds - before.cpuSeconds, after.answered - before.answered)
@@ -160,7 +171,7 @@ extension PlanCommand {
                     }
                     gatewayRate = answered / cpu
                     var facts = ["\(Format.significant(cpu / answered * 1e6)) µs CPU a push answered, \(Format.grouped(Int(answered))) answered",
-                                 after.specs ? "specs on" : "NO --specs (a fleet's gateways judge every push: this rate is too high)",
+                                 after.specs ? "specs on (\((after.violations ?? 0) - (before.violations ?? 0)) violations)" : "NO --specs (a fleet's gateways judge every push: this rate is too high)",
                                  after.recording ? "record on" : "NO --record (a fleet's gateways record: this rate is too high)"]
                     if let threads = after.threads { facts.append("\(threads) thread\(threads == 1 ? "" : "s")") }
                     gatewayBasis = "measured at \(admin.baseURL): " + facts.joined(separator: ", ")
