@@ -158,7 +158,9 @@ extension PlanCommand {
                         let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.map(String.init)
                         printNow("note: the sender kept only \(Format.significant(fastest.cores)) cores busy"
                                  + (load.map { " (load average \($0) on \(ProcessInfo.processInfo.activeProcessorCount) cores)" } ?? "")
-                                 + ": it waited for the gateway or for CPU other work took, so its rate is low and the fleet errs large; "
+                                 + ": it waited for the gateway or for CPU other work took, so its rate is low and the fleet errs large "
+                                 + "(at \(Format.significant(fastest.cpuNanosecondsPerPush / 1e3)) µs CPU a push, a core of its own would allow up to "
+                                 + "\(Format.grouped(Int(1e9 / max(1, fastest.cpuNanosecondsPerPush)))) pushes/s); "
                                  + "measure on a quiet machine, or give --sender-rate")
                     }
                 }
