@@ -88,6 +88,9 @@ import Testing
         (["--within", "0s", "--sender-rate", "1000", "--gateway-rate", "1000"], "--within takes a duration above 0"),
         (["--sender-rate", "1000", "--gateway-rate", "1000", "--headroom", "1.2"], "--headroom is the share"),
         (["--sender-rate", "1000"], "give --admin URL"),
+        (["--sender-rate", "1000", "--gateway-rate", "1000", "--members", "50"], "--members is for measuring; with --sender-rate and --gateway-rate nothing is measured"),
+        (["--sender-rate", "1000", "--gateway-rate", "1000", "--junit", "x.xml"], "--junit is for a one-machine plan"),
+        (["--sender-rate", "1000", "--gateway-rate", "1000", "--scenario", "x.json"], "--target-members sizes a fleet for the built-in group call"),
     ])
     func badFleetInputIsAUsageError(arguments: [String], message: String) throws {
         let result = try pushproof(["plan", "--target-members", "1000"] + arguments)

@@ -70,6 +70,13 @@ struct FleetRequest {
         self.headroom = headroom
         image = arguments.value("image") ?? "registry.example/pushproof:0.1"
         admin = try arguments.value("admin").map { url throws(UsageError) in try AdminClient(url: url) }
+        if arguments.value("junit") != nil {
+            throw UsageError(message: "--junit is for a one-machine plan; a fleet's sizing goes to --json")
+        }
+        if senderRate != nil, gatewayRate != nil,
+           let stray = ["members", "try-connections", "try-senders", "gateway", "admin"].first(where: { arguments.value($0) != nil }) {
+            throw UsageError(message: "--\(stray) is for measuring; with --sender-rate and --gateway-rate nothing is measured")
+        }
         if gatewayRate == nil, admin == nil {
             throw UsageError(message: "--target-members measures a gateway core through its control API: give --admin URL "
                              + "(the --gateway serve's, run with --threads 1 --specs --record) or --gateway-rate")
