@@ -131,71 +131,18 @@ extension PlanCommand {
         let within = Format.milliseconds(fleet.withinNanoseconds)
         printNow("pushproof plan: a fleet to ring a group of \(Format.grouped(fleet.members)) (\(Format.grouped(pushes)) pushes a call) "
                  + "within \(within) ms")
-        var senderRate = fleet.senderRate, gatewayRate = fleet.gatewayRate
-        var senderBasis = "given (--sender-rate)", gatewayBasis = "given (--gateway-rate)", segmentCPU: String?
-        var setup = CapacityPlan.Setup(senders: options.senders, connections: options.connections)
-        var firstRing: UInt64?
-        var measuredJSON: JSONValue?
+        // Given rates keep their defaults: the sender's own set-up, no segment CPU, no first ring.
+        var measured = FleetMeasurement(setup: CapacityPlan.Setup(senders: options.senders, connections: options.connections))
         if fleet.needsMeasuring {
-            do {
-                let before = try fleet.admin.map { try GatewayCost($0) }
-                guard case .measured(let plan, let measurements) = await measureSetups() else {
-                    return ExitCode.failure
-                }
-                let after = try fleet.admin.map { try GatewayCost($0) }
-                let delivering = measurements.filter { $0.undelivered == 0 && $0.rate > 0 }
-                guard let fastest = delivering.max(by: { $0.rate < $1.rate }) else {
-                    printError("pushproof plan: no set-up delivered every push; no fleet can be sized from this run")
-                    return ExitCode.failure
-                }
-                firstRing = measurements.compactMap(\.firstRingNanoseconds).min()
-                let sharesMachine = options.gatewayIsLocal == true
-                let shared = sharesMachine
-                    ? "; the gateway shared this machine's \(ProcessInfo.processInfo.activeProcessorCount) cores" : ""
-                if senderRate == nil {
-                    senderRate = fastest.rate
-                    setup = fastest.setup
-                    senderBasis = "measured: the fastest set-up, \(fastest.setup.label), \(fastest.pushesPerCall) pushes a call, "
-                        + "slowest of \(calls) call(s); \(Format.significant(fastest.cores)) cores busy, "
-                        + "\(Format.significant(fastest.cpuNanosecondsPerPush / 1e3)) µs CPU a push "
-                        + "(the driver's part \(Format.significant(fastest.driverCPUNanosecondsPerPush / 1e3)) µs)\(shared)"
-                    segmentCPU = Self.quantity(cores: fastest.cores)
-                    if fastest.cores < 0.9 {
-                        // Not its own limit: a sender at full speed keeps a core busy (Benchmarks/README.md, segment-overhead.sh).
-                        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.map(String.init)
-                        printNow("note: the sender kept only \(Format.significant(fastest.cores)) cores busy"
-                                 + (load.map { " (load average \($0) on \(ProcessInfo.processInfo.activeProcessorCount) cores)" } ?? "")
-                                 + ": it waited for the gateway or for CPU other work took, so its rate is low and the fleet errs large "
-                                 + "(at \(Format.significant(fastest.cpuNanosecondsPerPush / 1e3)) µs CPU a push, a core of its own would allow up to "
-                                 + "\(Format.grouped(Int(1e9 / max(1, fastest.cpuNanosecondsPerPush)))) pushes/s); "
-                                 + "measure on a quiet machine, or give --sender-rate")
-                    }
-                }
-                if gatewayRate == nil, let before, let after, let admin = fleet.admin {
-                    let (cpu, answered) = (after.cpuSeconds - before.cpuSeconds, after.answered - before.answered)
-                    guard cpu > 0, answered > 0 else {
-                        printError("pushproof plan: the gateway at \(admin.baseURL) answered \(Int(answered)) pushes on \(cpu) s of CPU "
-                                   + "while plan rang: is --admin the --gateway's control API?")
-                        return ExitCode.failure
-                    }
-                    gatewayRate = answered / cpu
-                    var facts = ["\(Format.significant(cpu / answered * 1e6)) µs CPU a push answered, \(Format.grouped(Int(answered))) answered",
-                                 after.specs ? "specs on (\((after.violations ?? 0) - (before.violations ?? 0)) violations)" : "NO --specs (a fleet's gateways judge every push: this rate is too high)",
-                                 after.recording ? "record on" : "NO --record (a fleet's gateways record: this rate is too high)"]
-                    if let threads = after.threads { facts.append("\(threads) thread\(threads == 1 ? "" : "s")") }
-                    gatewayBasis = "measured at \(admin.baseURL): " + facts.joined(separator: ", ")
-                        + (sharesMachine ? "; it shared this machine's \(ProcessInfo.processInfo.activeProcessorCount) cores with the sender, "
-                            + "so a core of its own does more" : "")
-                }
-                let verdict = plan.verdict(measurements)
-                measuredJSON = plan.json(measurements, verdict: verdict, sender: ScenarioSenderChoice.reference(gatewaySharesMachine: options.gatewayIsLocal),
-                                         transport: options.transportDescription, streams: options.streams)
-            } catch {
-                printError("pushproof plan: \(error)")
-                return ExitCode.failure
+            switch await measure(for: fleet) {
+            case .measured(let measurement): measured = measurement
+            case .failed(let status): return status
             }
         }
-        guard let senderRate, let gatewayRate else { return ExitCode.failure }
+        let senderRate = fleet.senderRate ?? measured.senderRate, gatewayRate = fleet.gatewayRate ?? measured.gatewayRate
+        let senderBasis = fleet.senderRate == nil ? measured.senderBasis : "given (--sender-rate)"
+        let gatewayBasis = fleet.gatewayRate == nil ? measured.gatewayBasis : "given (--gateway-rate)"
+        let (setup, segmentCPU, firstRing) = (measured.setup, measured.segmentCPU, measured.firstRing)
         let sizing: FleetSizing
         do {
             sizing = try FleetSizing(.init(pushes: pushes, withinNanoseconds: fleet.withinNanoseconds, senderRate: senderRate,
@@ -228,12 +175,94 @@ extension PlanCommand {
                      + (segmentCPU == nil ? "  (add --segment-cpu: a given --sender-rate says nothing of a segment's CPU)" : ""))
             fleetJSON["render_command"] = .array((["pushproof"] + render).map { .string($0) })
         }
-        var document: JSONObject = measuredJSON?.objectValue ?? [:]
+        var document: JSONObject = measured.json?.objectValue ?? [:]
         document["fleet"] = .object(fleetJSON)
         var files = ReportFiles(command: "plan")
         files.write(jsonPath, JSONValue.object(document).serialized() + "\n")
         if files.failed { return ExitCode.ioError }
         return sizing.unreachable == nil ? ExitCode.success : RunReport.thresholdFailureExitCode
+    }
+
+    /// What measuring found for a fleet: the rates not given, what each rests on, the fastest
+    /// set-up, a segment's CPU and the soonest first ring.
+    struct FleetMeasurement {
+        var senderRate = 0.0, gatewayRate = 0.0
+        var senderBasis = "", gatewayBasis = ""
+        var setup: CapacityPlan.Setup
+        var segmentCPU: String?
+        var firstRing: UInt64?
+        var json: JSONValue?
+    }
+
+    enum FleetMeasuring {
+        case measured(FleetMeasurement)
+        case failed(Int32)
+    }
+
+    /// The set-ups measured as `plan` measures them, and the --admin gateway's CPU per push meanwhile.
+    func measure(for fleet: FleetRequest) async -> FleetMeasuring {
+        var found = FleetMeasurement(setup: CapacityPlan.Setup(senders: options.senders, connections: options.connections))
+        do {
+            let before = try fleet.admin.map { try GatewayCost($0) }
+            let plan: CapacityPlan, measurements: [CapacityPlan.Measurement]
+            switch await measureSetups() {
+            case .measured(let measuredPlan, let measuredSetups): (plan, measurements) = (measuredPlan, measuredSetups)
+            case .failed(let status): return .failed(status)
+            }
+            let after = try fleet.admin.map { try GatewayCost($0) }
+            let delivering = measurements.filter { $0.undelivered == 0 && $0.rate > 0 }
+            guard let fastest = delivering.max(by: { $0.rate < $1.rate }) else {
+                printError("pushproof plan: no set-up delivered every push; no fleet can be sized from this run")
+                return .failed(ExitCode.failure)
+            }
+            found.firstRing = measurements.compactMap(\.firstRingNanoseconds).min()
+            let sharesMachine = options.gatewayIsLocal == true
+            let shared = sharesMachine
+                ? "; the gateway shared this machine's \(ProcessInfo.processInfo.activeProcessorCount) cores" : ""
+            if fleet.senderRate == nil {
+                found.senderRate = fastest.rate
+                found.setup = fastest.setup
+                found.senderBasis = "measured: the fastest set-up, \(fastest.setup.label), \(fastest.pushesPerCall) pushes a call, "
+                    + "slowest of \(calls) call(s); \(Format.significant(fastest.cores)) cores busy, "
+                    + "\(Format.significant(fastest.cpuNanosecondsPerPush / 1e3)) µs CPU a push "
+                    + "(the driver's part \(Format.significant(fastest.driverCPUNanosecondsPerPush / 1e3)) µs)\(shared)"
+                found.segmentCPU = Self.quantity(cores: fastest.cores)
+                if fastest.cores < 0.9 {
+                    // Not its own limit: a sender at full speed keeps a core busy (Benchmarks/README.md, segment-overhead.sh).
+                    let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.map(String.init)
+                    printNow("note: the sender kept only \(Format.significant(fastest.cores)) cores busy"
+                             + (load.map { " (load average \($0) on \(ProcessInfo.processInfo.activeProcessorCount) cores)" } ?? "")
+                             + ": it waited for the gateway or for CPU other work took, so its rate is low and the fleet errs large "
+                             + "(at \(Format.significant(fastest.cpuNanosecondsPerPush / 1e3)) µs CPU a push, a core of its own would allow up to "
+                             + "\(Format.grouped(Int(1e9 / max(1, fastest.cpuNanosecondsPerPush)))) pushes/s); "
+                             + "measure on a quiet machine, or give --sender-rate")
+                }
+            }
+            if fleet.gatewayRate == nil, let before, let after, let admin = fleet.admin {
+                let (cpu, answered) = (after.cpuSeconds - before.cpuSeconds, after.answered - before.answered)
+                guard cpu > 0, answered > 0 else {
+                    printError("pushproof plan: the gateway at \(admin.baseURL) answered \(Int(answered)) pushes on \(cpu) s of CPU "
+                               + "while plan rang: is --admin the --gateway's control API?")
+                    return .failed(ExitCode.failure)
+                }
+                found.gatewayRate = answered / cpu
+                let violations = (after.violations ?? 0) - (before.violations ?? 0)
+                var facts = ["\(Format.significant(cpu / answered * 1e6)) µs CPU a push answered, \(Format.grouped(Int(answered))) answered",
+                             after.specs ? "specs on (\(violations) violations)" : "NO --specs (a fleet's gateways judge every push: this rate is too high)",
+                             after.recording ? "record on" : "NO --record (a fleet's gateways record: this rate is too high)"]
+                if let threads = after.threads { facts.append("\(threads) thread\(threads == 1 ? "" : "s")") }
+                found.gatewayBasis = "measured at \(admin.baseURL): " + facts.joined(separator: ", ")
+                    + (sharesMachine ? "; it shared this machine's \(ProcessInfo.processInfo.activeProcessorCount) cores with the sender, "
+                        + "so a core of its own does more" : "")
+            }
+            let verdict = plan.verdict(measurements)
+            found.json = plan.json(measurements, verdict: verdict, sender: ScenarioSenderChoice.reference(gatewaySharesMachine: options.gatewayIsLocal),
+                                     transport: options.transportDescription, streams: options.streams)
+        } catch {
+            printError("pushproof plan: \(error)")
+            return .failed(ExitCode.failure)
+        }
+        return .measured(found)
     }
 
     /// `k8s render`'s arguments for the sized fleet: each segment drives the whole call (its share
