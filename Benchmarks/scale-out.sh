@@ -46,12 +46,19 @@ config = json.load(open(path))
 config["faults"] = {"apns": {"latency": {"fixed_ms": 5}}, "fcm": {"latency": {"fixed_ms": 5}}}
 json.dump(config, open(path, "w"))
 PY
-for g in 0 1; do
-  in_node $g "$PUSHPROOF" serve --h2c --listen "$(addr $g):8443" --admin "$(addr $g):9090" --config "$WORK/cred/gateway.json" \
-    --specs "$ROOT/Specs" --record "$WORK/gateway-$g.jsonl" --quiet > "$WORK/serve-$g.out" 2>&1 &
-  PIDS+=($!)
-done
-for _ in $(seq 100); do grep -q ready "$WORK/serve-0.out" && grep -q ready "$WORK/serve-1.out" && break; sleep 0.1; done
+# Fresh replicas for each run ($1 names its records): a record of one run, as `check` judges
+# one sender's traffic (a second run pushes again to the tokens the first found gone).
+start_gateways() {
+  GATEWAYS=()
+  for g in 0 1; do
+    in_node $g "$PUSHPROOF" serve --h2c --listen "$(addr $g):8443" --admin "$(addr $g):9090" --config "$WORK/cred/gateway.json" \
+      --specs "$ROOT/Specs" --record "$WORK/$1-gateway-$g.jsonl" --quiet > "$WORK/serve-$g.out" 2>&1 &
+    GATEWAYS+=($!); PIDS+=($!)
+  done
+  for _ in $(seq 100); do grep -q ready "$WORK/serve-0.out" && grep -q ready "$WORK/serve-1.out" && break; sleep 0.1; done
+}
+stop_gateways() { kill "${GATEWAYS[@]}"; wait "${GATEWAYS[@]}" 2>/dev/null || true; }
+start_gateways unsplit
 DRIVE=("$PUSHPROOF" drive ring-fanout --members "$MEMBERS" --rate "$RATE" --duration "$DURATION" --h2c --gone-tokens 20
        --gateway "http://$(addr 0):8443" --gateway "http://$(addr 1):8443" --admin http://gateways:9090
        --apns-key "$WORK/cred/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456
@@ -59,6 +66,8 @@ DRIVE=("$PUSHPROOF" drive ring-fanout --members "$MEMBERS" --rate "$RATE" --dura
 
 echo "== unsplit: one process (node seg0), 2 delivery threads, one a gateway"
 in_node 2 "${DRIVE[@]}" --json "$WORK/whole.json" --quiet > "$WORK/whole.txt" || true
+stop_gateways
+start_gateways split
 START=$(( $(date +%s%3N) + 5000 ))
 echo "== 3 segments, --start-at $START"
 for i in 0 1 2; do
@@ -69,7 +78,7 @@ for i in 0 1 2; do wait "${SEGMENTS[$i]}" || true; done
 echo "== merged"
 "$PUSHPROOF" merge "$WORK"/seg-{0,1,2}.json --json "$WORK/merged.json" || true
 echo "== both records checked as one"
-"$PUSHPROOF" check "$WORK/gateway-0.jsonl" "$WORK/gateway-1.jsonl" --specs "$ROOT/Specs" --quiet || true
+"$PUSHPROOF" check "$WORK/split-gateway-0.jsonl" "$WORK/split-gateway-1.jsonl" --specs "$ROOT/Specs" --replica-names gw0,gw1 || true
 
 PYTHONPATH="$ROOT/.build/test-data/hdrhistogram-py" python3 - "$WORK" <<'PY'
 import json, subprocess, sys

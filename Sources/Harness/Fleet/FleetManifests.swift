@@ -202,7 +202,8 @@ public enum FleetManifests {
         """
     }
 
-    static func shellQuoted(_ word: String) -> String {
+    /// A word as `/bin/sh` reads it back: plain words bare, others in single quotes.
+    public static func shellQuoted(_ word: String) -> String {
         let plain = word.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
             || "-_./=:,@%+".unicodeScalars.contains($0) }
         return plain && !word.isEmpty ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"

@@ -7,8 +7,10 @@ import JSON
 struct DriveSegmentOptions {
     static let specs: [OptionSpec] = [
         .value("segment", "I/N", "Run segment I of N (I from 0, as a Kubernetes Indexed Job's JOB_COMPLETION_INDEX): every segment "
-               + "plays the whole schedule and fans each call or message out to its own share of the group's devices, so N "
-               + "machines together send the run's pushes once.", default: "0/1"),
+               + "plays the whole schedule and fans each call or message out to its own share of the devices, so N "
+               + "machines together send the run's pushes once. With --scenario and --sender-cmd (a sender that fans out "
+               + "itself) each event is handed over by one segment, and every segment times its own devices' pushes.",
+               default: "0/1"),
         .value("segment-weights", "W,...", "The segments' shares, N fractions summing to 1 (1/2,1/4,1/4).", default: "equal"),
         .value("start-at", "TIME", "Start at this time (RFC 3339 with a zone, or Unix ms) after setting up: give every segment the "
                + "same one. Latency counts from it, so a late start shows; at most 10 minutes in the past.", default: "at once"),

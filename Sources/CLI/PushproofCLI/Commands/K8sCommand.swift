@@ -32,8 +32,9 @@ struct K8sRenderCommand: Subcommand {
         Options after '--' go to every segment's drive as they are (--rate, --duration, --count,
         --threshold, ...); the pods set --segment, --start-at, --gateway, --result and the credentials
         themselves. A lost or failed segment fails the Job (backoffLimitPerIndex 0, maxFailedIndexes 0):
-        the run is void, never late. Gateways serve h2c inside the cluster. docs/scale-out.md,
-        "On Kubernetes", goes from render to report.
+        the run is void, never late. Gateways serve h2c inside the cluster. 'pushproof plan
+        --target-members N --within 2s' prints this command for a fleet sized to a target.
+        docs/scale-out.md, "On Kubernetes", goes from sizing and render to report.
 
         EXAMPLE:
           pushproof k8s render message-storm --segments 4 --gateways 2 --image registry.example/pushproof:0.1 \\
