@@ -63,7 +63,9 @@ import Testing
         }
         func plannedStart(inSeconds seconds: Double) -> String { String(Int64((Date().timeIntervalSince1970 + seconds) * 1000)) }
 
-        let common = ["drive", "ring-fanout", "--members", "300", "--count", "6", "--h2c", "--gone-tokens", "8",
+        // One call at a time: each call's gone answers are in before the next is decided, so
+        // token cleanup does not depend on how the machine's load times the calls.
+        let common = ["drive", "ring-fanout", "--members", "300", "--count", "6", "--concurrency", "1", "--h2c", "--gone-tokens", "8",
                       "--admin", "http://gateways:9090"] + gateways.flatMap { ["--gateway", $0.baseURL] }
             + ["--apns-key", credentials + "/apns-key.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM123456",
                "--service-account", credentials + "/service-account.json"]
@@ -72,8 +74,11 @@ import Testing
         let unsplit = try drive(2, common + ["--json", whole, "--quiet"], nil)
         try #require(unsplit.status == 0, "\(unsplit.output)\n\(unsplit.error)")
         let wholeReport = try readJSON(whole)
-        #expect(wholeReport["counts"]?["sent"] == 3588, "6 calls ring 299 callees on PushKit and Android")
-        #expect((wholeReport["token_cleanup"]?["tokens_removed"]?.intValue ?? 0) >= 8, "the 8 gone tokens are found gone")
+        // 6 calls ring 299 callees on PushKit and Android; the 8 gone tokens only in the first (a
+        // call is decided when placed, from the store as it is then).
+        let pushes = 6 * 598 - 5 * 8
+        #expect(wholeReport["counts"]?["sent"]?.intValue == pushes)
+        #expect(wholeReport["token_cleanup"]?["tokens_removed"] == 8, "the 8 gone tokens are found gone, once each")
 
         // The three segments at once, one a namespace, from one planned start.
         let startAt = plannedStart(inSeconds: 4)
@@ -100,7 +105,7 @@ import Testing
             try lines(of: directory.file("gateway-\(index).jsonl")).filter { $0["route"] == "apns" || $0["route"] == "fcm" }.count
         }
         #expect(pushLines.allSatisfy { $0 > 0 }, "both replicas took pushes: \(pushLines)")
-        #expect(pushLines.reduce(0, +) == 2 * 3588, "the unsplit run's pushes and the segments' together: \(pushLines)")
+        #expect(pushLines.reduce(0, +) == 2 * pushes, "the unsplit run's pushes and the segments' together: \(pushLines)")
 
         // The merged percentiles are the union histogram's, as PyPI's hdrhistogram reads the
         // three segments' logs.
@@ -109,7 +114,7 @@ import Testing
         // A second run: segment 1 killed mid-run, segment 2 started 1.5 s late.
         let startAgain = plannedStart(inSeconds: 4)
         let second = (0..<3).map { directory.file("again-\($0).json") }
-        let longer = common.filter { $0 != "--count" && $0 != "6" } + ["--rate", "2", "--duration", "4"]
+        let longer = common.filter { !["--count", "6", "--concurrency", "1"].contains($0) } + ["--rate", "2", "--duration", "4"]
         let runs = concurrently([
             { try drive(2, longer + ["--segment", "0/3", "--start-at", startAgain, "--result", second[0], "--quiet"], nil) },
             { try drive(3, longer + ["--segment", "1/3", "--start-at", startAgain, "--result", second[1], "--quiet"], 6) },

@@ -117,6 +117,20 @@ import Testing
         #expect(rule.findings.isEmpty, "\(rule.findings.first.map(\.description))")
     }
 
+    /// `check --gone-grace-ms`: a push within the grace after the gone answer passes (the sender
+    /// had not heard it yet); one past it fails.
+    @Test func aPushWithinTheGraceAfterTheGoneAnswerPasses() {
+        var rule = GoneTokenPushes()
+        rule.graceNanoseconds = Self.second
+        let pushes = [
+            (Self.apns(seq: 1, arrival: Self.start, status: 410, reason: "Unregistered"), "gw-a"),
+            (Self.apns(seq: 2, arrival: Self.start + Self.second / 2), "gw-b"),
+            (Self.apns(seq: 3, arrival: Self.start + 2 * Self.second), "gw-b"),
+        ]
+        for (push, replica) in pushes { rule.observe(push, at: RecordPlace(replica: replica, sequence: push.sequence!), arrivalNanos: push.arrivalNanos) }
+        #expect(rule.findings.first.map(\.push) == [RecordPlace(replica: "gw-b", sequence: 3)])
+    }
+
     @Test func aTokenTheGoneAnsweringGatewayAcceptsAgainIsLiveAgain() {
         let rule = Self.gone([
             (Self.apns(seq: 1, arrival: Self.start, status: 410, reason: "Unregistered"), "gw-a"),

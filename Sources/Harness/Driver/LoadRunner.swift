@@ -270,16 +270,23 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
     func work(worker: Int, target: any PushTarget) async {
         let shard = shards[worker % shards.count]
         while !Task.isCancelled {
-            guard let job = next(at: now()) else { return }
+            guard let reserved = next(at: now()) else { return }
             let early = now()
-            if job.intended > early {
+            if reserved.intended > early {
                 do {
-                    try await sleep(until: job.intended)
+                    try await sleep(until: reserved.intended)
                 } catch {
-                    // Cancelled while waiting: the pushes were never sent.
-                    if job.measured { cancelledBeforeSend.add(job.item.pushCount, ordering: .relaxed) }
+                    // Cancelled while waiting: nothing was decided, nothing sent; the iteration
+                    // was never reached (dropped).
+                    if reserved.measured { cursor.withLock { $0.droppedIterations += 1 } }
                     return
                 }
+            }
+            // Decided at its time, not when reserved: a sender decides a call's pushes when it
+            // is placed, from the store as it is then (tokens found gone since are not rung).
+            guard let job = take(reserved) else {
+                if cursor.withLock({ $0.sourceEnded }) { return }
+                continue
             }
             let sentAt = now()
             if job.measured {
@@ -302,9 +309,17 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
-    /// Takes the next iteration due, or nil when the run has no more to send.
-    func next(at now: UInt64) -> Job? {
-        cursor.withLock { cursor -> Job? in
+    /// An iteration reserved by a worker: its number and time; its pushes are decided at that
+    /// time (`take`).
+    struct Reservation {
+        var iteration: Int
+        var intended: UInt64
+        var measured: Bool
+    }
+
+    /// Reserves the next iteration due, or nil when the run has no more to send.
+    func next(at now: UInt64) -> Reservation? {
+        cursor.withLock { cursor -> Reservation? in
             while true {
                 if cursor.exhausted || now >= timeLimit { return nil }
 
@@ -334,26 +349,35 @@ final class RunState<C: Clock>: Sendable where C.Duration == Duration {
                     }
                 }
                 cursor.nextIteration += 1
-                guard let item = source(iteration) else {
-                    cursor.exhausted = true
-                    cursor.sourceEnded = true
-                    return nil
-                }
-                if measured {
-                    cursor.measuredStarted += 1
-                    cursor.iterations += 1
-                    cursor.offered.offer(item.pushCount, atSecond: Int((intended &- Swift.min(warmUpEnd, intended)) / 1_000_000_000))
-                } else {
-                    cursor.warmUpIterations += 1
-                }
-                if case .fanOut(let pushes) = item {
-                    guard !pushes.isEmpty else { continue }
-                    cursor.fanOuts[iteration] = FanOutProgress(intended: intended, total: pushes.count,
-                                                               remaining: pushes.count, measured: measured)
-                }
-                // A fan-out shares the source's storage: no copy of a 10,000-member ring.
-                return Job(item: item, intended: intended, measured: measured, iteration: iteration)
+                if measured { cursor.measuredStarted += 1 }
+                return Reservation(iteration: iteration, intended: intended, measured: measured)
             }
+        }
+    }
+
+    /// The reserved iteration's pushes, from the source now; nil when the source has ended (no
+    /// iteration is left: `sourceEnded`) or the fan-out reaches nobody.
+    func take(_ reserved: Reservation) -> Job? {
+        cursor.withLock { cursor -> Job? in
+            let (iteration, intended, measured) = (reserved.iteration, reserved.intended, reserved.measured)
+            guard !cursor.sourceEnded, let item = source(iteration) else {
+                cursor.exhausted = true
+                cursor.sourceEnded = true
+                return nil
+            }
+            if measured {
+                cursor.iterations += 1
+                cursor.offered.offer(item.pushCount, atSecond: Int((intended &- Swift.min(warmUpEnd, intended)) / 1_000_000_000))
+            } else {
+                cursor.warmUpIterations += 1
+            }
+            if case .fanOut(let pushes) = item {
+                guard !pushes.isEmpty else { return nil }
+                cursor.fanOuts[iteration] = FanOutProgress(intended: intended, total: pushes.count,
+                                                           remaining: pushes.count, measured: measured)
+            }
+            // A fan-out shares the source's storage: no copy of a 10,000-member ring.
+            return Job(item: item, intended: intended, measured: measured, iteration: iteration)
         }
     }
 

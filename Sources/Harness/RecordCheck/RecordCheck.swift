@@ -17,6 +17,8 @@ public struct RecordCheck {
     public var requireSpec: Bool
     /// Time each judge call (`check --timing`).
     public var timing: Bool
+    /// How long after a gone answer a push to the token still passes (`GoneTokenPushes.graceNanoseconds`).
+    public var goneGraceNanoseconds: UInt64 = 0
 
     public init(specs: SpecSet, maxFailures: Int, minRequests: Int, requireSpec: Bool, timing: Bool) {
         self.specs = specs
@@ -39,6 +41,7 @@ public struct RecordCheck {
     /// per recording is held.
     public func run(_ recordings: [Recording], judged: (RecordedExchange, SpecVerdict, Int) -> Void = { _, _, _ in }) -> RecordCheckReport {
         var result = CheckResult(specIDs: specs.specs.map(\.id), maxFailures: maxFailures, requireSpec: requireSpec)
+        result.goneTokenPushes.graceNanoseconds = goneGraceNanoseconds
         var costs = ValidationCosts()
         var sequences = SequenceCheck()
         var storedVerdicts = StoredVerdictDifferences()

@@ -65,6 +65,11 @@ public struct GoneTokenPushes {
 
     public static let name = "no push to a token answered gone"
 
+    /// A push arriving this soon after the gone answer was decided passes: the sender hears the
+    /// answer only after it, and pushes it decided before then (a call overlapping the last, a
+    /// retry already queued) are on their way. `check --gone-grace-ms`.
+    public var graceNanoseconds: UInt64 = 0
+
     private var gone: [DeviceToken: (place: RecordPlace, answer: String, answeredNanos: UInt64?)] = [:]
     /// Pushes judged.
     public private(set) var judged = 0
@@ -83,7 +88,7 @@ public struct GoneTokenPushes {
                 return
             }
             let after: UInt64?? = switch (arrivalNanos, dead.answeredNanos) {
-            case let (arrived?, answered?): arrived > answered ? .some(arrived - answered) : nil
+            case let (arrived?, answered?): arrived > answered &+ graceNanoseconds ? .some(arrived - answered) : nil
             default: .some(nil)
             }
             if let after {

@@ -33,6 +33,9 @@ struct CheckCommand: Subcommand {
             .value("expect", "FILE", "The deliveries the recording must hold, as JSON: {\"deliveries\": [{\"token\", \"spec\", "
                    + "\"count\"}]}; exit 1 unless the pushes accepted reach exactly those devices."),
             .value("replica-names", "NAME,…", "What findings call each RECORDING, in order (default: each file's name)."),
+            .value("gone-grace-ms", "MS", "A push to a token that arrives this soon after a gateway answered it gone passes: "
+                   + "the sender hears the answer only then, and what it decided before (an overlapping call) is on its way.",
+                   default: "1000"),
         ],
         discussion: """
         RECORDING is a file written by 'pushproof serve --record' ('-' reads standard input).
@@ -52,7 +55,7 @@ struct CheckCommand: Subcommand {
         as a float iat) are listed and counted, and never fail.
         Two rules span the whole traffic, every connection and every recording: no push to a
         token a gateway answered gone (APNs 410 Unregistered or ExpiredToken, FCM 404
-        UNREGISTERED) that arrived after that answer, whichever replica answered it (a 2xx from
+        UNREGISTERED) that arrived more than --gone-grace-ms after that answer, whichever replica answered it (a 2xx from
         the same gateway later means it holds the token live again); and provider-token updates
         per team as Apple counts them: a new provider token (kid, iss, iat as recorded) within 20
         minutes of the team's previous new one on another replica is TooManyProviderTokenUpdates,
@@ -91,6 +94,7 @@ struct CheckCommand: Subcommand {
     let quiet: Bool
     let timing: Bool
     let expectPath: String?
+    let goneGraceMilliseconds: Int
 
     init(_ arguments: ParsedArguments) throws {
         recordingPaths = arguments.positionals
@@ -117,6 +121,7 @@ struct CheckCommand: Subcommand {
         quiet = arguments.has("quiet")
         timing = arguments.has("timing")
         expectPath = arguments.value("expect")
+        goneGraceMilliseconds = try arguments.int("gone-grace-ms", default: 1000, range: 0...3_600_000)
     }
 
     func run() async -> Int32 {
@@ -147,7 +152,8 @@ struct CheckCommand: Subcommand {
             return ExitCode.ioError
         }
         if !quiet { print(specsLocation.description) }
-        let check = RecordCheck(specs: specs, maxFailures: maxFailures, minRequests: minRequests, requireSpec: requireSpec, timing: timing)
+        var check = RecordCheck(specs: specs, maxFailures: maxFailures, minRequests: minRequests, requireSpec: requireSpec, timing: timing)
+        check.goneGraceNanoseconds = UInt64(goneGraceMilliseconds) * 1_000_000
         let checked = check.run(recordings) { request, verdict, sequence in
             if expectations != nil { deliveries.add(request, spec: verdict.specID, sequence: sequence) }
         }
