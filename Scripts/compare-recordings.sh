@@ -13,7 +13,8 @@
 # `--specs`. Normalised away: `seq`, `time`, `arrival_ns`, `answered_ns`, `connection` (ids of
 # concurrent connections), the loopback port (in `authority` and `host`: each run listens on its
 # own), a generated `apns-id`/`apns-unique-id` answer header, the id in an FCM message name; lines
-# are sorted, since concurrent streams finish in any order. Exit 0 when both match.
+# are sorted, since concurrent streams finish in any order; `v` is dropped and a format-2 `json`
+# body compared as the string of its bytes (format 1's `body`). Exit 0 when both match.
 set -euo pipefail
 BEFORE="${1:?before binary}"; AFTER="${2:?after binary}"; N="${3:-2000}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -82,13 +83,26 @@ normalise() {  # normalise IN OUT
   python3 - "$1" "$2" <<'PY'
 import json, re, sys
 generated = {"apns-id", "apns-unique-id"}
+decoder = json.JSONDecoder()
 out = []
 with open(sys.argv[1], encoding="utf-8") as f:
     for line in f:
         line = re.sub(r"127\.0\.0\.1:[0-9]+", "127.0.0.1:<port>", line)
         line = re.sub(r"messages/0:[0-9]+", "messages/<generated>", line)  # FCM message names
         o = json.loads(line)
-        for k in ("seq", "time", "arrival_ns", "answered_ns", "connection"):
+        # Format 2 holds a JSON body as its bytes (`json`), format 1 as a string (`body`): the
+        # same bytes compare equal, so a version-1 binary's recording compares with a version-2 one.
+        def as_body(holder, at):  # the `json` member at or after `at`, as format 1's `body`
+            at = line.index(',"json":', at) + len(',"json":')
+            _, end = decoder.raw_decode(line, at)
+            holder["body"] = line[at:end]
+            del holder["json"]
+            return end
+        if o.get("v") == 2:
+            at = as_body(o, 0) if "json" in o else 0
+            if "json" in o.get("response", {}):
+                as_body(o["response"], line.index(',"response":{', at))
+        for k in ("v", "seq", "time", "arrival_ns", "answered_ns", "connection"):
             o.pop(k, None)
         given = {v for n, v in o.get("headers", []) if n == "apns-id"}
         resp = o.get("response", {})
