@@ -7,7 +7,7 @@
 #   Scripts/compare-recordings.sh BEFORE_BINARY AFTER_BINARY [REQUESTS_PER_KIND=2000]
 #
 # The load (h2load over h2c, then curl over HTTP/1.1) covers the success path and the common
-# refusals: good VoIP and alert pushes, a bad topic, a bad priority, a bad expiration, a bad
+# refusals: good VoIP and alert pushes (one without a newline at its end), a bad topic, a bad priority, a bad expiration, a bad
 # apns-id, an unknown push type, missing authorization, an empty payload, a bad path, duplicate
 # headers, a GET (no body); an FCM send and a 404 over HTTP/1.1. It runs once without and once with
 # `--specs`. Normalised away: `seq`, `time`, `arrival_ns`, `answered_ns`, `connection` (ids of
@@ -30,6 +30,9 @@ JSON
 echo '{"aps":{"alert":{"title":"Hi","body":"line\nbreak"},"sound":"default"},"k":[1,2,{"x":null}]}' > "$WORK/alert.json"
 echo '{"message":{"token":"abc","data":{"k":"v"}}}' > "$WORK/fcm.json"
 echo "[1]" > "$WORK/array.json"
+# No newline at the end (as a sender's encoder writes it), a repeated key, a number spelled
+# 1.50: format 2 holds it as its bytes (`json`), format 1 as a string.
+printf '%s' '{"aps":{"alert":{"title":"Hi"}},"n":1.50,"n":2}' > "$WORK/bare.json"
 echo '{"poolse":{"bundle_ids":["com.poolse.app"]}}' > "$WORK/spec-config.json"
 JWT="bearer eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQzEyMzQ1NjcifQ.eyJpc3MiOiJERUYxMjM0NTY3IiwiaWF0IjoxNzAwMDAwMDAwfQ.c2lnbmF0dXJlLXRoYXQtbXVzdC1uZXZlci1iZS1yZWNvcmRlZA"
 
@@ -65,6 +68,7 @@ record() {  # record BINARY OUT [serve flags...]
   load "$port" "$dev" -d "$WORK/alert.json" -H "apns-topic: com.poolse.app" -H "apns-push-type: fax" -H "authorization: bearer x"
   load "$port" "$dev" -d "$WORK/alert.json" -H "apns-topic: com.poolse.app"
   load "$port" "$dev" -d "$WORK/array.json" -H "apns-topic: com.poolse.app" -H "authorization: bearer x"
+  load "$port" "$dev" -d "$WORK/bare.json" -H "apns-topic: com.poolse.app" -H "authorization: bearer x"
   load "$port" "/3/device/zz" -d "$WORK/alert.json" -H "apns-topic: com.poolse.app" -H "authorization: bearer x"
   load "$port" "/3/other" -d "$WORK/alert.json" -H "apns-topic: com.poolse.app" -H "authorization: bearer x"
   load "$port" "$dev" -d "$WORK/alert.json" -H "apns-topic: com.poolse.app" -H "apns-topic: com.poolse.app" -H "authorization: bearer x"
