@@ -80,12 +80,12 @@ let package = Package(
 
         // `pushproof check`: a recording judged against the push specs, streamed a line at a time,
         // and the recording's own checks (seq gaps, stored verdicts), as a typed report.
-        .target(name: "RecordCheck", dependencies: ["JSON", "Clocks", "Metrics", "PushModel", "RecordLine", "SpecValidator", "Reports"],
+        .target(name: "RecordCheck", dependencies: ["JSON", "Clocks", "Encoding", "Metrics", "PushModel", "RecordLine", "SpecValidator", "Reports"],
                 path: "Sources/Harness/RecordCheck"),
 
         // A `pushproof serve` elsewhere as a scenario's gateway (`run`, `drive`, `plan --gateway`): its
         // control API client (over the Sender's `CurlRequest`) and the request-journal follower.
-        .target(name: "RemoteGateway", dependencies: ["JSON", "Clocks", "MockGateway", "RecordLine", "Scenario", "SpecValidator", "Sender",
+        .target(name: "RemoteGateway", dependencies: ["JSON", "Clocks", "Descriptors", "MockGateway", "RecordLine", "Scenario", "SpecValidator", "Sender",
                                                       "Driver", "ScenarioRunner", "ScenarioLoad"], path: "Sources/Harness/RemoteGateway"),
 
         // A load run on Kubernetes as plain objects (`pushproof k8s`): the manifests (an Indexed Job of
@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(name: "PushproofGatewayTests", dependencies: ["PushproofGateway", "Crypto", "JSON", "PushproofTestSupport"]),
         .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON", "RecordLine"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "JSON", "PushproofTestSupport"], exclude: ["Golden"]),
-        .testTarget(name: "RecordCheckTests", dependencies: ["RecordCheck", "SpecValidator", "JSON"]),
+        .testTarget(name: "RecordCheckTests", dependencies: ["RecordCheck", "SpecValidator", "JSON", "Encoding", "PushModel", "RecordLine"]),
         .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine", "RecordCheck", "Fleet", "RemoteGateway"]),
     ]
 )

@@ -110,6 +110,30 @@ struct TimedCapacitySender: CapacitySender {
         #expect(world.shutdowns.load(ordering: .relaxed) == 1)
     }
 
+    /// The process at 1.5 cores while a call rings; building a call's pushes costs the driver 5 µs.
+    @Test func theCPUOfMeasuredCallsIsTheSegmentsCost() async throws {
+        let plan = CapacityPlan(members: 101, withinMilliseconds: 1000, calls: 2, setups: [CapacityPlan.Setup(senders: 1, connections: 2)])
+        let world = PlanWorld()
+        let driverCPU = Mutex<UInt64>(0)
+        let measurements = try await plan.measure(sender: { setup in
+            TimedCapacitySender(connections: setup.connections, nanosPerPush: 1_000_000, world: world)
+        }, ring: { _ in
+            driverCPU.withLock { $0 += 5_000 }
+            return Self.group(100)
+        }, clock: { world.now.withLock { $0 } }, processCPU: { world.now.withLock { $0 } * 3 / 2 },
+           threadCPU: { driverCPU.withLock { $0 } })
+        let m = try #require(measurements.first)
+        // Two measured calls of 50 ms each (the warm-up's left out).
+        #expect(m.wallNanoseconds == 100_000_000 && m.cpuNanoseconds == 150_000_000)
+        #expect(m.cores == 1.5)
+        #expect(m.cpuNanosecondsPerPush == 750_000 && m.driverCPUNanosecondsPerPush == 50)
+        #expect(m.firstRingNanoseconds == 50_000_000)
+        let json = plan.json(measurements, verdict: plan.verdict(measurements), sender: SenderIdentity(name: "fake", version: "1", gatewaySharesMachine: nil),
+                             transport: "APNs", streams: 1)
+        #expect(json["setups"]?[0]?["cores"]?.doubleValue == 1.5)
+        #expect(json["setups"]?[0]?["cpu_us_per_push"]?.doubleValue == 750)
+    }
+
     @Test func h2cWithoutConnectionReuseTriesOnlyOneConnection() {
         let plan = CapacityPlan(members: 2, withinMilliseconds: 10, calls: 1, setups: CapacityPlan.setups(senders: [1, 2], connections: [2, 4]))
         #expect(plan.setups.count == 4)

@@ -16,11 +16,14 @@ import Testing
 
     @Test func theJobsEnvironmentBecomesSegmentStartAndGateway() throws {
         #expect(try SegmentEnvironment.driveArguments(environment: Self.pod) == [
-            "--segment", "2/3", "--start-at", "1796313600000", "--gateway", "http://pushproof-storm-1-gw-0.pushproof-storm-1-gw.load.svc:8443"])
+            "--segment", "2/3", "--start-at", "1796313600000", "--gateway", "http://pushproof-storm-1-gw-0.pushproof-storm-1-gw.load.svc:8443",
+            "--token-url", "http://pushproof-storm-1-gw-0.pushproof-storm-1-gw.load.svc:8443/token"])
         var second = Self.pod
         second["JOB_COMPLETION_INDEX"] = "1"
         second["HOSTNAME"] = "pushproof-storm-1-segment-1"
-        #expect(try SegmentEnvironment.driveArguments(environment: second).last == "http://pushproof-storm-1-gw-1.pushproof-storm-1-gw.load.svc:8443")
+        #expect(try SegmentEnvironment.driveArguments(environment: second).suffix(3) == [
+            "http://pushproof-storm-1-gw-1.pushproof-storm-1-gw.load.svc:8443",
+            "--token-url", "http://pushproof-storm-1-gw-1.pushproof-storm-1-gw.load.svc:8443/token"], "its access tokens from its own replica")
     }
 
     @Test func weightsAndTheAdminPortPassThrough() throws {
@@ -30,6 +33,7 @@ import Testing
         #expect(try SegmentEnvironment.driveArguments(environment: environment) == [
             "--segment", "2/3", "--segment-weights", "1/2,1/4,1/4", "--start-at", "1796313600000",
             "--gateway", "http://pushproof-storm-1-gw-0.pushproof-storm-1-gw.load.svc:8443",
+            "--token-url", "http://pushproof-storm-1-gw-0.pushproof-storm-1-gw.load.svc:8443/token",
             "--admin", "http://pushproof-storm-1-gw-0.pushproof-storm-1-gw.load.svc:8444"])
     }
 

@@ -197,6 +197,8 @@ private func writeScenario(in directory: TemporaryDirectory) throws -> String {
         ["drive", "--scenario", "s.json", "--stages", "10x:5"],
         ["drive", "--scenario", "s.json", "--stages", "10s:0"],
         ["drive", "--scenario", "s.json", "--start-rate", "5"],
+        ["drive", "--scenario", "s.json", "--segment", "1/3", "--sender-cmd", "python3 adapter.py"],
+        ["drive", "--scenario", "s.json", "--segment", "3/3", "--rate", "5"],
         ["drive", "message-storm", "--stages", "10s:5", "--count", "3", "--apns-key", "k.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM123456"],
         ["drive", "message-storm", "--stages", "10s:5", "--duration", "3", "--apns-key", "k.p8", "--key-id", "ABC123DEFG", "--team-id", "TEAM123456"],
     ])

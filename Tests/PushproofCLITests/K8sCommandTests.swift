@@ -33,7 +33,14 @@ import Testing
         let plan = try Self.render(["ring-fanout", "--image", "x", "--run-id", "s1", "--namespace", "load"]).plan
         let credentials = try K8sRenderCommand.credentials(for: plan)
         #expect(credentials.files.map(\.name) == ["apns-key.p8", "apns-key.pub.pem", "service-account.json", "apns-ca.pem",
-                                                  "apns-cert.pem", "apns-cert-key.pem"])
+                                                  "apns-cert.pem", "apns-cert-key.pem", "provider-token.jwt"])
+        // One provider token signed at render time for every segment: "<iat> <jwt>".
+        let shared = try #require(credentials.files.first { $0.name == "provider-token.jwt" }?.contents).split(separator: " ")
+        let issuedAt = try #require(Int(shared[0]))
+        #expect(abs(issuedAt - Int(Date().timeIntervalSince1970)) < 60)
+        #expect(shared.count == 2 && shared[1].split(separator: ".").count == 3, "a JWT")
+        let job = FleetManifests.render(plan, credentials: credentials).map(\.document).joined()
+        #expect(job.contains("PUSHPROOF_PROVIDER_TOKEN_FILE") && job.contains("/etc/pushproof/provider-token.jwt"))
         let serviceAccount = try #require(credentials.files.first { $0.name == "service-account.json" }?.contents)
         #expect(serviceAccount.contains("http://pushproof-s1-gateway.load.svc:8443/token"))
         #expect(credentials.gatewayConfigurationJSON.contains("\"public_key_file\":\"apns-key.pub.pem\""))

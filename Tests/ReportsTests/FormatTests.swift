@@ -20,6 +20,11 @@ import Testing
         #expect(Format.significant(value) == text)
     }
 
+    @Test func thousandsAreGrouped() {
+        #expect(Format.grouped(0) == "0" && Format.grouped(999) == "999" && Format.grouped(1000) == "1,000")
+        #expect(Format.grouped(257_600) == "257,600" && Format.grouped(-1_234_567) == "-1,234,567")
+    }
+
     @Test func millisecondsFromNanoseconds() {
         #expect(Format.milliseconds(52_100 as UInt64) == "0.0521")
         #expect(Format.milliseconds(1_200_000 as UInt64) == "1.2")

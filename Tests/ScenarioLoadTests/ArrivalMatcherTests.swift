@@ -18,6 +18,24 @@ private let ms: UInt64 = 1_000_000
 private let plan = LoadPlan(scenario: "test", model: .closed(concurrency: 1, count: 2))
 
 @Suite struct ArrivalMatcherTests {
+    /// A split run whose sender fans out itself: another segment handed event 1 over at its
+    /// intended time (100 ms) before this one expected it. Its push waits past the horizon, and
+    /// is matched, timed from 100 ms, once the event is expected; one before the horizon is not held.
+    @Test func anArrivalPastTheHorizonWaitsForItsEventToBeExpected() {
+        var matcher = ArrivalMatcher(graceNanoseconds: 0) { $0 }
+        matcher.hold(from: 0)
+        #expect(matcher.receive(arrival(token: "tok-a"), at: 5 * ms) == nil, "event 0 is not expected yet: held")
+        #expect(matcher.unexpected == 0)
+        matcher.expect(event: 0, intended: 0, started: 0, pushes: [ExpectedPush(token: "tok-a", spec: "poolse.ring.fcm")])
+        #expect(matcher.hold(from: 100 * ms) == [5 * ms], "matched once its event is expected")
+        #expect(matcher.receive(arrival(token: "tok-b"), at: 120 * ms) == nil, "past the horizon: held")
+        matcher.expect(event: 1, intended: 100 * ms, started: 100 * ms, pushes: [ExpectedPush(token: "tok-b", spec: "poolse.ring.fcm")])
+        #expect(matcher.hold(from: .max) == [20 * ms], "from event 1's intended time")
+        #expect(matcher.receive(arrival(token: "tok-c"), at: 130 * ms) == nil)
+        #expect(matcher.unexpected == 1, "no horizon: matched at once, and no event called for it")
+        #expect(matcher.outstanding == 0)
+    }
+
     @Test func aPushIsMatchedToItsEventAndTimedFromTheEventsIntendedTime() {
         var matcher = ArrivalMatcher(graceNanoseconds: 0) { $0 }
         // Event 0 was due at 0 but handed over at 30 ms (the sender was behind): latency runs from 0.

@@ -36,6 +36,17 @@ struct AdapterConversationTests {
         #expect(credentials["apns_key_id"]?.stringValue == "KEY1")
     }
 
+    /// A segment of a run split over machines says which, so a sender in front of one shared
+    /// backend knows what it is part of; an unsplit run's hello has no `segment`.
+    @Test func helloCarriesTheSegmentOfASplitRun() throws {
+        var conversation = AdapterConversation()
+        let hello = try object(conversation.hello(access, segment: (index: 1, count: 3)))
+        #expect(hello["segment"]?["index"]?.intValue == 1)
+        #expect(hello["segment"]?["count"]?.intValue == 3)
+        var whole = AdapterConversation()
+        #expect(try object(whole.hello(access))["segment"] == nil)
+    }
+
     @Test func theGatewayAccessAnAdapterReadsIsTheOneHelloWrote() throws {
         var withCertificate = access
         withCertificate.apnsCertFile = "/tmp/cert.pem"

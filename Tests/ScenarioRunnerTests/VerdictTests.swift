@@ -1,4 +1,5 @@
 import JSON
+import PushModel
 import RecordLine
 import Scenario
 import ScenarioRunner

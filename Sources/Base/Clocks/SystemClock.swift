@@ -31,6 +31,17 @@ public enum SystemClock {
         Int64(wallClockNanoseconds() / 1_000_000_000)
     }
 
+    /// CPU time this process has used, every thread, user and system (CLOCK_PROCESS_CPUTIME_ID):
+    /// differences only. What a capacity plan charges a process per push.
+    public static func processCPUNanoseconds() -> UInt64 {
+        read(CLOCK_PROCESS_CPUTIME_ID)
+    }
+
+    /// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID): differences only, on one thread.
+    public static func threadCPUNanoseconds() -> UInt64 {
+        read(CLOCK_THREAD_CPUTIME_ID)
+    }
+
     @usableFromInline @inline(__always)
     static func read(_ clock: clockid_t) -> UInt64 {
         var now = timespec()

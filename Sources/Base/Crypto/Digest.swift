@@ -11,6 +11,12 @@ enum FetchedAlgorithms {
 public enum SHA256 {
     public static let byteCount = 32
 
+    /// The digest as lowercase hex (64 digits): what identities and file digests print.
+    public static func hexDigest(_ bytes: some Collection<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: hash(bytes).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] }, as: UTF8.self)
+    }
+
     public static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
         if let digest = bytes.withContiguousStorageIfAvailable({ hash(buffer: UnsafeRawBufferPointer($0)) }) { return digest }
         return Array(bytes).withUnsafeBytes { hash(buffer: $0) }

@@ -108,8 +108,8 @@ final class APNSProviderTokenAuthority: Sendable {
     /// Apple takes a token issued within the last hour: an `iat` ahead of the gateway's clock by
     /// more than this (a sender's clock drifting, or a token minted "for later") is refused.
     static let allowedFutureSkewSeconds: Int64 = 60
-    /// Apple: refresh no more often than every 20 minutes.
-    static let minimumRefreshIntervalSeconds: Int64 = 1200
+    /// Apple: refresh no more often than every 20 minutes (`ProviderTokenUpdates`).
+    static let minimumRefreshIntervalSeconds = ProviderTokenUpdates.minimumRefreshIntervalSeconds
     /// Bounded so a sender minting a token per request cannot grow memory without limit.
     static let cacheCapacity = 4096
     static let maxCachedTokenBytes = 1024
@@ -120,7 +120,7 @@ final class APNSProviderTokenAuthority: Sendable {
     private let clock: WallClock
     /// Outcome of verifying a token's signature and claims (time-independent parts only).
     private let cache = Mutex<[String: Result<VerifiedProviderToken, TokenRejection>]>([:])
-    private let teams = Mutex<[String: TeamTokenHistory]>([:])
+    private let teams = Mutex(ProviderTokenUpdates())
 
     struct TokenRejection: Error, Sendable {
         var reason: APNSReason
@@ -130,12 +130,6 @@ final class APNSProviderTokenAuthority: Sendable {
             self.reason = reason
             self.failure = AuthFailure(kind, detail)
         }
-    }
-
-    /// The tokens a team has used recently and when it last introduced a new one.
-    private struct TeamTokenHistory {
-        var recentTokens: [String] = []
-        var lastNewTokenAtSeconds: Int64 = .min
     }
 
     init(configuration: APNSConfiguration, clock: WallClock) throws(GatewayConfigurationError) {
@@ -161,7 +155,7 @@ final class APNSProviderTokenAuthority: Sendable {
     func forgetTokenUpdates() -> Int {
         teams.withLock { teams in
             defer { teams.removeAll() }
-            return teams.count
+            return teams.teamCount
         }
     }
 
@@ -278,23 +272,12 @@ final class APNSProviderTokenAuthority: Sendable {
     }
 
     /// TooManyProviderTokenUpdates, counted per team across every connection, as Apple counts
-    /// it: a token the team has not used before is refused while the team's previous new token
-    /// is less than 20 minutes old, whether it comes as a connection's first token or replaces
-    /// one. Tokens the team already uses are fine (a rotation spreads over many connections);
-    /// a sender whose processes or connections each sign their own token is not (share one).
-    /// nil when admitted; else the seconds since the team's previous new token.
+    /// it (`ProviderTokenUpdates`): a sender whose processes or connections each sign their own
+    /// token trips it (share one). nil when admitted; else the seconds since the team's previous
+    /// new token.
     private func admit(_ token: String, team: String, now: Int64) -> Int64? {
         teams.withLock { teams in
-            var history = teams[team] ?? TeamTokenHistory()
-            if history.recentTokens.contains(token) { return nil }
-            if history.lastNewTokenAtSeconds != .min,
-               now - history.lastNewTokenAtSeconds < Self.minimumRefreshIntervalSeconds {
-                return now - history.lastNewTokenAtSeconds
-            }
-            history.recentTokens.append(token)
-            if history.recentTokens.count > 8 { history.recentTokens.removeFirst() }
-            history.lastNewTokenAtSeconds = now
-            teams[team] = history
+            if case .tooSoon(let since) = teams.admit(token, team: team, nowSeconds: now) { return since }
             return nil
         }
     }

@@ -90,6 +90,7 @@ extension RecordedExchange {
                   status: exchange.response.status, reason: exchange.reason, detail: exchange.detail,
                   retryAfterSeconds: exchange.response.retryAfterSeconds, answeredNanos: exchange.answeredNanos,
                   fault: exchange.fault, rule: exchange.answerRule, verdict: exchange.verdict)
+        arrivalNanos = exchange.request.arrivalNanos
         // The FCM service parsed the body for its token already: as written, the same value.
         // (APNs' is the registry's key, lowercased; `token` reads the path as written.)
         if exchange.route == .fcm, let token = exchange.deviceToken { keepToken(token) }

@@ -127,7 +127,7 @@ public struct ArrivalSchedule: Sendable, Equatable {
     }
 
     /// `1m30s`, `500ms`, `2h`, or a bare number of seconds; nil for anything else.
-    static func parseDuration(_ text: String) -> Duration? {
+    public static func parseDuration(_ text: String) -> Duration? {
         if let seconds = Double(text) { return seconds.isFinite && seconds >= 0 ? .nanoseconds(Int64(seconds * 1e9)) : nil }
         var total = 0.0
         var rest = Substring(text)

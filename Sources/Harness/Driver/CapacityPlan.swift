@@ -33,6 +33,13 @@ public struct CapacityPlan: Sendable {
         public var ringAllNanoseconds: [UInt64] = []
         public var undelivered = 0
         public var connectionsOpened = 0
+        /// Over the measured calls: this process's CPU (driver and sender, every thread), the part
+        /// of it spent building the calls' pushes (the driver's), and the calls' wall time.
+        public var cpuNanoseconds: UInt64 = 0
+        public var driverCPUNanoseconds: UInt64 = 0
+        public var wallNanoseconds: UInt64 = 0
+        /// The soonest a measured call had its first push delivered.
+        public var firstRingNanoseconds: UInt64?
 
         public init(setup: Setup, pushesPerCall: Int) {
             self.setup = setup
@@ -48,6 +55,13 @@ public struct CapacityPlan: Sendable {
         public var rate: Double {
             worstNanoseconds == 0 ? 0 : Double(pushesPerCall) / (Double(worstNanoseconds) / 1e9)
         }
+        /// Cores the process kept busy while it rang: what a segment pod needs to ring at `rate`.
+        public var cores: Double { wallNanoseconds == 0 ? 0 : Double(cpuNanoseconds) / Double(wallNanoseconds) }
+        /// CPU per push delivered, driver and sender, and the driver's part of it.
+        public var cpuNanosecondsPerPush: Double { deliveredCount == 0 ? 0 : Double(cpuNanoseconds) / Double(deliveredCount) }
+        public var driverCPUNanosecondsPerPush: Double { deliveredCount == 0 ? 0 : Double(driverCPUNanoseconds) / Double(deliveredCount) }
+        var deliveredCount: Int { pushesPerCall * ringAllNanoseconds.count - undelivered }
+
         public func meets(withinNanoseconds target: UInt64) -> Bool {
             undelivered == 0 && !ringAllNanoseconds.isEmpty && worstNanoseconds <= target
         }
@@ -144,11 +158,14 @@ public struct CapacityPlan: Sendable {
 
     /// Measures each set-up in turn on a sender of its own (fresh connections): one warm-up
     /// call that opens the connections and signs tokens, then `calls` measured ones, each call's
-    /// figure from its start to the last delivered push's end on `clock`. `measured` is called
-    /// after each set-up.
+    /// figure from its start to the last delivered push's end on `clock`; the CPU of each
+    /// measured call on `processCPU` (and of building its pushes, on `threadCPU`). `measured`
+    /// is called after each set-up.
     public func measure(sender makeSender: (Setup) throws -> any CapacitySender,
                         ring: (_ callNumber: Int) throws -> [PushRequest],
                         clock: () -> UInt64 = SystemClock.monotonicNanoseconds,
+                        processCPU: () -> UInt64 = SystemClock.processCPUNanoseconds,
+                        threadCPU: () -> UInt64 = SystemClock.threadCPUNanoseconds,
                         counters: ProgressCounters? = nil,
                         measured: (Measurement) -> Void = { _ in }) async throws(Failure) -> [Measurement] {
         var measurements: [Measurement] = []
@@ -164,6 +181,7 @@ public struct CapacityPlan: Sendable {
             for round in 0...calls {
                 callNumber += 1
                 let started = clock()
+                let (cpuStarted, driverStarted) = (processCPU(), threadCPU())
                 let pushes: [PushRequest]
                 do {
                     pushes = try ring(callNumber)
@@ -171,16 +189,27 @@ public struct CapacityPlan: Sendable {
                     await sender.shutdown()
                     throw .ringFailed(error)
                 }
+                let driverCPU = threadCPU() &- driverStarted
                 let results = await sender.deliver(call: pushes)
+                let (cpu, ended) = (processCPU() &- cpuStarted, clock())
                 counters?.played.add(1, ordering: .relaxed)
                 counters?.pushes.add(results.count, ordering: .relaxed)
                 guard round > 0 else { continue }  // the warm-up call opens connections and signs tokens
                 measurement.pushesPerCall = pushes.count
-                var last = started
+                var (first, last) = (UInt64.max, started)
                 for result in results {
-                    if case .delivered = result.outcome { last = max(last, result.finishedAt) } else { measurement.undelivered += 1 }
+                    if case .delivered = result.outcome {
+                        last = max(last, result.finishedAt)
+                        first = min(first, result.finishedAt)
+                    } else {
+                        measurement.undelivered += 1
+                    }
                 }
                 measurement.ringAllNanoseconds.append(last - started)
+                measurement.cpuNanoseconds += cpu
+                measurement.driverCPUNanoseconds += driverCPU
+                measurement.wallNanoseconds += ended &- started
+                if first != .max { measurement.firstRingNanoseconds = min(measurement.firstRingNanoseconds ?? .max, first &- started) }
             }
             await sender.shutdown()
             measurement.connectionsOpened = sender.connectionsOpened
@@ -227,6 +256,8 @@ public struct CapacityPlan: Sendable {
                     "worst_ms": .number(Double(m.worstNanoseconds) / 1e6), "median_ms": .number(Double(m.medianNanoseconds) / 1e6),
                     "pushes_per_second": .number(m.rate), "undelivered": .number(Double(m.undelivered)),
                     "connections_opened": .number(Double(m.connectionsOpened)),
+                    "cpu_us_per_push": .number(m.cpuNanosecondsPerPush / 1e3), "driver_cpu_us_per_push": .number(m.driverCPUNanosecondsPerPush / 1e3),
+                    "cores": .number(m.cores),
                     "meets_target": .bool(m.meets(withinNanoseconds: targetNanoseconds)),
                 ]
             }),

@@ -506,6 +506,16 @@ public struct RunResult: Sendable {
     /// Every measured fan-out, by iteration: what a merge of segments needs to judge a fan-out
     /// whose pushes went out from several machines (``SegmentMerge``).
     public var fanOuts: [FanOutCompletion] = []
+
+    public init(summary: RunSummary, latency: HDRHistogram, serviceTime: HDRHistogram, sendLag: HDRHistogram,
+                timeToRingAll: HDRHistogram, fanOuts: [FanOutCompletion] = []) {
+        self.summary = summary
+        self.latency = latency
+        self.serviceTime = serviceTime
+        self.sendLag = sendLag
+        self.timeToRingAll = timeToRingAll
+        self.fanOuts = fanOuts
+    }
 }
 
 /// How one measured fan-out ended on this machine.

@@ -129,9 +129,9 @@ public struct ProgressLine: Sendable {
 
     static func format(_ s: ProgressSnapshot, unit: String, rate: Double?) -> String {
         var parts: [String] = []
-        parts.append("\(unit) \(grouped(s.played))" + (s.total.map { "/\(grouped($0))" } ?? ""))
-        parts.append("pushes \(grouped(s.pushes))")
-        parts.append(rate.map { "\(grouped(Int($0.rounded())))/s" } ?? "-/s")
+        parts.append("\(unit) \(Format.grouped(s.played))" + (s.total.map { "/\(Format.grouped($0))" } ?? ""))
+        parts.append("pushes \(Format.grouped(s.pushes))")
+        parts.append(rate.map { "\(Format.grouped(Int($0.rounded())))/s" } ?? "-/s")
         if s.measuresLatency { parts.append("p99 " + (s.p99Nanoseconds.map { Format.milliseconds($0) + " ms" } ?? "-")) }
         let elapsed = Double(s.elapsedNanoseconds) / 1e9
         parts.append("elapsed " + clock(elapsed))
@@ -165,17 +165,6 @@ public struct ProgressLine: Sendable {
         let (h, m, s) = (whole / 3600, whole / 60 % 60, whole % 60)
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         return h > 0 ? "\(h):\(two(m)):\(two(s))" : "\(m):\(two(s))"
-    }
-
-    /// 12345 as "12,345".
-    static func grouped(_ n: Int) -> String {
-        let digits = String(n.magnitude)
-        var out = ""
-        for (i, c) in digits.enumerated() {
-            if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
-            out.append(c)
-        }
-        return (n < 0 ? "-" : "") + out
     }
 }
 

@@ -35,6 +35,12 @@ public struct SegmentMerge: Sendable {
     public let sendLag: HDRHistogram
     public let timeToRingAll: HDRHistogram
     public let cleanup: CleanupCounts
+    /// Every segment's findings, each under its segment's name: any fails the merged run.
+    public var findings: [String] {
+        parts.flatMap { part in part.result.findings.map { "segment \(part.result.segmentName): \($0)" } }
+    }
+    /// The segments played a scenario (`drive --scenario`): its default thresholds apply.
+    public var isScenario: Bool { parts.first?.result.identity.fields["scenario_sha256"] != nil }
 
     /// Checks the parts are every segment of one run, once each, started on time, and merges them.
     public init(_ parts: [Part], maxStartSkew: Duration = Self.defaultMaxStartSkew) throws(SegmentMergeError) {

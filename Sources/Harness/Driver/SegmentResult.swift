@@ -22,12 +22,7 @@ public struct RunIdentity: Sendable, Equatable {
     }
 
     /// SHA-256 of ``canonicalText``, lowercase hex.
-    public var digest: String {
-        SHA256.hash(Array(canonicalText.utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
-    }
+    public var digest: String { SHA256.hexDigest(Array(canonicalText.utf8)) }
 
     /// The names whose values differ between the two (present in one only included), sorted.
     public func differences(from other: RunIdentity) -> [String] {
@@ -72,10 +67,14 @@ public struct SegmentResult: Sendable {
     public var cleanup: CleanupCounts
     /// What `drive` says of its sender (URLs, connections, streams); carried, not judged.
     public var senderDetails: JSONValue
+    /// What failed the segment besides thresholds (a scenario's token-cleanup rules, a sender
+    /// that stopped): a merge fails on every one of them.
+    public var findings: [String] = []
 
     public init(identity: RunIdentity, segment: ExecutionSegment, plannedStart: Int64?, actualStart: Int64,
                 devicesOwned: Int, devicesTotal: Int, run: RunResult, summary: RunSummary, cleanup: CleanupCounts,
-                senderDetails: JSONValue) {
+                senderDetails: JSONValue, findings: [String] = []) {
+        self.findings = findings
         self.identity = identity
         self.segment = segment
         self.plannedStart = plannedStart
@@ -137,6 +136,7 @@ public struct SegmentResult: Sendable {
             "token_cleanup": ["tokens_removed": number(cleanup.tokensRemoved), "devices_deleted": number(cleanup.devicesDeleted),
                               "removal_errors": number(cleanup.removalErrors)],
             "sender": senderDetails,
+            "findings": .array(findings.map(JSONValue.string)),
             "histograms": .string(try histogramLog()),
         ]
     }
@@ -183,6 +183,7 @@ public struct SegmentResult: Sendable {
                                     devicesDeleted: try cleanupFields.requiredInt("devices_deleted", range: 0...Int.max),
                                     removalErrors: try cleanupFields.requiredInt("removal_errors", range: 0...Int.max))
             senderDetails = root.value("sender") ?? .null
+            findings = try root.strings("findings") ?? []
             let logText = try root.requiredString("histograms")
             let log: HistogramIntervalLog
             do {

@@ -31,6 +31,8 @@ public struct FleetNames: Sendable, Equatable {
     public func gatewayHosts(count: Int) -> [String] {
         (0..<count).map { "\(statefulSet)-\($0).\(statefulSet).\(serviceDomain)" }
     }
+    /// In the Secret: the APNs provider token every segment uses (`PUSHPROOF_PROVIDER_TOKEN_FILE`).
+    public static let providerTokenFile = "provider-token.jwt"
     public var tokenURL: String { "http://\(gatewayService).\(serviceDomain):\(Self.gatewayPort)/token" }
     public var runSelector: String { "\(Self.runLabel)=\(runID)" }
     public func selector(component: String) -> String { "\(runSelector),\(Self.componentLabel)=\(component)" }
@@ -200,7 +202,8 @@ public enum FleetManifests {
         """
     }
 
-    static func shellQuoted(_ word: String) -> String {
+    /// A word as `/bin/sh` reads it back: plain words bare, others in single quotes.
+    public static func shellQuoted(_ word: String) -> String {
         let plain = word.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
             || "-_./=:,@%+".unicodeScalars.contains($0) }
         return plain && !word.isEmpty ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
@@ -213,6 +216,9 @@ public enum FleetManifests {
             (SegmentEnvironment.gatewaysKey, names.gatewayHosts(count: plan.gateways).joined(separator: ",")),
         ]
         if let weights = plan.segmentWeights { environment.append((SegmentEnvironment.weightsKey, weights)) }
+        if credentials.files.contains(where: { $0.name == FleetNames.providerTokenFile }) {
+            environment.append(("PUSHPROOF_PROVIDER_TOKEN_FILE", FleetNames.configDirectory + "/" + FleetNames.providerTokenFile))
+        }
         // A scenario run reads the gateway's request journal through its control API.
         if case .scenario = plan.workload { environment.append((SegmentEnvironment.adminPortKey, String(FleetNames.adminPort))) }
         let storage = storage(names, scratch: "work")

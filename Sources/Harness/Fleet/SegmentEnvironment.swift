@@ -5,7 +5,7 @@
 /// another Job, or a copy run by hand with a stale variable, is refused rather than run as the
 /// wrong segment), and alone stands in for a missing variable. Segment i drives gateway
 /// `i mod M` by its stable headless name, so the load spreads evenly over the gateways however
-/// the cluster balances connections.
+/// the cluster balances connections, and fetches its FCM access tokens there too.
 public enum SegmentEnvironment {
     public static let indexKey = "JOB_COMPLETION_INDEX"
     public static let hostnameKey = "HOSTNAME"
@@ -59,7 +59,9 @@ public enum SegmentEnvironment {
         let gateway = gateways[index % gateways.count]
         var arguments = ["--segment", "\(index)/\(segments)"]
         if let weights = environment[weightsKey], !weights.isEmpty { arguments += ["--segment-weights", weights] }
-        arguments += ["--start-at", try required(startAtKey), "--gateway", "http://\(gateway):\(FleetNames.gatewayPort)"]
+        // Access tokens from the same replica: a gateway honours only the tokens it issued.
+        arguments += ["--start-at", try required(startAtKey), "--gateway", "http://\(gateway):\(FleetNames.gatewayPort)",
+                      "--token-url", "http://\(gateway):\(FleetNames.gatewayPort)/token"]
         if let port = environment[adminPortKey], !port.isEmpty {
             guard Int(port) != nil else { throw Refusal(message: "\(adminPortKey) is not a port: '\(port)'") }
             arguments += ["--admin", "http://\(gateway):\(port)"]

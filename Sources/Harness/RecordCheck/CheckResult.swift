@@ -15,7 +15,7 @@ public struct CheckResult {
     public struct Tally {
         public var checked = 0
         public var passed = 0
-        public var failures: [(sequence: Int, violations: [SpecViolation])] = []
+        public var failures: [(place: RecordPlace, violations: [SpecViolation])] = []
         public var failed = 0
     }
 
@@ -33,8 +33,8 @@ public struct CheckResult {
     /// Every push no product claims, by what it carried (`UncoveredRequest.label`).
     public var notCovered: [String: Int] = [:]
     public var outOfScope = 0
-    /// Unreadable lines: all counted, the first 20 kept.
-    public var unreadable = FirstExamples<(line: Int, problem: String)>()
+    /// Unreadable lines: all counted, the first 20 kept (`replica`: their recording, when several).
+    public var unreadable = FirstExamples<(line: Int, problem: String, replica: String?)>()
     /// Lines that decoded as requests (judged or out of scope).
     public var recordedCount = 0
     /// `--min-requests`: fewer recorded requests fail the check.
@@ -45,10 +45,18 @@ public struct CheckResult {
     public var missingLines = 0
     /// The gateway's informational notes (`verdict.gateway_notes`: what the RFCs allow), by
     /// text, with the first request each was on: shown and counted, never a failure.
-    public var informational: [String: (count: Int, firstSequence: Int)] = [:]
+    public var informational: [String: (count: Int, first: RecordPlace)] = [:]
+    /// The recordings checked as one, with the requests each held; empty for one recording.
+    public var replicas: [(name: String, path: String, recorded: Int)] = []
+    /// Pushes to a token a replica answered gone (`GoneTokenPushes`).
+    public var goneTokenPushes = GoneTokenPushes()
+    /// New provider tokens a team brought too soon over all connections (`ProviderTokenUpdatesAcrossReplicas`).
+    public var providerTokenUpdates = ProviderTokenUpdatesAcrossReplicas()
 
     /// The record holds what was asked of it: no lost lines, at least `minRequests` requests.
     public var recordingComplete: Bool { sequenceGaps.isEmpty && recordedCount >= minRequests }
+    /// No rule over the whole traffic broken (gone tokens, provider-token updates).
+    public var trafficRulesPassed: Bool { goneTokenPushes.findings.isEmpty && providerTokenUpdates.findings.isEmpty }
 
     /// Why the recording itself fails, one sentence each.
     public var recordingProblems: [String] {
@@ -75,9 +83,14 @@ public struct CheckResult {
     /// `gatewayWarnings`: the record's `verdict.gateway_warnings`, a failure wherever they are;
     /// `gatewayNotes`: its `verdict.gateway_notes`, counted and never a failure.
     public mutating func add(_ verdict: SpecVerdict, gatewayWarnings: [String] = [], gatewayNotes: [String] = [], sequence: Int) {
+        add(verdict, gatewayWarnings: gatewayWarnings, gatewayNotes: gatewayNotes, at: RecordPlace(sequence: sequence))
+    }
+
+    /// `add`, for the request at `place` (of one of several recordings).
+    public mutating func add(_ verdict: SpecVerdict, gatewayWarnings: [String] = [], gatewayNotes: [String] = [], at place: RecordPlace) {
         for note in gatewayNotes {
             let seen = informational[note]
-            informational[note] = ((seen?.count ?? 0) + 1, seen?.firstSequence ?? sequence)
+            informational[note] = ((seen?.count ?? 0) + 1, seen?.first ?? place)
         }
         if verdict.outOfScope { outOfScope += 1; return }
         var violations = verdict.violations
@@ -95,7 +108,7 @@ public struct CheckResult {
             guard !violations.isEmpty else { return }
             notCoveredFailures.checked += 1
             notCoveredFailures.failed += 1
-            if notCoveredFailures.failures.count < maxFailures { notCoveredFailures.failures.append((sequence, violations)) }
+            if notCoveredFailures.failures.count < maxFailures { notCoveredFailures.failures.append((place, violations)) }
             return
         }
         let id = verdict.specID
@@ -105,7 +118,7 @@ public struct CheckResult {
             tally.passed += 1
         } else {
             tally.failed += 1
-            if tally.failures.count < maxFailures { tally.failures.append((sequence, violations)) }
+            if tally.failures.count < maxFailures { tally.failures.append((place, violations)) }
         }
         if let id { tallies[id] = tally } else { unmatched = tally }
     }
@@ -122,8 +135,13 @@ public struct CheckResult {
         }
     }
 
-    public mutating func noteUnreadable(line: Int, problem: String) {
-        unreadable.add((line, problem))
+    public mutating func noteUnreadable(line: Int, problem: String, replica: String? = nil) {
+        unreadable.add((line, problem, replica))
+    }
+
+    /// `line 3`, or `gw-b line 3` with several recordings.
+    private static func lineLabel(_ unreadable: (line: Int, problem: String, replica: String?)) -> String {
+        (unreadable.replica.map { "\($0) " } ?? "") + "line \(unreadable.line)"
     }
 
     /// Specs in file order, then any id seen that the set does not list.
@@ -142,6 +160,10 @@ public struct CheckResult {
             line += ", \(sequenceGaps.count) seq gap\(sequenceGaps.count == 1 ? "" : "s") (\(missingLines) lines missing)"
         }
         if recordedCount < minRequests { line += ", only \(recordedCount) recorded (--min-requests \(minRequests))" }
+        let gone = goneTokenPushes.findings.count, updates = providerTokenUpdates.findings.count
+        if gone > 0 { line += ", \(gone) " + (gone == 1 ? "push to a gone token" : "pushes to gone tokens") }
+        if updates > 0 { line += ", \(updates) provider-token update\(updates == 1 ? "" : "s") too soon" }
+        if !replicas.isEmpty { line += " (\(replicas.count) recordings)" }
         return line
     }
 
@@ -164,19 +186,22 @@ public struct CheckResult {
             guard !tally.failures.isEmpty else { continue }
             out += "\n\(id): first \(tally.failures.count) of \(tally.failed) failures\n"
             for failure in tally.failures {
-                out += "  request #\(failure.sequence)\n"
+                out += "  request \(failure.place)\n"
                 for violation in failure.violations { out += "    \(violation.description)\n" }
             }
         }
         if !informational.isEmpty {
             out += "\ngateway notes (informational: what the RFCs allow; never a failure)\n"
             for (note, seen) in informationalSorted {
-                out += "  \(seen.count) request\(seen.count == 1 ? "" : "s") (first #\(seen.firstSequence)): \(note)\n"
+                out += "  \(seen.count) request\(seen.count == 1 ? "" : "s") (first \(seen.first)): \(note)\n"
             }
         }
+        out += Self.findingsText(GoneTokenPushes.name, goneTokenPushes.findings, counted: "push to a gone token", "pushes to gone tokens")
+        out += Self.findingsText(ProviderTokenUpdatesAcrossReplicas.name, providerTokenUpdates.findings,
+                                 counted: "new provider token too soon", "new provider tokens too soon")
         if !recordingProblems.isEmpty { out += "\n" }
         for problem in recordingProblems { out += "recording incomplete: \(problem)\n" }
-        for (line, problem) in unreadable.first { out += "line \(line): \(problem)\n" }
+        for line in unreadable.first { out += "\(Self.lineLabel(line)): \(line.problem)\n" }
         if unreadable.count > unreadable.first.count {
             out += "… and \(unreadable.count - unreadable.first.count) more unreadable lines\n"
         }
@@ -194,7 +219,7 @@ public struct CheckResult {
             } else if tally.failed > 0 {
                 var text = ""
                 for failure in tally.failures {
-                    text += "request #\(failure.sequence)\n"
+                    text += "request \(failure.place)\n"
                     for violation in failure.violations { text += "  \(violation.description)\n" }
                 }
                 testCase.result = .failed(type: "SpecViolation", message: "\(tally.failed) of \(tally.checked) requests violate \(id)", text: text)
@@ -205,8 +230,12 @@ public struct CheckResult {
             cases.append(JUnit.TestCase(classname: "pushproof", name: "not covered by any spec", assertions: 0,
                                         result: .skipped(message: notCoveredLines.joined(separator: "; "))))
         }
+        cases.append(Self.ruleTestcase(GoneTokenPushes.name, findings: goneTokenPushes.findings, judged: goneTokenPushes.judged,
+                                       type: "GoneTokenPush"))
+        cases.append(Self.ruleTestcase(ProviderTokenUpdatesAcrossReplicas.name, findings: providerTokenUpdates.findings,
+                                       judged: providerTokenUpdates.judged, type: "TooManyProviderTokenUpdates"))
         if !unreadable.isEmpty {
-            let text = unreadable.first.map { "line \($0.line): \($0.problem)" }.joined(separator: "\n")
+            let text = unreadable.first.map { "\(Self.lineLabel($0)): \($0.problem)" }.joined(separator: "\n")
             cases.append(JUnit.TestCase(classname: "pushproof", name: "recording is readable",
                                         result: .failed(type: "UnreadableRecording", message: "\(unreadable.count) unreadable lines", text: text)))
         }
@@ -224,20 +253,23 @@ public struct CheckResult {
                 "checked": .number(Double(tally.checked)), "passed": .number(Double(tally.passed)),
                 "failed": .number(Double(tally.failed)),
                 "failures": .array(tally.failures.map { failure in
-                    ["seq": .number(Double(failure.sequence)), "violations": .array(failure.violations.map { $0.json() })]
+                    var object = JSONObject()
+                    failure.place.add(to: &object)
+                    object["violations"] = .array(failure.violations.map { $0.json() })
+                    return .object(object)
                 }),
             ]
             object["spec"] = id.map { .string($0) } ?? .null
             return .object(object)
         }
-        return [
+        var report: JSONObject = [
             "recording": .string(recording),
             "specs_directory": .string(specsDirectory),
             "checked": .number(Double(checkedCount)),
             "passed": .number(Double(checkedCount - failedCount)),
             "failed": .number(Double(failedCount)),
             "out_of_scope": .number(Double(outOfScope)),
-            "ok": .bool(failedCount == 0 && unreadable.isEmpty && recordingComplete),
+            "ok": .bool(failedCount == 0 && unreadable.isEmpty && recordingComplete && trafficRulesPassed),
             "recorded": .number(Double(recordedCount)),
             "seq_gaps": .array(sequenceGaps.first.map { ["from": .number(Double($0.from)), "to": .number(Double($0.to))] }),
             "seq_gap_count": .number(Double(sequenceGaps.count)),
@@ -249,16 +281,59 @@ public struct CheckResult {
                 "by_identity": .array(notCovered.keys.sorted().map { ["identity": .string($0), "pushes": .number(Double(notCovered[$0] ?? 0))] }),
                 "failures": tallyJSON(nil, notCoveredFailures),
             ],
-            "unreadable_lines": .array(unreadable.first.map { ["line": .number(Double($0.line)), "problem": .string($0.problem)] }),
+            "unreadable_lines": .array(unreadable.first.map { line in
+                var object: JSONObject = ["line": .number(Double(line.line)), "problem": .string(line.problem)]
+                if let replica = line.replica { object["replica"] = .string(replica) }
+                return .object(object)
+            }),
             "unreadable_count": .number(Double(unreadable.count)),
             "gateway_notes": .array(informationalSorted.map { note, seen in
-                ["note": .string(note), "requests": .number(Double(seen.count)), "first_seq": .number(Double(seen.firstSequence))]
+                var object: JSONObject = ["note": .string(note), "requests": .number(Double(seen.count))]
+                seen.first.add(to: &object, prefix: "first_")
+                return .object(object)
             }),
+            "gone_token_pushes": Self.findingsJSON(goneTokenPushes.findings, judged: goneTokenPushes.judged) { $0.json() },
+            "provider_token_updates": Self.findingsJSON(providerTokenUpdates.findings, judged: providerTokenUpdates.judged) { $0.json() },
         ]
+        if !replicas.isEmpty {
+            // Gaps are judged per recording: each numbers its own lines.
+            report["seq_gaps"] = .array(sequenceGaps.first.map {
+                ["from": .number(Double($0.from)), "to": .number(Double($0.to)), "replica": .string($0.replica ?? "")]
+            })
+            report["recordings"] = .array(replicas.map {
+                ["replica": .string($0.name), "path": .string($0.path), "recorded": .number(Double($0.recorded))]
+            })
+        }
+        return .object(report)
+    }
+
+    /// A traffic rule's section of the summary: nothing when it holds.
+    private static func findingsText<Finding: CustomStringConvertible>(_ rule: String, _ findings: FirstExamples<Finding>,
+                                                                        counted one: String, _ many: String) -> String {
+        guard !findings.isEmpty else { return "" }
+        var out = "\n\(rule): \(findings.count) \(findings.count == 1 ? one : many)\n"
+        for finding in findings.first { out += "  \(finding)\n" }
+        if findings.count > findings.first.count { out += "  … and \(findings.count - findings.first.count) more\n" }
+        return out
+    }
+
+    /// A traffic rule as a testcase: failed with its findings listed, or passed over what it judged.
+    private static func ruleTestcase<Finding: CustomStringConvertible>(_ rule: String, findings: FirstExamples<Finding>, judged: Int,
+                                                                        type: String) -> JUnit.TestCase {
+        var testCase = JUnit.TestCase(classname: "pushproof", name: rule, assertions: judged)
+        if !findings.isEmpty {
+            testCase.result = .failed(type: type, message: "\(findings.count) of \(judged) requests break it",
+                                      text: findings.first.map(\.description).joined(separator: "\n"))
+        }
+        return testCase
+    }
+
+    private static func findingsJSON<Finding>(_ findings: FirstExamples<Finding>, judged: Int, _ json: (Finding) -> JSONValue) -> JSONValue {
+        ["judged": .number(Double(judged)), "count": .number(Double(findings.count)), "first": .array(findings.first.map(json))]
     }
 
     /// The informational notes, the most frequent first.
-    public var informationalSorted: [(note: String, seen: (count: Int, firstSequence: Int))] {
+    public var informationalSorted: [(note: String, seen: (count: Int, first: RecordPlace))] {
         informational.map { ($0.key, $0.value) }.sorted { ($1.seen.count, $0.note) < ($0.seen.count, $1.note) }
     }
 }

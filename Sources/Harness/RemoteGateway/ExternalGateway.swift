@@ -16,25 +16,32 @@ import Synchronization
 
 public final class ExternalGateway: ScenarioGateway {
     public let access: GatewayAccess
-    private let admin: AdminClient
+    private let replicas: GatewayReplicas
 
-    /// Resets the gateway (`POST /reset`: token states, faults and answer rules back to its
-    /// configuration), then sets the scenario's token states, faults and answer rules.
-    public init(admin: AdminClient, access: GatewayAccess, opening: GatewayOpening) throws(GatewayStartError) {
-        self.admin = admin
+    /// Resets every replica (`POST /reset`: token states, faults and answer rules back to its
+    /// configuration), then sets the scenario's token states, faults and answer rules on each.
+    public init(replicas: GatewayReplicas, access: GatewayAccess, opening: GatewayOpening) throws(GatewayStartError) {
+        self.replicas = replicas
         self.access = access
-        // A serve that reports its spec config must claim the scenario's app, or nothing is judged.
-        if let config = try call("GET", "/status", body: nil)["spec_config"], let unclaimed = opening.unclaimedApp(specConfig: config) {
-            throw GatewayStartError(unclaimed)
+        for admin in replicas.admins {
+            // A serve that reports its spec config must claim the scenario's app, or nothing is judged.
+            if let config = try Self.call(admin, "GET", "/status", body: nil)["spec_config"],
+               let unclaimed = opening.unclaimedApp(specConfig: config) {
+                throw GatewayStartError(replicas.count == 1 ? unclaimed : "\(admin.baseURL): \(unclaimed)")
+            }
         }
-        try call("POST", "/reset", body: nil)
+        try everywhere("POST", "/reset", body: nil)
         for (token, state) in opening.tokens {
             try setTokenNow(token, state, nowMs: opening.startMs)
         }
         for (route, faults) in opening.faults?.objectValue ?? JSONObject() {
-            try call("PUT", "/faults/" + route, body: faults.serialized())
+            try everywhere("PUT", "/faults/" + route, body: faults.serialized())
         }
-        if let rules = opening.answerRules { try call("PUT", "/answer-rules", body: rules.serialized()) }
+        if let rules = opening.answerRules { try everywhere("PUT", "/answer-rules", body: rules.serialized()) }
+    }
+
+    public convenience init(admin: AdminClient, access: GatewayAccess, opening: GatewayOpening) throws(GatewayStartError) {
+        try self.init(replicas: GatewayReplicas([admin]), access: access, opening: opening)
     }
 
     public func setToken(_ token: String, _ state: TokenState, nowMs: Int64) throws(GatewayStartError) {
@@ -49,69 +56,94 @@ public final class ExternalGateway: ScenarioGateway {
         case .bad: ["state": .string("bad")]
         case .otherSender: ["state": .string("other_sender")]
         }
-        try call("PUT", "/tokens/" + token, body: body.serialized())
+        try everywhere("PUT", "/tokens/" + token, body: body.serialized())
     }
 
-    /// The journal's last `seq` (`GET /status`, `journal.last_seq`).
+    /// Each replica's journal's last `seq` (`GET /status`, `journal.last_seq`).
     public func mark() throws(GatewayStartError) -> GatewayMark {
-        let status = try call("GET", "/status", body: nil)
-        guard let last = status["journal"]?["last_seq"]?.intValue else {
-            throw GatewayStartError("control API: GET /status has no journal.last_seq")
+        var positions: [Int] = []
+        for admin in replicas.admins {
+            let status = try Self.call(admin, "GET", "/status", body: nil)
+            guard let last = status["journal"]?["last_seq"]?.intValue else {
+                throw GatewayStartError("control API \(admin.baseURL): GET /status has no journal.last_seq")
+            }
+            positions.append(last)
         }
-        return GatewayMark(position: last)
+        return GatewayMark(replicaPositions: positions)
     }
 
-    /// Long polls `GET /requests?since=…&wait_ms=…`: each answer brings what arrived; the event
-    /// is answered once enough pushes were accepted and a poll of the settle time found nothing.
+    /// Long polls `GET /requests?since=…&wait_ms=…` of each replica in turn (the first waits,
+    /// the others are swept right after it answers): each answer brings what arrived; the event
+    /// is answered once enough pushes were accepted across the replicas and a round found
+    /// nothing on any of them.
     public func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) throws(GatewayStartError) {
         let clock = MonotonicClock()
         let deadline = clock.now + .milliseconds(options.eventTimeoutMilliseconds)
-        var since = mark.position
+        var since = mark.replicaPositions
         var accepted = 0
         while clock.now < deadline {
             let left = max(1, Int((deadline - clock.now) / .milliseconds(1)))
             let wait = accepted >= expectedAccepted ? min(max(options.settleMilliseconds, 1), left) : min(1_000, left)
-            let answer = try journal("/requests?since=\(since)&wait_ms=\(wait)")
-            for exchange in answer.exchanges {
-                guard let sequence = exchange.sequence else { continue }
-                since = max(since, sequence)
-                if exchange.isPush, exchange.accepted { accepted += 1 }
+            var quiet = true
+            for (index, admin) in replicas.admins.enumerated() {
+                let answer = try Self.journal(admin, "/requests?since=\(since[index])&wait_ms=\(index == 0 ? wait : 0)")
+                for exchange in answer.exchanges {
+                    guard let sequence = exchange.sequence else { continue }
+                    since[index] = max(since[index], sequence)
+                    if exchange.isPush, exchange.accepted { accepted += 1 }
+                }
+                if answer.lineCount > 0 || (index == 0 && answer.timedOut != true) { quiet = false }
             }
-            if answer.lineCount == 0, accepted >= expectedAccepted, answer.timedOut == true { return }
+            if quiet, accepted >= expectedAccepted { return }
         }
     }
 
+    /// What every replica received since `mark`, merged in the order the replicas answered
+    /// (`answered_ns`, one clock on one machine, NTP's across machines).
     public func exchanges(after mark: GatewayMark) throws(GatewayStartError) -> [RecordedExchange] {
-        let answer = try journal("/requests?since=\(mark.position)")
-        guard answer.isArray else { throw GatewayStartError("control API: GET /requests did not answer an array") }
-        return answer.exchanges
+        var merged: [RecordedExchange] = []
+        for (index, admin) in replicas.admins.enumerated() {
+            let answer = try Self.journal(admin, "/requests?since=\(mark.replicaPositions[index])")
+            guard answer.isArray else {
+                throw GatewayStartError("control API \(admin.baseURL): GET /requests did not answer an array")
+            }
+            merged += answer.exchanges
+        }
+        guard replicas.count > 1 else { return merged }
+        return merged.enumerated().sorted { a, b in
+            (a.element.answeredNanos ?? 0, a.offset) < (b.element.answeredNanos ?? 0, b.offset)
+        }.map(\.element)
     }
 
     public func stop() {}
 
+    private func everywhere(_ method: String, _ path: String, body: String?) throws(GatewayStartError) {
+        for admin in replicas.admins { try Self.call(admin, method, path, body: body) }
+    }
+
     /// One control API request; its JSON answer (`{}` for an empty body).
     @discardableResult
-    private func call(_ method: String, _ path: String, body: String?) throws(GatewayStartError) -> JSONValue {
-        let answer = try answerBody(method, path, body: body)
+    private static func call(_ admin: AdminClient, _ method: String, _ path: String, body: String?) throws(GatewayStartError) -> JSONValue {
+        let answer = try answerBody(admin, method, path, body: body)
         if answer.isEmpty { return .object(JSONObject()) }
         do {
             return try JSONParser.parse(answer)
         } catch {
-            throw GatewayStartError("control API \(method) \(path): not JSON: \(error)")
+            throw GatewayStartError("control API \(admin.baseURL) \(method) \(path): not JSON: \(error)")
         }
     }
 
     /// `GET` of a `/requests` path: its record lines.
-    private func journal(_ path: String) throws(GatewayStartError) -> JournalAnswerLines {
-        let answer = try answerBody("GET", path, body: nil)
+    private static func journal(_ admin: AdminClient, _ path: String) throws(GatewayStartError) -> JournalAnswerLines {
+        let answer = try answerBody(admin, "GET", path, body: nil)
         do {
             return try JournalAnswerLines(Array(answer.utf8))
         } catch {
-            throw GatewayStartError("control API GET \(path): not JSON: \(error)")
+            throw GatewayStartError("control API \(admin.baseURL) GET \(path): not JSON: \(error)")
         }
     }
 
-    private func answerBody(_ method: String, _ path: String, body: String?) throws(GatewayStartError) -> String {
+    private static func answerBody(_ admin: AdminClient, _ method: String, _ path: String, body: String?) throws(GatewayStartError) -> String {
         let response: (status: Int, body: String)
         do {
             response = try admin.request(method, path, body: body)
@@ -119,7 +151,7 @@ public final class ExternalGateway: ScenarioGateway {
             throw GatewayStartError("\(error)")
         }
         guard (200..<300).contains(response.status) else {
-            throw GatewayStartError("control API refused \(method) \(path): HTTP \(response.status) \(response.body)")
+            throw GatewayStartError("control API \(admin.baseURL) refused \(method) \(path): HTTP \(response.status) \(response.body)")
         }
         return response.body
     }
@@ -172,25 +204,30 @@ struct JournalAnswerLines {
 /// two clocks must agree, as NTP keeps them, or latencies shift by the difference).
 public final class FollowedGateway: ScenarioGateway {
     private let gateway: ExternalGateway
-    private let follower: JournalFollower
+    /// One a replica.
+    private let followers: [JournalFollower]
 
-    public init(admin: AdminClient, access: GatewayAccess, opening: GatewayOpening, feed: ArrivalFeed) throws(GatewayStartError) {
+    public init(replicas: GatewayReplicas, access: GatewayAccess, opening: GatewayOpening, feed: ArrivalFeed) throws(GatewayStartError) {
         // Arrivals are matched to events by the spec id the gateway's judge records.
-        let status: JSONValue
-        do {
-            let response = try admin.request("GET", "/status", body: nil)
-            guard response.status == 200 else { throw AdminError(message: "GET /status answered HTTP \(response.status)") }
-            status = try JSONParser.parse(response.body)
-        } catch {
-            throw GatewayStartError("control API: \(error)")
+        for admin in replicas.admins {
+            let status: JSONValue
+            do {
+                let response = try admin.request("GET", "/status", body: nil)
+                guard response.status == 200 else { throw AdminError(message: "GET /status answered HTTP \(response.status)") }
+                status = try JSONParser.parse(response.body)
+            } catch {
+                throw GatewayStartError("control API \(admin.baseURL): \(error)")
+            }
+            if status["specs"] == nil || status["specs"] == .null {
+                throw GatewayStartError("the gateway \(replicas.count == 1 ? "" : admin.baseURL + " ")judges nothing: start pushproof serve "
+                                        + "with --specs (a load run matches each push to its event by device token and the spec id the "
+                                        + "gateway's judge records)")
+            }
         }
-        if status["specs"] == nil || status["specs"] == .null {
-            throw GatewayStartError("the gateway judges nothing: start pushproof serve with --specs (a load run matches each "
-                                    + "push to its event by device token and the spec id the gateway's judge records)")
-        }
-        gateway = try ExternalGateway(admin: admin, access: access, opening: opening)
-        follower = JournalFollower(admin: admin, since: try gateway.mark().position, feed: feed)
-        follower.start()
+        gateway = try ExternalGateway(replicas: replicas, access: access, opening: opening)
+        let mark = try gateway.mark()
+        followers = zip(replicas.admins, mark.replicaPositions).map { JournalFollower(admin: $0, since: $1, feed: feed) }
+        for follower in followers { follower.start() }
     }
 
     public var access: GatewayAccess { gateway.access }
@@ -203,13 +240,15 @@ public final class FollowedGateway: ScenarioGateway {
     }
     public func exchanges(after mark: GatewayMark) throws(GatewayStartError) -> [RecordedExchange] { try gateway.exchanges(after: mark) }
 
-    /// Stops the follower once it has read what the journal holds.
-    public func stop() { follower.stop() }
+    /// Stops the followers once each has read what its journal holds.
+    public func stop() { for follower in followers { follower.stop() } }
 
-    /// Lines the journal dropped (it is a ring: `serve --journal-size`) before the follower read them.
-    public var missedLines: Int { follower.missed }
-    /// Why the follower stopped early (the control API failed), if it did.
-    public var failure: String? { follower.failure }
+    /// Lines the journals dropped (each is a ring: `serve --journal-size`) before they were read.
+    public var missedLines: Int { followers.reduce(0) { $0 + $1.missed } }
+    /// Why a follower stopped early (its control API failed), if one did.
+    public var failure: String? {
+        followers.lazy.compactMap { follower in follower.failure.map { self.followers.count == 1 ? $0 : "\(follower.baseURL): \($0)" } }.first
+    }
 }
 
 /// The one reader of a `pushproof serve`'s journal during a load run, on a thread of its own
@@ -235,6 +274,7 @@ final class JournalFollower: Sendable {
     }
 
     var missed: Int { state.withLock { $0.missed } }
+    var baseURL: String { admin.baseURL }
     var failure: String? { state.withLock { $0.failure } }
 
     func start() {
@@ -290,16 +330,17 @@ final class JournalFollower: Sendable {
 /// Where `drive --scenario` and `plan --scenario` play: the embedded gateway, or with
 /// `--gateway URL --admin URL --ca FILE` and credentials (as `run` takes them) a `pushproof serve`.
 public struct ScenarioLoadGateway: Sendable {
-    public let external: (admin: AdminClient, access: GatewayAccess)?
+    public let external: (replicas: GatewayReplicas, access: GatewayAccess)?
 
-    public init(external: (admin: AdminClient, access: GatewayAccess)?) {
+    public init(external: (replicas: GatewayReplicas, access: GatewayAccess)?) {
         self.external = external
     }
 
     /// For the heading line.
     public var description: String {
         guard let external else { return "the embedded gateway (same machine)" }
-        return "the gateway at \(external.access.apnsURL) (its journal at \(external.admin.baseURL))"
+        return "the gateway at \(external.access.apnsURL) (" + (external.replicas.count == 1 ? "its journal" : "journals")
+            + " at \(external.replicas.description))"
     }
 
     /// One load run of `scenario` there. A journal the follower could not read, or lines it
@@ -312,7 +353,7 @@ public struct ScenarioLoadGateway: Sendable {
         var followed: FollowedGateway?
         var result = try await ScenarioLoad.run(scenario, judge: judge, sender: sender, options: options, progress: progress) {
             opening, feed throws(GatewayStartError) in
-            let gateway = try FollowedGateway(admin: external.admin, access: external.access, opening: opening, feed: feed)
+            let gateway = try FollowedGateway(replicas: external.replicas, access: external.access, opening: opening, feed: feed)
             followed = gateway
             return gateway
         }

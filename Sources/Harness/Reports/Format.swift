@@ -39,6 +39,17 @@ public enum Format {
     /// "30s", "1.5s".
     public static func seconds(_ value: Double) -> String { number(value) + "s" }
 
+    /// A whole number with thousands separated by commas: 257600 -> "257,600".
+    public static func grouped(_ value: Int) -> String {
+        let digits = String(value.magnitude)
+        var text = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { text.append(",") }
+            text.append(digit)
+        }
+        return value < 0 ? "-" + text : text
+    }
+
     /// A ratio as a percentage: 0.0123 -> "1.23%".
     public static func percent(_ ratio: Double) -> String { significant(ratio * 100) + "%" }
 }

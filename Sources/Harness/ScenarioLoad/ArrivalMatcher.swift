@@ -93,6 +93,12 @@ public struct ArrivalMatcher: Sendable {
     public private(set) var retriesTooSoon = 0
     private var retriesTooSoonListed: [String] = []
     private let deviceName: @Sendable (String) -> String
+    /// In a run split over segments whose sender fans out itself, another segment hands an
+    /// event over at its intended time, maybe before this one has expected it: the intended
+    /// time of the next event not yet expected here. An arrival from then on may be that
+    /// event's, so it waits in `held` until the event is expected. `.max`: nothing waits.
+    public private(set) var horizon: UInt64 = .max
+    private var held: [(exchange: RecordedExchange, at: UInt64)] = []
 
     /// `deviceName` turns a token (any form) into `<person>/<device>` for findings.
     public init(graceNanoseconds: UInt64, deviceName: @escaping @Sendable (String) -> String) {
@@ -120,6 +126,27 @@ public struct ArrivalMatcher: Sendable {
         events[index].expected = counted
         perSecond.offer(counted, atSecond: Int(intended / 1_000_000_000))
         outstanding += counted
+    }
+
+    /// Arrivals at or after `horizon` wait until it moves past them; those before it that
+    /// waited are matched now, in the order they came. Returns their latencies.
+    @discardableResult
+    public mutating func hold(from horizon: UInt64) -> [UInt64?] {
+        self.horizon = horizon
+        guard !held.isEmpty else { return [] }
+        let due = held.filter { $0.at < horizon }
+        held.removeAll { $0.at < horizon }
+        return due.map { arrive($0.exchange, at: $0.at) }
+    }
+
+    /// `arrive`, unless `at` is at or past the horizon: then the arrival waits (nil).
+    public mutating func receive(_ exchange: RecordedExchange, at: UInt64) -> UInt64? {
+        guard at < horizon else {
+            held.append((exchange, at))
+            lastArrival = max(lastArrival, at)
+            return nil
+        }
+        return arrive(exchange, at: at)
     }
 
     /// `token` was answered dead at `at`: what events handed over since still wait for becomes optional.
@@ -347,5 +374,18 @@ public struct ArrivalMatcher: Sendable {
         byRule[.storeMatchesAnswers] = storeProblems
         let findings = CleanupRule.allCases.map { CleanupFinding(rule: $0.name, problems: byRule[$0] ?? []) }
         return (summary, findings)
+    }
+
+    /// What a segment's result carries besides `summary` (`finish`'s): the histograms, and each
+    /// event with pushes as a fan-out a merge of segments adds up (an event's pushes may be
+    /// spread over segments, and its time to ring all is the latest of theirs).
+    public func measured(summary: RunSummary, lateAfter: UInt64) -> RunResult {
+        let fanOuts = events.enumerated().filter { $0.element.expected > 0 }.map { index, event in
+            FanOutCompletion(iteration: index, pushes: event.expected, delivered: event.accepted,
+                             ringAll: event.accepted > 0 ? event.lastAccepted &- min(event.intended, event.lastAccepted) : nil,
+                             late: event.started > event.intended &+ lateAfter, complete: event.matched >= event.expected)
+        }
+        return RunResult(summary: summary, latency: latency, serviceTime: serviceTime, sendLag: sendLag,
+                         timeToRingAll: ringAll, fanOuts: fanOuts)
     }
 }

@@ -42,6 +42,12 @@ public struct ScenarioLoadOptions: Sendable {
     /// several may be on the wire at once, in any order between events. A sender that answers
     /// on acceptance (an adapter) overlaps events whatever this says.
     public var eventsInFlight = 1
+    /// This machine's part of a run split over machines (`drive --scenario --segment`), nil
+    /// for the whole run.
+    public var segment: ExecutionSegment?
+    /// Every segment's common start (`--start-at`): the run waits for it after the sender's
+    /// setup, and intended times count from it, so a late start shows as latency.
+    public var plannedStart: PlannedStart?
 
     public init() {}
 }
@@ -58,6 +64,11 @@ public struct ScenarioLoadResult: Sendable {
     public var unexpectedPushes: Int
     /// The most events handed over and not finished at once (at most `eventsInFlight`).
     public var peakEventsInFlight: Int
+    /// The latency histograms and each event's completion, for a segment's result
+    /// (`pushproof merge`).
+    public var measured: RunResult
+    /// Unix nanoseconds of the run's start (the planned start, late by the wake-up's offset).
+    public var actualStartUnixNanoseconds: Int64
 
     /// What fails the run besides its thresholds (missing and unexpected pushes are bounded by
     /// `Thresholds.withScenarioDefaults`): the sender stopped, a token-cleanup rule broke, or
@@ -180,6 +191,7 @@ public enum ScenarioLoad {
         let opening = GatewayOpening(scenario, app: app, devices: devices, judge: judge)
         var walk = ScenarioWalk(scenario, devices: devices, opening: opening)
         let gateway = try await open(opening, feed)
+        let share = options.segment.map { ScenarioSegment($0, scenario: scenario) }
         var matcher = ArrivalMatcher(graceNanoseconds: options.cleanupGrace.clampedNanoseconds, deviceName: devices.name(ofToken:))
         matcher.badTokens = walk.badTokens
         let shared = SharedMatcher(matcher)
@@ -187,8 +199,10 @@ public enum ScenarioLoad {
             for await (exchange, at) in stream {
                 var exchange = exchange
                 exchange.readToken()
+                // Another segment's device: that segment matches it (the gateways see every segment's pushes).
+                if let share, !share.owns(token: exchange.deviceToken) { continue }
                 let (latency, unexpected, dead, tooSoon) = shared.withLock { matcher in
-                    (matcher.arrive(exchange, at: at), matcher.unexpected, matcher.deadTokenPushCount, matcher.retriesTooSoon)
+                    (matcher.receive(exchange, at: at), matcher.unexpected, matcher.deadTokenPushCount, matcher.retriesTooSoon)
                 }
                 if let progress {
                     progress.pushArrived(latencyNanoseconds: latency)
@@ -209,14 +223,26 @@ public enum ScenarioLoad {
         var played = 0
         let oracle = ScenarioOracle(scenario, app: app, devices: devices, namingDevices: false)
         do {
-            try await sender.setUp(SenderSetup(scenario: scenario, app: app, gateway: gateway.access))
+            try await sender.setUp(SenderSetup(scenario: scenario, app: app, gateway: gateway.access, share: share?.senderShare))
         } catch {
             aborted = "sender setup: \(error)"
         }
-        let start = SystemClock.monotonicNanoseconds()
+        // Set up first, then wait: every segment's events count from the same instant.
+        let planned = await options.plannedStart?.wait()
+        let start = planned?.start.nanoseconds ?? SystemClock.monotonicNanoseconds()
+        let actualStart = planned.map { (options.plannedStart?.unixMilliseconds ?? 0) * 1_000_000 + $0.offsetNanoseconds }
+            ?? Int64(SystemClock.wallClockNanoseconds())
         feed.start(monotonic: start)
         func now() -> UInt64 { SystemClock.monotonicNanoseconds() &- start }
         let window = EventsInFlight()
+        // Another segment may hand an event over before this one expects it: arrivals wait
+        // until every event due before them is expected.
+        let striped = share != nil && !sender.restrictsToOwnedDevices
+        /// When the event after `index` is due: arrivals from then on wait for it to be expected.
+        func horizon(after index: Int) -> UInt64 {
+            index + 1 < scenario.events.count ? schedule?.dueTime(of: index + 1) ?? .max : .max
+        }
+        if striped { shared.withLock { _ = $0.hold(from: horizon(after: -1)) } }
         /// How long pushproof took to decide each event's expected pushes (before its time).
         var ownWork = HDRHistogram()
 
@@ -241,7 +267,8 @@ public enum ScenarioLoad {
                 // expectations took ~110 ms an event). A token that dies while the event waits
                 // is still expected here; the matcher holds a push to it optional.
                 let workStarted = now()
-                let expected = oracle.expected(for: event, index: index)
+                let decided = oracle.expected(for: event, index: index)
+                let expected = share.map { share in decided.filter { share.owns(token: DeviceToken($0.token)) } } ?? decided
                 ownWork.record(now() &- workStarted)
                 let intended: UInt64
                 if let schedule {
@@ -249,6 +276,20 @@ public enum ScenarioLoad {
                     intended = due
                 } else {
                     intended = now()
+                }
+                // An event another segment hands over (a sender that fans out itself): this one
+                // times its own devices' pushes from the event's intended time, when that segment
+                // hands it over. Expected at once, not at that time: its pushes may reach the
+                // gateway before this segment wakes for it.
+                // Its token states are set here too (every segment sets them alike), so the walk
+                // and the matcher know them.
+                let handsOver = share?.handsOver(event: index, to: sender) ?? true
+                if !handsOver {
+                    shared.withLock { matcher in
+                        matcher.expect(event: index, intended: intended, started: intended, pushes: expected)
+                        matcher.finished(event: index, at: intended)
+                        matcher.hold(from: horizon(after: index))
+                    }
                 }
                 let early = now()
                 if intended > early { try? await Task.sleep(for: .nanoseconds(Int64(intended - early)), tolerance: .zero, clock: .continuous) }
@@ -265,8 +306,16 @@ public enum ScenarioLoad {
                     aborted = "event \(index): \(error)"
                     break events
                 }
+                guard handsOver else {
+                    played += 1
+                    progress?.played.add(1, ordering: .relaxed)
+                    continue
+                }
                 let started = now()
-                shared.withLock { $0.expect(event: index, intended: intended, started: started, pushes: expected) }
+                shared.withLock { matcher in
+                    matcher.expect(event: index, intended: intended, started: started, pushes: expected)
+                    if striped { matcher.hold(from: horizon(after: index)) }
+                }
                 // In flight from the moment it is handed over.
                 window.began()
                 let delivery: EventDelivery
@@ -289,6 +338,8 @@ public enum ScenarioLoad {
             }
             await deliveries.waitForAll()
         }
+        // No event left to expect: nothing waits any longer.
+        if striped { shared.withLock { _ = $0.hold(from: .max) } }
 
         // The end: every expected push arrived and the gateway went quiet, or the drain timeout.
         let settle = UInt64(options.settleMilliseconds) * 1_000_000
@@ -319,11 +370,24 @@ public enum ScenarioLoad {
         await consumer.value
 
         let live = walk.live
-        let finished = shared.withLock { matcher in
-            matcher.finish(plan: plan, played: played, planned: scenario.events.count, elapsed: elapsed,
-                           lateAfter: options.lateAfter.clampedNanoseconds, store: listed.map { ($0, live) })
+        let (finished, measured) = shared.withLock { matcher in
+            let finished = matcher.finish(plan: plan, played: played, planned: scenario.events.count, elapsed: elapsed,
+                                          lateAfter: options.lateAfter.clampedNanoseconds,
+                                          store: listed.map { ($0, live.filter { share?.owns(token: $0) ?? true }) })
+            return (finished, matcher.measured(summary: finished.summary, lateAfter: options.lateAfter.clampedNanoseconds))
         }
         var summary = finished.summary
+        if let share {
+            summary.notes.append(share.note)
+            if !sender.restrictsToOwnedDevices {
+                summary.notes.append("segment \(share.segment.index)/\(share.segment.segmentCount): handed over "
+                                     + "\(share.segment.count(of: scenario.events.count)) of \(scenario.events.count) events "
+                                     + "(striped: the sender fans out itself)")
+            }
+        }
+        if let plannedStart = options.plannedStart, let planned {
+            summary.notes.append("started \(Format.milliseconds(Double(planned.offsetNanoseconds))) ms after --start-at \(plannedStart)")
+        }
         let peak = window.peak
         if inFlight > 1 { summary.notes.append("events in flight: at most \(inFlight), \(peak) at the peak") }
         if ownWork.totalCount > 0 {
@@ -337,6 +401,7 @@ public enum ScenarioLoad {
             summary.notes.append("\(scenario.events.count - played) of \(scenario.events.count) events not played: \(why)")
         }
         return ScenarioLoadResult(summary: summary, cleanup: finished.cleanup, sender: sender.name, aborted: aborted,
-                                  unexpectedPushes: shared.withLock { $0.unexpected }, peakEventsInFlight: peak)
+                                  unexpectedPushes: shared.withLock { $0.unexpected }, peakEventsInFlight: peak,
+                                  measured: measured, actualStartUnixNanoseconds: actualStart)
     }
 }

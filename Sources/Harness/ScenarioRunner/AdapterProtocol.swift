@@ -50,7 +50,9 @@ public struct AdapterConversation: Sendable {
     // MARK: Requests
 
     /// `hello`: the protocol version, where the gateway is, and the credentials to reach it.
-    public mutating func hello(_ access: GatewayAccess) -> [UInt8] {
+    /// `segment`: which part of a run split over machines this is (`index`, `count`), so a
+    /// sender in front of one shared backend knows what it is part of.
+    public mutating func hello(_ access: GatewayAccess, segment: (index: Int, count: Int)? = nil) -> [UInt8] {
         request("hello", label: "hello") { writer in
             writer.key(plain: "protocol")
             writer.int(Self.version)
@@ -59,6 +61,10 @@ public struct AdapterConversation: Sendable {
             writer.value(members.gateway)
             writer.key(plain: "credentials")
             writer.value(members.credentials)
+            if let segment {
+                writer.key(plain: "segment")
+                writer.value(["index": .number(Double(segment.index)), "count": .number(Double(segment.count))])
+            }
         }
     }
 

@@ -53,7 +53,7 @@ public final class AdapterSender: ScenarioSender {
     public func setUp(_ setup: SenderSetup) async throws(SenderError) {
         let process = try AdapterProcess(command: launch.command, directory: launch.directory, stderrPrefix: launch.stderrPrefix)
         state.withLock { $0.process = process }
-        let reply = try await exchange { $0.hello(setup.gateway) }
+        let reply = try await exchange { $0.hello(setup.gateway, segment: setup.share.map { ($0.index, $0.count) }) }
         let hello: AdapterHello
         do {
             hello = try AdapterConversation.hello(from: reply)

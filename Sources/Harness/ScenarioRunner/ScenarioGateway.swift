@@ -34,10 +34,20 @@ public struct GatewayOpening: Sendable {
 public struct GatewayMark: Sendable {
     public var position: Int
     public var acceptedPushes: Int
+    /// Each replica's last `seq`, when the gateway is several `pushproof serve` replicas
+    /// (`position` is the first's).
+    public var replicaPositions: [Int]
 
     public init(position: Int, acceptedPushes: Int = 0) {
         self.position = position
         self.acceptedPushes = acceptedPushes
+        replicaPositions = [position]
+    }
+
+    public init(replicaPositions: [Int]) {
+        position = replicaPositions.first ?? 0
+        acceptedPushes = 0
+        self.replicaPositions = replicaPositions
     }
 }
 

@@ -156,7 +156,7 @@ public final class ScenarioOracle: Sendable {
 
 extension SenderSetup {
     /// What a load run tells its sender: the same as `run` does.
-    public init(scenario: Scenario, app: ScenarioApp, gateway: GatewayAccess) {
-        self.init(scenario: scenario, bundleID: app.bundleID, fcmProject: app.fcmProject, gateway: gateway)
+    public init(scenario: Scenario, app: ScenarioApp, gateway: GatewayAccess, share: SenderShare? = nil) {
+        self.init(scenario: scenario, bundleID: app.bundleID, fcmProject: app.fcmProject, gateway: gateway, share: share)
     }
 }

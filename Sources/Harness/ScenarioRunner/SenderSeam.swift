@@ -46,12 +46,31 @@ public struct SenderSetup: Sendable {
     public var bundleID: String
     public var fcmProject: String
     public var gateway: GatewayAccess
+    /// The part of a run split over machines this sender plays (docs/scale-out.md): the
+    /// segment, for an adapter's `hello`, and the tokens of the devices it owns, which a
+    /// sender that decides every push itself (`restrictsToOwnedDevices`) sends to alone. nil:
+    /// the whole run.
+    public var share: SenderShare?
 
-    public init(scenario: Scenario, bundleID: String, fcmProject: String, gateway: GatewayAccess) {
+    public init(scenario: Scenario, bundleID: String, fcmProject: String, gateway: GatewayAccess, share: SenderShare? = nil) {
         self.scenario = scenario
         self.bundleID = bundleID
         self.fcmProject = fcmProject
         self.gateway = gateway
+        self.share = share
+    }
+}
+
+/// One segment's part of a scenario run, as a sender is told it.
+public struct SenderShare: Sendable {
+    public var index: Int
+    public var count: Int
+    public var ownedTokens: Set<DeviceToken>
+
+    public init(index: Int, count: Int, ownedTokens: Set<DeviceToken>) {
+        self.index = index
+        self.count = count
+        self.ownedTokens = ownedTokens
     }
 }
 
@@ -92,6 +111,11 @@ public protocol ScenarioSender: Sendable {
     func devices() async throws(SenderError) -> [ListedDevice]?
     /// Throws when the sender did not stop cleanly (an adapter that did not answer `shutdown`).
     func tearDown() async throws(SenderError)
+    /// Sends to the owned devices alone when given a `SenderShare` (the reference sender, in
+    /// the segment's process), so every segment plays every event; false for a sender that
+    /// fans out itself (an adapter in front of a team's backend), to which each event is
+    /// handed by one segment only.
+    var restrictsToOwnedDevices: Bool { get }
 }
 
 /// The rest of an event a sender has accepted: its pushes still on their way.
@@ -108,6 +132,8 @@ public struct EventDelivery: Sendable {
 }
 
 extension ScenarioSender {
+    public var restrictsToOwnedDevices: Bool { false }
+
     public func accept(_ event: ScenarioEvent, index: Int) async throws(SenderError) -> EventDelivery {
         try await handle(event, index: index)
         return .done
@@ -120,11 +146,14 @@ public final class ReferenceSender: ScenarioSender {
     private struct State {
         var world: ReferenceWorld?
         var deliverer: PushDeliverer?
+        /// A segment's devices: pushes to others are decided (the world moves on) but not sent.
+        var owned: Set<DeviceToken>?
     }
     // The world is touched only by `accept` (and `handle` through it), which the runners call
     // one event at a time; the lock makes that ordering a fact rather than a promise.
     private let state = Mutex(State())
     public let name = "reference"
+    public var restrictsToOwnedDevices: Bool { true }
 
     public init() {}
 
@@ -151,7 +180,7 @@ public final class ReferenceSender: ScenarioSender {
             state.withLock { state in
                 state = State(world: ReferenceWorld(scenario: setup.scenario, bundleID: setup.bundleID, fcmProject: setup.fcmProject,
                                                     store: store),
-                              deliverer: deliverer)
+                              deliverer: deliverer, owned: setup.share?.ownedTokens)
             }
         } catch {
             throw SenderError("delivery: \(error)")
@@ -168,7 +197,9 @@ public final class ReferenceSender: ScenarioSender {
         let (pushes, deliverer): ([PushRequest], PushDeliverer?)
         do {
             (pushes, deliverer) = try state.withLock { state in
-                (try state.world?.decide(event) ?? [], state.deliverer)
+                let decided = try state.world?.decide(event) ?? []
+                guard let owned = state.owned else { return (decided, state.deliverer) }
+                return (decided.filter { owned.contains(DeviceToken($0.device.token)) }, state.deliverer)
             }
         } catch {
             throw SenderError("event \(index): \(error)")
@@ -185,7 +216,8 @@ public final class ReferenceSender: ScenarioSender {
     public func devices() async -> [ListedDevice]? {
         state.withLock { state in
             guard let world = state.world else { return nil }
-            return world.store.allDevices().map { ListedDevice(id: world.deviceID(ofToken: $0.token) ?? $0.userID, token: $0.token) }
+            return world.store.allDevices().filter { state.owned?.contains(DeviceToken($0.token)) ?? true }
+                .map { ListedDevice(id: world.deviceID(ofToken: $0.token) ?? $0.userID, token: $0.token) }
         }
     }
 

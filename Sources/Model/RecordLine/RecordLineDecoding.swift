@@ -135,6 +135,7 @@ extension RecordedExchange {
         } else {
             retryAfterSeconds = nil
         }
+        arrivalNanos = member(Field.arrivalNanos)?.doubleValue.flatMap { $0 >= 0 ? UInt64($0) : nil }
         answeredNanos = member(Field.answeredNanos)?.doubleValue.flatMap { $0 >= 0 ? UInt64($0) : nil }
         fault = try optionalString(Field.fault, in: value)
         rule = try optionalString(Field.rule, in: value)

@@ -28,6 +28,9 @@ public struct RecordedExchange: Sendable {
     public var detail: String?
     /// The answer's `retry-after` in whole seconds (a 429 or 503 asking the client to wait).
     public var retryAfterSeconds: Int?
+    /// When the request arrived, Unix nanoseconds on the gateway's clock (`arrival_ns`): what
+    /// `check` merges several gateways' recordings by.
+    public var arrivalNanos: UInt64?
     /// When the answer was decided, Unix nanoseconds on the gateway's clock (`answered_ns`).
     public var answeredNanos: UInt64?
     /// The injected fault that shaped the answer (`latency`, `status:503`, …), if any.

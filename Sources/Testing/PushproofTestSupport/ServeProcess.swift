@@ -53,6 +53,8 @@ public final class ServeProcess: @unchecked Sendable {
     public let adminPort: Int?
     public let readyLine: String
     public let isTLS: Bool
+    /// Where both listeners are (127.0.0.1 unless in a namespace).
+    public let host: String
     private let stderrPipe = Pipe()
     private let stdoutPipe = Pipe()
     /// Held open for the gateway's life: if the test process dies, the gateway reads EOF and
@@ -63,14 +65,18 @@ public final class ServeProcess: @unchecked Sendable {
     /// `directory` (where the self-signed certificate is written).
     /// - Parameter openFileLimit: run it under `prlimit --nofile=N:N` (soft and hard), to
     ///   test what happens when descriptors run out.
-    public convenience init(_ arguments: [String], directory: String, admin: Bool = true) throws {
-        try self.init(arguments, directory: directory, admin: admin, openFileLimit: nil)
-    }
-
-    public init(_ arguments: [String], directory: String, admin: Bool = true, openFileLimit: Int?) throws {
-        var full = ["serve", "--listen", "127.0.0.1:0"] + (admin ? ["--admin", "127.0.0.1:0"] : ["--admin", "off"])
+    /// - Parameter namespace: run it in that network namespace (`NetworkNamespaces.exec`), both
+    ///   listeners on `host` there: `ports` fixed, since several replicas share one admin port
+    ///   behind one name.
+    public init(_ arguments: [String], directory: String, admin: Bool = true, openFileLimit: Int? = nil,
+                namespace: [String]? = nil, host: String = "127.0.0.1", ports: (push: Int, admin: Int) = (0, 0)) throws {
+        self.host = host
+        var full = ["serve", "--listen", "\(host):\(ports.push)"] + (admin ? ["--admin", "\(host):\(ports.admin)"] : ["--admin", "off"])
         full += ["--stop-on-stdin-eof"] + arguments
-        if let openFileLimit {
+        if let namespace {
+            process.executableURL = URL(fileURLWithPath: namespace[0])
+            full = Array(namespace.dropFirst()) + [pushproofExecutable()] + full
+        } else if let openFileLimit {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
             full = ["--nofile=\(openFileLimit):\(openFileLimit)", pushproofExecutable()] + full
         } else {
@@ -97,8 +103,8 @@ public final class ServeProcess: @unchecked Sendable {
         }
         readyLine = line.trimmingCharacters(in: .whitespacesAndNewlines)
         isTLS = readyLine.contains("https://")
-        port = Self.port(after: isTLS ? "https://127.0.0.1:" : "http://127.0.0.1:", in: readyLine) ?? 0
-        adminPort = Self.port(after: "admin http://127.0.0.1:", in: readyLine)
+        port = Self.port(after: isTLS ? "https://\(host):" : "http://\(host):", in: readyLine) ?? 0
+        adminPort = Self.port(after: "admin http://\(host):", in: readyLine)
     }
 
     private static func port(after marker: String, in line: String) -> Int? {
@@ -133,8 +139,8 @@ public final class ServeProcess: @unchecked Sendable {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    public var baseURL: String { "\(isTLS ? "https" : "http")://127.0.0.1:\(port)" }
-    public var adminURL: String { "http://127.0.0.1:\(adminPort ?? 0)" }
+    public var baseURL: String { "\(isTLS ? "https" : "http")://\(host):\(port)" }
+    public var adminURL: String { "http://\(host):\(adminPort ?? 0)" }
 
     /// Closes the gateway's standard input, as the death of the test process would.
     public func closeStandardInput() {

@@ -10,13 +10,14 @@ import Reports
 import Scenario
 import SpecValidator
 
-/// `pushproof check RECORDING`: judges every recorded request against the push specs, offline
-/// (`RecordCheck`), with `--expect` also the deliveries.
+/// `pushproof check RECORDING…`: judges every recorded request against the push specs, offline
+/// (`RecordCheck`), with `--expect` also the deliveries; several recordings (gateway replicas)
+/// as one, merged by arrival.
 struct CheckCommand: Subcommand {
     static let spec = CommandSpec(
         name: "check",
-        abstract: "Judge every request of a recording against the push specs; exit 1 on violations.",
-        positionals: ["RECORDING"],
+        abstract: "Judge every request of a recording (or of several replicas', as one) against the push specs; exit 1 on violations.",
+        positionals: ["RECORDING…"],
         options: [
             .value("specs", "DIR", "The spec directory.", default: ShippedSpecs.searchOrder),
             .flag("require-spec", "Fail on pushes no product claims (their topic or FCM project is none of specset.json's): "
@@ -31,9 +32,14 @@ struct CheckCommand: Subcommand {
             .flag("timing", "Report the validation cost per request (µs; judging only, not reading): mean, p50, p99, per spec."),
             .value("expect", "FILE", "The deliveries the recording must hold, as JSON: {\"deliveries\": [{\"token\", \"spec\", "
                    + "\"count\"}]}; exit 1 unless the pushes accepted reach exactly those devices."),
+            .value("replica-names", "NAME,…", "What findings call each RECORDING, in order (default: each file's name)."),
         ],
         discussion: """
         RECORDING is a file written by 'pushproof serve --record' ('-' reads standard input).
+        Several recordings (replicas of one gateway configuration behind a load balancer) are
+        judged as one: merged by arrival time (arrival_ns, each gateway's clock: one machine's, or
+        as close as NTP keeps them), each finding naming its recording (--replica-names, or the
+        file's name) and seq; seq gaps are judged per recording.
         With --expect, the pushes the gateway accepted (2xx) are also compared with the listed
         deliveries: a listed one that is missing or repeated, or a push to a device (or of a spec)
         not listed, fails the check.
@@ -44,6 +50,15 @@ struct CheckCommand: Subcommand {
         gateway_warnings: what breaks a rule Apple, Google or an RFC states) fail every push they
         are on, covered or not; its informational notes (gateway_notes: what the RFCs allow, such
         as a float iat) are listed and counted, and never fail.
+        Two rules span the whole traffic, every connection and every recording: no push to a
+        token a gateway answered gone (APNs 410 Unregistered or ExpiredToken, FCM 404
+        UNREGISTERED) that arrived after that answer, whichever replica answered it (a 2xx from
+        the same gateway later means it holds the token live again); and provider-token updates
+        per team as Apple counts them: a new provider token (kid, iss, iat as recorded) within 20
+        minutes of the team's previous new one on another replica is TooManyProviderTokenUpdates,
+        though each replica alone saw one token (a sender whose replicas each mint their own token
+        trips it; what one gateway saw, it answered by the same rule itself).
+        Both fail the check, and are a testcase each in --junit.
         The recording itself is checked too: a jump in seq means the gateway lost lines (e.g. on
         a full disk), and fails; seq going back to 1 is a new run appended (--record-append). An
         empty recording is warned about (--min-requests N fails it). Where the gateway stored a
@@ -51,15 +66,20 @@ struct CheckCommand: Subcommand {
         changed since); that alone is not a failure.
         Exit status: 0 when every request passes its spec (and the deliveries match), 1 when any
         violates one (or its product has no spec for it, or it carries gateway warnings, or the
-        deliveries differ, or seq has gaps, or fewer than --min-requests were recorded), 2 when
+        deliveries differ, or seq has gaps, or fewer than --min-requests were recorded, or a rule
+        over the traffic is broken), 2 when
         the recording, the specs or the expectations cannot be read (unreadable lines, such as
         a record version this pushproof does not read, are listed), 64 on a usage error.
 
         EXAMPLE:
           pushproof check out/record.jsonl --junit out/conformance.xml --json out/conformance.json
+          pushproof check gw-0/record.jsonl gw-1/record.jsonl --replica-names gw-0,gw-1
         """)
 
-    let recordingPath: String
+    let recordingPaths: [String]
+    let replicaNames: [String]
+    /// What the report and the warnings call the recording(s).
+    var recordingDescription: String { recordingPaths.joined(separator: ", ") }
     let specsLocation: ShippedSpecs
     var specsDirectory: String { specsLocation.path }
     let requireSpec: Bool
@@ -73,7 +93,20 @@ struct CheckCommand: Subcommand {
     let expectPath: String?
 
     init(_ arguments: ParsedArguments) throws {
-        recordingPath = arguments.positionals[0]
+        recordingPaths = arguments.positionals
+        if recordingPaths.filter({ $0 == "-" }).count > 1 { throw UsageError(message: "'-' (standard input) can be given once") }
+        if let names = arguments.value("replica-names") {
+            replicaNames = names.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            guard replicaNames.count == recordingPaths.count else {
+                throw UsageError(message: "--replica-names names \(replicaNames.count) recording\(replicaNames.count == 1 ? "" : "s"); "
+                                 + "\(recordingPaths.count) given")
+            }
+            guard !replicaNames.contains(where: \.isEmpty), Set(replicaNames).count == replicaNames.count else {
+                throw UsageError(message: "--replica-names: each recording needs its own, non-empty name")
+            }
+        } else {
+            replicaNames = Recording.names(paths: recordingPaths)
+        }
         specsLocation = ShippedSpecs.locate(explicit: arguments.value("specs"))
         requireSpec = arguments.has("require-spec")
         specConfigPath = arguments.value("spec-config")
@@ -104,21 +137,24 @@ struct CheckCommand: Subcommand {
             return ExitCode.ioError
         }
         var deliveries = DeliveryTally()
-        let lines: LineReader
+        var recordings: [Recording] = []
         do {
-            lines = try LineReader(path: recordingPath)
+            for (path, name) in zip(recordingPaths, replicaNames) {
+                recordings.append(Recording(name: name, path: path, lines: try LineReader(path: path)))
+            }
         } catch {
             printError("pushproof check: \(error)")
             return ExitCode.ioError
         }
         if !quiet { print(specsLocation.description) }
         let check = RecordCheck(specs: specs, maxFailures: maxFailures, minRequests: minRequests, requireSpec: requireSpec, timing: timing)
-        let checked = check.run(lines) { request, verdict, sequence in
+        let checked = check.run(recordings) { request, verdict, sequence in
             if expectations != nil { deliveries.add(request, spec: verdict.specID, sequence: sequence) }
         }
         let result = checked.result
         if checked.isEmpty {
-            printError("pushproof check: warning: \(recordingPath) holds no requests: the gateway recorded nothing"
+            printError("pushproof check: warning: \(recordingDescription) \(recordingPaths.count == 1 ? "holds" : "hold") no requests: "
+                       + "the gateway\(recordingPaths.count == 1 ? "" : "s") recorded nothing"
                        + (minRequests > 0 ? "" : " (--min-requests N makes this a failure)"))
         }
 
@@ -134,7 +170,7 @@ struct CheckCommand: Subcommand {
             print(comparison.text(path: expectPath, maxListed: max(maxFailures, 20)), terminator: "")
         }
         if let costs = checked.costs { print(costs.text(), terminator: "") }
-        let report = checked.json(recording: recordingPath, specsDirectory: specsDirectory,
+        let report = checked.json(recording: recordingDescription, specsDirectory: specsDirectory,
                                   deliveries: comparison.map { ($0.json(path: expectPath ?? ""), $0.passed) })
         var totals = result.totalsLine
         if let comparison {

@@ -37,7 +37,8 @@ struct DriveCommand: Subcommand {
             .value("transport", "apns|fcm|both", "Only push to APNs, or only to FCM.", default: "both"),
             .value("devices", "FILE", "SQLite device store, created if missing.", default: "in memory"),
             .value("admin", "URL", "The gateway's control API: --gone-tokens are marked there, earlier runs' provider tokens forgotten, and spec violations "
-                   + "read from its /metrics after the run."),
+                   + "read from its /metrics after the run. Repeat it (or give a name that resolves to several addresses, as a "
+                   + "headless Service's does) for replicas: each is set alike, and their counts are added.", repeatable: true),
             .value("gone-tokens", "N", "With --admin: mark N of the group's tokens gone first, to measure token cleanup.",
                    default: "0"),
         ] + DriveSegmentOptions.specs + LoadReportOptions.specs + ScenarioDrive.specs + SenderOptions.specs,
@@ -79,7 +80,7 @@ struct DriveCommand: Subcommand {
     let plan: LoadPlan
     let transports: Set<PushTransport>
     let devicesPath: String?
-    let admin: AdminClient?
+    let admin: GatewayReplicas?
     let goneTokens: Int
     let reporting: LoadReportOptions
     let scaleOut: DriveSegmentOptions
@@ -149,7 +150,7 @@ struct DriveCommand: Subcommand {
 
         transports = try SenderOptions.transports(arguments)
         devicesPath = arguments.value("devices")
-        admin = try arguments.value("admin").map { url throws(UsageError) in try AdminClient(url: url) }
+        admin = try GatewayOptions.replicas(arguments)
         goneTokens = try arguments.int("gone-tokens", default: 0, range: 0...1_000_000)
         if goneTokens > 0, admin == nil { throw UsageError(message: "--gone-tokens needs --admin (tokens are marked gone there)") }
         if goneTokens > (members - 1) * 2 {

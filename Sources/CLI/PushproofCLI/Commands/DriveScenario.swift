@@ -1,3 +1,4 @@
+import Crypto
 import Driver
 import Foundation
 import JSON
@@ -40,7 +41,7 @@ struct ScenarioDrive: Subcommand {
     /// devices and token states, and the embedded gateway makes its own credentials.
     static var builtInOnly: [String] {
         ["members", "duration", "count", "concurrency", "warm-up", "time-limit", "drop-after", "transport", "devices",
-         "gone-tokens"] + DriveSegmentOptions.specs.map(\.name) + SenderOptions.specs.map(\.name).filter { !ScenarioLoadGateway.optionNames.contains($0) }
+         "gone-tokens"] + SenderOptions.specs.map(\.name).filter { !ScenarioLoadGateway.optionNames.contains($0) }
     }
 
     let path: String
@@ -49,6 +50,7 @@ struct ScenarioDrive: Subcommand {
     let senderChoice: ScenarioSenderChoice
     let gateway: ScenarioLoadGateway
     let reporting: LoadReportOptions
+    let scaleOut: DriveSegmentOptions
 
     /// `drive ring-fanout` with a scenario-only option is a mistake worth naming.
     static func rejectScenarioOptions(_ arguments: ParsedArguments) throws(UsageError) {
@@ -74,6 +76,13 @@ struct ScenarioDrive: Subcommand {
         options.drainTimeoutMilliseconds = try arguments.int("drain-timeout-ms", default: 10_000, range: 10...3_600_000)
         options.eventsInFlight = try arguments.int("events-in-flight", default: options.isOpenModel ? Self.openModelEventsInFlight : 1,
                                                    range: 1...100_000)
+        scaleOut = try DriveSegmentOptions(arguments)
+        if scaleOut.segment.segmentCount > 1 { options.segment = scaleOut.segment }
+        if options.segment != nil, !options.isOpenModel, arguments.value("sender-cmd") != nil {
+            throw UsageError(message: "--segment with --sender-cmd needs --rate or --stages: each event is handed over by one "
+                             + "segment, and the others time its pushes from its intended time, which only a schedule gives")
+        }
+        options.plannedStart = scaleOut.plannedStart
         self.options = options
         senderChoice = try ScenarioSenderChoice(arguments)
         gateway = try ScenarioLoadGateway(arguments)
@@ -155,6 +164,35 @@ struct ScenarioDrive: Subcommand {
         ]
         var scenarioInputs = inputs
         scenarioInputs.thresholds = inputs.thresholds.withScenarioDefaults()
-        return reporting.finish(summary, inputs: scenarioInputs, findings: result.findings, extraJSON: extra, command: "drive")
+        var files = ReportFiles(command: "drive")
+        if let resultPath = scaleOut.resultPath {
+            let share = ScenarioSegment(scaleOut.segment, scenario: scenario)
+            let segmentResult = SegmentResult(
+                identity: identity(scenarioFile: path), segment: scaleOut.segment,
+                plannedStart: scaleOut.plannedStart?.unixMilliseconds, actualStart: result.actualStartUnixNanoseconds,
+                devicesOwned: share.ownedDevices, devicesTotal: share.totalDevices, run: result.measured, summary: summary,
+                cleanup: CleanupCounts(tokensRemoved: summary.counts.tokensRemoved),
+                senderDetails: ["name": .string(result.sender)], findings: result.findings)
+            files.write(resultPath) {
+                try Data((try segmentResult.json().serialized() + "\n").utf8).write(to: URL(fileURLWithPath: resultPath))
+            }
+        }
+        let status = reporting.finish(summary, inputs: scenarioInputs, findings: result.findings, extraJSON: extra, command: "drive")
+        return files.failed ? ExitCode.ioError : status
+    }
+
+    /// What every segment of a scenario run computes alike: the scenario file's bytes, every
+    /// option that changes the load, the sender, N, the weights and the start.
+    private func identity(scenarioFile: String) -> RunIdentity {
+        let bytes = (try? Data(contentsOf: URL(fileURLWithPath: scenarioFile))).map { [UInt8]($0) } ?? []
+        var fields = scaleOut.identityFields
+        fields["scenario_sha256"] = SHA256.hexDigest(bytes)
+        fields["model"] = options.stages.map { "stages \($0.description)" } ?? options.rate.map { "rate \($0)" } ?? "closed"
+        fields["events_in_flight"] = String(options.eventsInFlight)
+        fields["late_after_ms"] = String(options.lateAfter.components.seconds * 1000 + options.lateAfter.components.attoseconds / 1_000_000_000_000_000)
+        fields["settle_ms"] = String(options.settleMilliseconds)
+        fields["drain_timeout_ms"] = String(options.drainTimeoutMilliseconds)
+        fields["sender"] = senderChoice.description
+        return RunIdentity(fields: fields)
     }
 }

@@ -7,8 +7,10 @@ import JSON
 struct DriveSegmentOptions {
     static let specs: [OptionSpec] = [
         .value("segment", "I/N", "Run segment I of N (I from 0, as a Kubernetes Indexed Job's JOB_COMPLETION_INDEX): every segment "
-               + "plays the whole schedule and fans each call or message out to its own share of the group's devices, so N "
-               + "machines together send the run's pushes once.", default: "0/1"),
+               + "plays the whole schedule and fans each call or message out to its own share of the devices, so N "
+               + "machines together send the run's pushes once. With --scenario and --sender-cmd (a sender that fans out "
+               + "itself) each event is handed over by one segment, and every segment times its own devices' pushes.",
+               default: "0/1"),
         .value("segment-weights", "W,...", "The segments' shares, N fractions summing to 1 (1/2,1/4,1/4).", default: "equal"),
         .value("start-at", "TIME", "Start at this time (RFC 3339 with a zone, or Unix ms) after setting up: give every segment the "
                + "same one. Latency counts from it, so a late start shows; at most 10 minutes in the past.", default: "at once"),
@@ -53,13 +55,17 @@ struct DriveSegmentOptions {
         func milliseconds(_ duration: Duration?) -> String {
             duration.map { String($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? "default"
         }
-        return RunIdentity(fields: [
+        return RunIdentity(fields: identityFields.merging([
             "workload": workload, "members": String(members), "model": plan.modelDescription,
             "warm_up_ms": milliseconds(plan.warmUp), "time_limit_ms": milliseconds(plan.timeLimit),
             "late_after_ms": milliseconds(plan.lateAfter), "drop_after_ms": milliseconds(plan.dropAfter),
             "max_in_flight": String(plan.maxInFlight), "transports": transports, "gone_tokens": String(goneTokens),
-            "segments": String(segment.segmentCount), "segment_weights": segment.weights.map(\.description).joined(separator: ","),
-            "start_at_unix_ms": plannedStart.map { String($0.unixMilliseconds) } ?? "none",
-        ])
+        ]) { $1 })
+    }
+
+    /// The split's part of every run's identity: N, the weights and the start.
+    var identityFields: [String: String] {
+        ["segments": String(segment.segmentCount), "segment_weights": segment.weights.map(\.description).joined(separator: ","),
+         "start_at_unix_ms": plannedStart.map { String($0.unixMilliseconds) } ?? "none"]
     }
 }

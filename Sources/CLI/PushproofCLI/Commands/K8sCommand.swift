@@ -1,5 +1,7 @@
 import Fleet
+import Crypto
 import Foundation
+import Sender
 
 /// `pushproof k8s render`: one load run as plain Kubernetes objects (Fleet's FleetManifests),
 /// with fresh test credentials whose token_uri is the run's gateway Service.
@@ -30,8 +32,9 @@ struct K8sRenderCommand: Subcommand {
         Options after '--' go to every segment's drive as they are (--rate, --duration, --count,
         --threshold, ...); the pods set --segment, --start-at, --gateway, --result and the credentials
         themselves. A lost or failed segment fails the Job (backoffLimitPerIndex 0, maxFailedIndexes 0):
-        the run is void, never late. Gateways serve h2c inside the cluster. docs/scale-out.md,
-        "On Kubernetes", goes from render to report.
+        the run is void, never late. Gateways serve h2c inside the cluster. 'pushproof plan
+        --target-members N --within 2s' prints this command for a fleet sized to a target.
+        docs/scale-out.md, "On Kubernetes", goes from sizing and render to report.
 
         EXAMPLE:
           pushproof k8s render message-storm --segments 4 --gateways 2 --image registry.example/pushproof:0.1 \\
@@ -89,7 +92,17 @@ struct K8sRenderCommand: Subcommand {
         let generated = try TestCredentialFiles.make(gateway: String(names.tokenURL.dropLast("/token".count)), keyID: keyID, teamID: teamID,
                                                      project: "poolse-example", bundleIDs: ["com.example.loop"])
         let configuration = generated.files.first { $0.name == "gateway.json" }?.contents ?? "{}"
-        return FleetPlan.Credentials(files: generated.files.filter { $0.name != "gateway.json" }.map { ($0.name, $0.contents) },
+        var files = generated.files.filter { $0.name != "gateway.json" }.map { ($0.name, $0.contents) }
+        // One provider token for every segment, signed now: pods that each signed their own
+        // would trip the gateways' TooManyProviderTokenUpdates, as Apple's would (a team's token
+        // may change once in 20 minutes, across all its connections). Used while under 50
+        // minutes old; after that each pod signs its own.
+        if let key = files.first(where: { $0.0 == "apns-key.p8" })?.1 {
+            let issuedAt = Int(Date().timeIntervalSince1970)
+            let token = try APNsSigningKey(key: ECP256PrivateKey(pem: key), keyID: keyID, teamID: teamID).makeProviderToken(issuedAt: issuedAt)
+            files.append((FleetNames.providerTokenFile, "\(issuedAt) \(token)\n"))
+        }
+        return FleetPlan.Credentials(files: files,
                                      gatewayConfigurationJSON: configuration, keyID: keyID, teamID: teamID)
     }
 

@@ -62,7 +62,9 @@ struct MergeCommand: Subcommand {
             printError("pushproof merge: \(error)")
             return ExitCode.ioError
         }
-        let status = reporting.finish(merge.summary, inputs: inputs, extraJSON: [
+        var judged = inputs
+        if merge.isScenario { judged.thresholds = inputs.thresholds.withScenarioDefaults() }
+        let status = reporting.finish(merge.summary, inputs: judged, findings: merge.findings, extraJSON: [
             "segments": .array(merge.parts.map { part in
                 ["file": .string(part.path), "index": .number(Double(part.result.segment.index)),
                  "range": .string(part.result.segment.description), "completed": .number(Double(part.result.summary.counts.completed)),

@@ -28,9 +28,10 @@ struct PlanCommand: Subcommand {
             ScenarioDrive.eventsInFlightSpec(default: "1: each event's pushes answered before the next, so a play's figure is "
                                              + "each event's own time to ring all"),
             .value("admin", "URL", "With --scenario and --gateway: that pushproof serve's control API (token states, faults, "
-                   + "and its request journal, where arrivals are read)."),
+                   + "and its request journal, where arrivals are read); repeated, or a name of several addresses, for replicas.",
+                   repeatable: true),
             .flag("quiet", "Print only the plan, no progress line."),
-        ] + ScenarioSpecs.options(prefix: "With --scenario: ") + ScenarioSenderChoice.specs
+        ] + FleetRequest.specs + ScenarioSpecs.options(prefix: "With --scenario: ") + ScenarioSenderChoice.specs
           + SenderOptions.specs.filter { !["connections", "senders", "max-in-flight"].contains($0.name) },
         discussion: """
         Each set-up gets its own sender (fresh connections); its figure is the slowest of its
@@ -46,12 +47,27 @@ struct PlanCommand: Subcommand {
         Exit status: 0 a set-up meets the target; 3 none does; 1 the sender could not start or
         nothing was delivered; 2 a file could not be read or written; 64 usage.
 
+        With --target-members N, plan sizes a fleet instead: the segments (driver + sender pods)
+        and gateway replicas that ring a group of N within --within, each count the needed rate
+        (a call's pushes over --within) over --headroom of one unit's rate, rounded up. A
+        segment's rate is the fastest set-up's, measured as above (or --sender-rate); a gateway
+        core's is the pushes the --admin gateway answered over the CPU it used meanwhile (its
+        GET /status; run it with --threads 1 --specs --record, as a fleet's gateways judge and
+        record every push), or --gateway-rate. It prints each number's arithmetic and what it
+        rests on, and the 'pushproof k8s render' command that runs the fleet, each segment pod's
+        CPU the cores the measured sender kept busy. Exit status: 0 a fleet reaches the target,
+        3 none can (a limit is named), 64 usage. docs/scale-out.md, "Sizing a fleet", walks it.
+
         With --scenario, the set-up is the sender's own (a team's sender has its own pool); the
         figure of a play is its slowest event's time to ring all (intended time of the event to
         the last push the gateway accepted), and the play meets the target when every expected
         push arrived and was accepted within --within-ms.
 
         EXAMPLES:
+          pushproof plan --target-members 200000 --within 2s --members 10000 --h2c --gateway http://127.0.0.1:8080 \\
+              --admin http://127.0.0.1:8081 --apns-key cred/apns-key.p8 --key-id ABC123DEFG --team-id TEAM123456 \\
+              --service-account cred/service-account.json --token-url http://127.0.0.1:8080/token
+          pushproof plan --target-members 200000 --within 2s --sender-rate 18400 --gateway-rate 76900
           pushproof plan --scenario Benchmarks/scenarios/group-call-10000.json --within-ms 2000 --calls 3
           pushproof plan --members 10000 --within-ms 1000 --try-connections 1,2,4,8 --try-senders 1,2 \\
               --gateway https://gateway.test:8443 --ca pushproof-cert-8443.pem \\
@@ -70,8 +86,11 @@ struct PlanCommand: Subcommand {
     /// `--scenario`: the file, its spec directory, the events in flight and where it plays.
     let scenarioPlay: (path: String, specs: ScenarioSpecs, eventsInFlight: Int, gateway: ScenarioLoadGateway)?
     let senderChoice: ScenarioSenderChoice
+    /// `--target-members`: size a fleet from the measured (or given) rates.
+    let fleet: FleetRequest?
 
     init(_ arguments: ParsedArguments) throws {
+        fleet = try FleetRequest(arguments)
         options = try SenderOptions(arguments)
         senderChoice = try ScenarioSenderChoice(arguments)
         quiet = arguments.has("quiet")
@@ -85,16 +104,19 @@ struct PlanCommand: Subcommand {
                             try ScenarioLoadGateway(arguments))
         } else {
             scenarioPlay = nil
-            for name in ["specs", "spec-config", "events-in-flight", "admin"] + ScenarioSenderChoice.specs.map(\.name) where arguments.value(name) != nil {
+            let scenarioOnly = ["specs", "spec-config", "events-in-flight"] + (fleet == nil ? ["admin"] : [])
+            for name in scenarioOnly + ScenarioSenderChoice.specs.map(\.name) where arguments.value(name) != nil {
                 throw UsageError(message: "--\(name) goes with --scenario")
             }
         }
-        guard scenarioPlay != nil || options.hasCredentials else {
+        guard scenarioPlay != nil || options.hasCredentials || fleet?.needsMeasuring == false else {
             throw UsageError(message: "plan sends for real: give --apns-key (with --key-id, --team-id) and/or "
                              + "--service-account ('pushproof credentials' writes test ones)")
         }
         members = try arguments.int("members", default: 10_000, range: 2...1_000_000)
-        withinMilliseconds = try arguments.int("within-ms", default: 1000, range: 1...3_600_000)
+        // Sizing a fleet, each set-up is measured against the fleet's target.
+        withinMilliseconds = try fleet.map { Int(min(3_600_000, ($0.withinNanoseconds + 999_999) / 1_000_000)) }
+            ?? arguments.int("within-ms", default: 1000, range: 1...3_600_000)
         calls = try arguments.int("calls", default: 3, range: 1...1000)
         let connections = try Self.list(arguments, "try-connections", default: [1, 2, 4], range: 1...256)
         let senders = try Self.list(arguments, "try-senders", default: [1], range: 1...64)
@@ -125,13 +147,43 @@ struct PlanCommand: Subcommand {
             return await runScenario(path: scenarioPlay.path, specs: scenarioPlay.specs, eventsInFlight: scenarioPlay.eventsInFlight,
                                      gateway: scenarioPlay.gateway)
         }
+        if let fleet { return await runFleet(fleet) }
+        let plan: CapacityPlan, measurements: [CapacityPlan.Measurement]
+        switch await measureSetups() {
+        case .measured(let measuredPlan, let measured): (plan, measurements) = (measuredPlan, measured)
+        case .failed(let status): return status
+        }
+        let identity = ScenarioSenderChoice.reference(gatewaySharesMachine: options.gatewayIsLocal)
+        let verdict = plan.verdict(measurements)
+        printNow("sender: \(identity.text)")
+        printNow(verdict.text(withinMilliseconds: withinMilliseconds))
+        var files = ReportFiles(command: "plan")
+        files.write(jsonPath, plan.json(measurements, verdict: verdict, sender: identity, transport: options.transportDescription,
+                                        streams: options.streams).serialized() + "\n")
+        files.write(junitPath, plan.junit(measurements, verdict: verdict))
+        if files.failed { return ExitCode.ioError }
+        if measurements.allSatisfy({ $0.undelivered == $0.pushesPerCall * calls }) {
+            printError("pushproof plan: no push was delivered; is the gateway up, and are the credentials its own?")
+            return ExitCode.failure
+        }
+        return verdict.recommended == nil ? RunReport.thresholdFailureExitCode : ExitCode.success
+    }
+
+    /// The set-ups measured, or the exit status of why not (the error printed).
+    enum MeasuredSetups {
+        case measured(CapacityPlan, [CapacityPlan.Measurement])
+        case failed(Int32)
+    }
+
+    /// Rings the group through each set-up in turn (`CapacityPlan.measure`), a line a set-up.
+    func measureSetups() async -> MeasuredSetups {
         let credentials: DeliveryCredentials
         let projectID: String
         do {
             (credentials, projectID) = try options.loadCredentials()
         } catch {
             printError("pushproof plan: \(error)")
-            return ExitCode.ioError
+            return .failed(ExitCode.ioError)
         }
         let store = InMemoryDeviceStore()
         let workspace: GroupWorkspace
@@ -140,7 +192,7 @@ struct PlanCommand: Subcommand {
                                            app: AppConfig(iosBundleID: options.bundleID, fcmProjectID: projectID), scope: 0x30)
         } catch {
             printError("pushproof plan: \(error)")
-            return ExitCode.failure
+            return .failed(ExitCode.failure)
         }
         var plan = CapacityPlan(members: members, withinMilliseconds: withinMilliseconds, calls: calls, setups: setups)
         if DeliveryConfiguration.h2cIsOneConnectionPerOrigin, options.anyCleartext {
@@ -171,24 +223,10 @@ struct PlanCommand: Subcommand {
         } catch {
             if case .ringFailed = error { await progress?.stop() }
             printError("pushproof plan: \(error)")
-            return ExitCode.failure
+            return .failed(ExitCode.failure)
         }
         await progress?.stop()
-
-        let identity = ScenarioSenderChoice.reference(gatewaySharesMachine: options.gatewayIsLocal)
-        let verdict = plan.verdict(measurements)
-        printNow("sender: \(identity.text)")
-        printNow(verdict.text(withinMilliseconds: withinMilliseconds))
-        var files = ReportFiles(command: "plan")
-        files.write(jsonPath, plan.json(measurements, verdict: verdict, sender: identity, transport: options.transportDescription,
-                                        streams: options.streams).serialized() + "\n")
-        files.write(junitPath, plan.junit(measurements, verdict: verdict))
-        if files.failed { return ExitCode.ioError }
-        if measurements.allSatisfy({ $0.undelivered == $0.pushesPerCall * calls }) {
-            printError("pushproof plan: no push was delivered; is the gateway up, and are the credentials its own?")
-            return ExitCode.failure
-        }
-        return verdict.recommended == nil ? RunReport.thresholdFailureExitCode : ExitCode.success
+        return .measured(plan, measurements)
     }
 }
 

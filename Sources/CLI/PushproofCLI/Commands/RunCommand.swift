@@ -27,7 +27,9 @@ struct RunCommand: Subcommand {
             .flag("timing", "Print where each scenario's time went: sending, settling, judging (also in --json as timing)."),
             .value("gateway", "URL", "Play against this pushproof serve instead of the embedded gateway (needs --admin, credentials, "
                    + "and --ca for https://; http:// is a serve --h2c)."),
-            .value("admin", "URL", "That gateway's control API: token states and faults are set, and what arrived is read, through it."),
+            .value("admin", "URL", "That gateway's control API: token states and faults are set, and what arrived is read, through it. "
+                   + "Repeat it (or give a name that resolves to several addresses, as a headless Service's does) for replicas "
+                   + "of one configuration: each is set alike, and every one's journal is read.", repeatable: true),
             .value("ca", "FILE", "The gateway's TLS certificate (PEM) to trust."),
             .value("token-url", "URL", "The OAuth token endpoint.", default: "<gateway>/token"),
             .value("apns-key", "FILE", "APNs .p8 signing key (provider token auth)."),
@@ -70,7 +72,7 @@ struct RunCommand: Subcommand {
     let timing: Bool
     let quiet: Bool
     /// `--gateway`: the pushproof serve to play against, and how (nil: the embedded gateway).
-    let external: (admin: AdminClient, access: GatewayAccess)?
+    let external: (replicas: GatewayReplicas, access: GatewayAccess)?
 
     init(_ arguments: ParsedArguments) throws {
         paths = arguments.positionals
@@ -166,7 +168,7 @@ struct RunCommand: Subcommand {
                 if let external {
                     report = try await ScenarioRunner.run(scenario, judge: judge, sender: sender, options: options) {
                         opening throws(GatewayStartError) in
-                        try ExternalGateway(admin: external.admin, access: external.access, opening: opening)
+                        try ExternalGateway(replicas: external.replicas, access: external.access, opening: opening)
                     }
                 } else {
                     report = try await ScenarioRunner.run(scenario, judge: judge, sender: sender, options: options, record: record,

@@ -31,7 +31,8 @@ enum GatewayOptions {
     }
 
     /// `--gateway URL --admin URL --ca FILE` with credentials as `pushproof send` takes them.
-    static func external(_ arguments: ParsedArguments) throws(UsageError) -> (admin: AdminClient, access: GatewayAccess)? {
+    /// `--admin` repeated, or a name that resolves to several addresses, gives the replicas.
+    static func external(_ arguments: ParsedArguments) throws(UsageError) -> (replicas: GatewayReplicas, access: GatewayAccess)? {
         guard let gateway = arguments.value("gateway") else {
             if let stray = withGateway.first(where: { arguments.value($0) != nil }) {
                 throw UsageError(message: "--\(stray) goes with --gateway (the embedded gateway makes its own credentials)")
@@ -46,7 +47,7 @@ enum GatewayOptions {
             guard let value = arguments.value(name) else { throw UsageError(message: "--gateway needs --\(name)") }
             values[name] = value
         }
-        let admin = try AdminClient(url: values["admin"]!)
+        let replicas = try replicas(arguments)!
         // The files as absolute paths: an adapter runs in the scenario's folder (or
         // --sender-dir), where a path relative to ours names nothing.
         func absolute(_ path: String?) -> String {
@@ -57,7 +58,30 @@ enum GatewayOptions {
                                    caFile: absolute(values["ca"]), apnsKeyFile: absolute(values["apns-key"]), apnsKeyID: values["key-id"]!,
                                    apnsTeamID: values["team-id"]!, serviceAccountFile: absolute(values["service-account"]))
         access.h2c = h2c
-        return (admin, access)
+        return (replicas, access)
+    }
+
+    /// Every `--admin` (nil without one), each name resolved to all its addresses: one replica
+    /// an address, each once.
+    static func replicas(_ arguments: ParsedArguments) throws(UsageError) -> GatewayReplicas? {
+        var admins: [AdminClient] = []
+        for url in arguments.all("admin") {
+            let resolved: [AdminClient]
+            do {
+                resolved = try GatewayReplicas.resolving(try AdminClient(url: url))
+            } catch let error as UsageError {
+                throw error
+            } catch {
+                throw UsageError(message: "--admin: \(error)")
+            }
+            for admin in resolved {
+                if admins.contains(where: { $0.baseURL == admin.baseURL }) {
+                    throw UsageError(message: "--admin \(admin.baseURL) is given twice (or two names resolve to it)")
+                }
+                admins.append(admin)
+            }
+        }
+        return admins.isEmpty ? nil : GatewayReplicas(admins)
     }
 }
 

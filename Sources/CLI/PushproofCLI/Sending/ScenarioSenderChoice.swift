@@ -77,7 +77,7 @@ struct ScenarioSenderChoice {
 extension SenderOptions {
     /// true when every gateway origin is on loopback (the gateway shares the sender's
     /// machine); nil otherwise, since another name may still be this machine.
-    var gatewayIsLocal: Bool? { Self.onLoopback([apnsURL, fcmURL]) }
+    var gatewayIsLocal: Bool? { Self.onLoopback([apnsURL, fcmURL] + gatewayReplicas) }
 
     /// true when every URL's host is on loopback; nil otherwise (another name may still be this machine).
     static func onLoopback(_ urls: [String]) -> Bool? {

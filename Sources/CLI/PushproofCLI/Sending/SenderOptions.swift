@@ -9,8 +9,10 @@ import Synchronization
 /// How `send` and `drive` reach the gateways, parsed once from the command line.
 struct SenderOptions {
     static let specs: [OptionSpec] = [
-        .value("gateway", "URL", "Base URL of a gateway serving APNs, FCM and /token on one origin (pushproof serve).",
-               default: "https://127.0.0.1:8443, http:// with --h2c"),
+        .value("gateway", "URL", "Base URL of a gateway serving APNs, FCM and /token on one origin (pushproof serve). "
+               + "Repeat it for replicas of one configuration: delivery thread t sends to the (t mod M)th of the M, and "
+               + "fetches its FCM access tokens from that one's /token (a replica honours only the tokens it issued).",
+               default: "https://127.0.0.1:8443, http:// with --h2c", repeatable: true),
         .value("apns", "URL", "APNs origin; pushes go to URL/3/device/<token>.", default: "--gateway"),
         .value("fcm", "URL", "FCM origin; pushes go to URL/v1/projects/<project>/messages:send.", default: "--gateway"),
         .value("token-url", "URL", "OAuth2 token endpoint for FCM access tokens.", default: "the service account's token_uri"),
@@ -28,12 +30,15 @@ struct SenderOptions {
         .value("max-in-flight", "N", "Most pushes unfinished at once per delivery thread; the sender waits for a slot beyond it.",
                default: "1000"),
         .value("senders", "N", "Delivery threads: PushDeliverers, each with its own libcurl multi handle and connections; "
-               + "pushes are spread over them by device token.", default: "1"),
+               + "pushes are spread over them by device token.", default: "1, or one per --gateway"),
         .value("attempts", "N", "Attempts per push in all, retries of 429/5xx included.", default: "5"),
     ]
 
     var apnsURL: String
     var fcmURL: String
+    /// The gateways of a repeated `--gateway`, in order (empty for one): replicas a delivery
+    /// thread each is pinned to, round robin.
+    var gatewayReplicas: [String]
     var tokenURL: String?
     var tls: TLSTrust
     var apnsKeyPath: String?
@@ -50,11 +55,27 @@ struct SenderOptions {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         let h2c = arguments.has("h2c")
-        let gateway = arguments.value("gateway") ?? (h2c ? "http://127.0.0.1:8443" : "https://127.0.0.1:8443")
+        let gateways = arguments.all("gateway").map { url in
+            var url = url
+            while url.hasSuffix("/") { url.removeLast() }
+            return url
+        }
+        let gateway = gateways.first ?? (h2c ? "http://127.0.0.1:8443" : "https://127.0.0.1:8443")
         apnsURL = arguments.value("apns") ?? gateway
         fcmURL = arguments.value("fcm") ?? gateway
         tokenURL = arguments.value("token-url")
-        _ = try GatewayOptions.cleartext([("apns", apnsURL), ("fcm", fcmURL)], h2c: h2c, ca: arguments.value("ca"))
+        gatewayReplicas = gateways.count > 1 ? gateways : []
+        if !gatewayReplicas.isEmpty {
+            if let origin = ["apns", "fcm"].first(where: { arguments.value($0) != nil }) {
+                throw UsageError(message: "--\(origin) names one origin, but --gateway is given \(gateways.count) times (replicas); "
+                                 + "give the replicas as --gateway alone")
+            }
+            if let duplicate = Dictionary(grouping: gateways, by: { $0 }).first(where: { $0.value.count > 1 })?.key {
+                throw UsageError(message: "--gateway \(duplicate) is given twice")
+            }
+        }
+        _ = try GatewayOptions.cleartext([("apns", apnsURL), ("fcm", fcmURL)] + gatewayReplicas.map { ("gateway", $0) },
+                                         h2c: h2c, ca: arguments.value("ca"))
         // The token endpoint is not a push origin: TLS or not, whatever --h2c says.
         _ = try GatewayOptions.cleartext([("token-url", tokenURL ?? "https://")], h2c: false, ca: nil)
         if arguments.has("insecure") {
@@ -82,7 +103,11 @@ struct SenderOptions {
         streams = try arguments.int("streams", default: 1000, range: 1...100_000)
         maxInFlight = try arguments.int("max-in-flight", default: 1000, range: 1...1_000_000)
         attempts = try arguments.int("attempts", default: 5, range: 1...20)
-        senders = try arguments.int("senders", default: 1, range: 1...64)
+        senders = try arguments.int("senders", default: max(1, gatewayReplicas.count), range: 1...64)
+        if senders < gatewayReplicas.count {
+            throw UsageError(message: "--senders \(senders) is fewer than the \(gatewayReplicas.count) gateways: each delivery thread "
+                             + "sends to one gateway, so every gateway needs one (give --senders \(gatewayReplicas.count) or more)")
+        }
     }
 
     var hasCredentials: Bool { apnsKeyPath != nil || serviceAccountPath != nil }
@@ -141,23 +166,28 @@ struct SenderOptions {
 
     /// The deliverer's configuration: `maxInFlight` at least `minimumInFlight` so a caller
     /// with that many concurrent sends never waits for a slot.
-    func deliveryConfiguration(projectID: String, minimumInFlight: Int = 0) -> DeliveryConfiguration {
+    /// With `replica` (one of `gatewayReplicas`), the deliverer pinned to it: APNs and FCM there,
+    /// and its access tokens from there unless `--token-url` names one endpoint for all.
+    func deliveryConfiguration(projectID: String, minimumInFlight: Int = 0, replica: String? = nil) -> DeliveryConfiguration {
         DeliveryConfiguration(
-            apnsBaseURL: apnsURL, fcmBaseURL: fcmURL, oauthTokenURL: tokenURL, fcmProjectID: projectID,
+            apnsBaseURL: replica ?? apnsURL, fcmBaseURL: replica ?? fcmURL,
+            oauthTokenURL: tokenURL ?? replica.map { $0 + "/token" }, fcmProjectID: projectID,
             connectionsPerGateway: connections, streamsPerConnection: streams,
             maxInFlight: max(maxInFlight, minimumInFlight), tls: tls,
             retry: RetryPolicy(baseDelay: 0.05, maxDelay: 2, maxAttempts: attempts))
     }
 
-    /// `senders` deliverers over one device store. They share one APNs provider token (as all
-    /// deliverers made from one `DeliveryCredentials` do): Apple answers
-    /// TooManyProviderTokenUpdates when a team's token changes more often than every 20 minutes.
+    /// `senders` deliverers over one device store, deliverer t pinned to gateway replica t mod M
+    /// when there are several. They share one APNs provider token (as all deliverers made from
+    /// one `DeliveryCredentials` do): Apple answers TooManyProviderTokenUpdates when a team's
+    /// token changes more often than every 20 minutes.
     func makePool(credentials: DeliveryCredentials, projectID: String, store: any DeviceStore,
                         minimumInFlight: Int = 0, log: @escaping @Sendable (String) -> Void) throws(DeliveryError) -> DeliveryPool {
         let shared = credentials
-        let configuration = deliveryConfiguration(projectID: projectID, minimumInFlight: minimumInFlight)
         var deliverers: [PushDeliverer] = []
-        for _ in 0..<senders {
+        for index in 0..<senders {
+            let replica = gatewayReplicas.isEmpty ? nil : gatewayReplicas[index % gatewayReplicas.count]
+            let configuration = deliveryConfiguration(projectID: projectID, minimumInFlight: minimumInFlight, replica: replica)
             deliverers.append(try PushDeliverer(configuration: configuration, credentials: shared, deviceStore: store, log: log))
         }
         return DeliveryPool(deliverers: deliverers)

@@ -101,6 +101,8 @@ public final class AdminAPI: HTTPHandler {
                                  "accepted": .number(Double(stats.acceptedConnections))]
         object["requests"] = .number(Double(stats.requestsServed))
         object["answered"] = .number(Double(gateway.answeredCount))
+        // The serving process's CPU (every thread): per answered push, what `plan` sizes gateways by.
+        object["process_cpu_seconds"] = .number(Double(SystemClock.processCPUNanoseconds()) / 1e9)
         object["apns_token_auth"] = .bool(gateway.apnsTokenAuthEnabled)
         object["fcm_auth"] = .bool(gateway.fcmAuthEnabled)
         object["max_concurrent_streams"] = .number(Double(gateway.configuredMaxConcurrentStreams))

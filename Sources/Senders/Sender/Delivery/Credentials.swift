@@ -29,9 +29,7 @@ public struct APNsSigningKey: ProviderTokenSource {
     /// SHA-256 of the team, the key id and the public key: the same .p8 in any process.
     public var sharingIdentity: String? {
         guard let publicKey = try? key.publicKey.spkiDER else { return nil }
-        let digest = SHA256.hash(Array("\(teamID)\n\(keyID)\n".utf8) + publicKey)
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: digest.prefix(16).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] }, as: UTF8.self)
+        return String(SHA256.hexDigest(Array("\(teamID)\n\(keyID)\n".utf8) + publicKey).prefix(32))
     }
 }
 

@@ -179,8 +179,18 @@ struct ProviderTokenFile: Sendable {
 
     init(path: String) { self.path = path }
 
+    /// `PUSHPROOF_PROVIDER_TOKEN_FILE`, when set, names the file whatever the key: processes on
+    /// other machines given one token (`pushproof k8s render` signs it into the run's Secret,
+    /// read-only there) use it instead of each signing their own, which the team's gateway would
+    /// answer TooManyProviderTokenUpdates.
+    static let sharedFileVariable = "PUSHPROOF_PROVIDER_TOKEN_FILE"
+
     init?(identity: String) {
         let environment = ProcessInfo.processInfo.environment
+        if let shared = environment[Self.sharedFileVariable], !shared.isEmpty {
+            path = shared
+            return
+        }
         let base = environment["PUSHPROOF_TOKEN_DIR"]
             ?? (environment["XDG_RUNTIME_DIR"] ?? NSTemporaryDirectory()) + "/pushproof-provider-tokens-\(getuid())"
         guard mkdir(base, 0o700) == 0 || errno == EEXIST else { return nil }
