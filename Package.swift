@@ -125,6 +125,6 @@ let package = Package(
         .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON", "RecordLine"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "JSON", "PushproofTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "RecordCheckTests", dependencies: ["RecordCheck", "SpecValidator", "JSON", "Encoding", "PushModel", "RecordLine"]),
-        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine", "RecordCheck", "Fleet"]),
+        .testTarget(name: "PushproofCLITests", dependencies: ["PushproofCLI", "Metrics", "JSON", "Crypto", "Sender", "PushModel", "Driver", "PushproofTestSupport", "RecordLine", "RecordCheck", "Fleet", "RemoteGateway"]),
     ]
 )

@@ -7,13 +7,14 @@
 #   Scripts/compare-recordings.sh BEFORE_BINARY AFTER_BINARY [REQUESTS_PER_KIND=2000]
 #
 # The load (h2load over h2c, then curl over HTTP/1.1) covers the success path and the common
-# refusals: good VoIP and alert pushes, a bad topic, a bad priority, a bad expiration, a bad
+# refusals: good VoIP and alert pushes (one without a newline at its end), a bad topic, a bad priority, a bad expiration, a bad
 # apns-id, an unknown push type, missing authorization, an empty payload, a bad path, duplicate
 # headers, a GET (no body); an FCM send and a 404 over HTTP/1.1. It runs once without and once with
 # `--specs`. Normalised away: `seq`, `time`, `arrival_ns`, `answered_ns`, `connection` (ids of
 # concurrent connections), the loopback port (in `authority` and `host`: each run listens on its
 # own), a generated `apns-id`/`apns-unique-id` answer header, the id in an FCM message name; lines
-# are sorted, since concurrent streams finish in any order. Exit 0 when both match.
+# are sorted, since concurrent streams finish in any order; `v` is dropped and a format-2 `json`
+# body compared as the string of its bytes (format 1's `body`). Exit 0 when both match.
 set -euo pipefail
 BEFORE="${1:?before binary}"; AFTER="${2:?after binary}"; N="${3:-2000}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -29,6 +30,9 @@ JSON
 echo '{"aps":{"alert":{"title":"Hi","body":"line\nbreak"},"sound":"default"},"k":[1,2,{"x":null}]}' > "$WORK/alert.json"
 echo '{"message":{"token":"abc","data":{"k":"v"}}}' > "$WORK/fcm.json"
 echo "[1]" > "$WORK/array.json"
+# No newline at the end (as a sender's encoder writes it), a repeated key, a number spelled
+# 1.50: format 2 holds it as its bytes (`json`), format 1 as a string.
+printf '%s' '{"aps":{"alert":{"title":"Hi"}},"n":1.50,"n":2}' > "$WORK/bare.json"
 echo '{"poolse":{"bundle_ids":["com.poolse.app"]}}' > "$WORK/spec-config.json"
 JWT="bearer eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQzEyMzQ1NjcifQ.eyJpc3MiOiJERUYxMjM0NTY3IiwiaWF0IjoxNzAwMDAwMDAwfQ.c2lnbmF0dXJlLXRoYXQtbXVzdC1uZXZlci1iZS1yZWNvcmRlZA"
 
@@ -64,6 +68,7 @@ record() {  # record BINARY OUT [serve flags...]
   load "$port" "$dev" -d "$WORK/alert.json" -H "apns-topic: com.poolse.app" -H "apns-push-type: fax" -H "authorization: bearer x"
   load "$port" "$dev" -d "$WORK/alert.json" -H "apns-topic: com.poolse.app"
   load "$port" "$dev" -d "$WORK/array.json" -H "apns-topic: com.poolse.app" -H "authorization: bearer x"
+  load "$port" "$dev" -d "$WORK/bare.json" -H "apns-topic: com.poolse.app" -H "authorization: bearer x"
   load "$port" "/3/device/zz" -d "$WORK/alert.json" -H "apns-topic: com.poolse.app" -H "authorization: bearer x"
   load "$port" "/3/other" -d "$WORK/alert.json" -H "apns-topic: com.poolse.app" -H "authorization: bearer x"
   load "$port" "$dev" -d "$WORK/alert.json" -H "apns-topic: com.poolse.app" -H "apns-topic: com.poolse.app" -H "authorization: bearer x"
@@ -82,13 +87,26 @@ normalise() {  # normalise IN OUT
   python3 - "$1" "$2" <<'PY'
 import json, re, sys
 generated = {"apns-id", "apns-unique-id"}
+decoder = json.JSONDecoder()
 out = []
 with open(sys.argv[1], encoding="utf-8") as f:
     for line in f:
         line = re.sub(r"127\.0\.0\.1:[0-9]+", "127.0.0.1:<port>", line)
         line = re.sub(r"messages/0:[0-9]+", "messages/<generated>", line)  # FCM message names
         o = json.loads(line)
-        for k in ("seq", "time", "arrival_ns", "answered_ns", "connection"):
+        # Format 2 holds a JSON body as its bytes (`json`), format 1 as a string (`body`): the
+        # same bytes compare equal, so a version-1 binary's recording compares with a version-2 one.
+        def as_body(holder, at):  # the `json` member at or after `at`, as format 1's `body`
+            at = line.index(',"json":', at) + len(',"json":')
+            _, end = decoder.raw_decode(line, at)
+            holder["body"] = line[at:end]
+            del holder["json"]
+            return end
+        if o.get("v") == 2:
+            at = as_body(o, 0) if "json" in o else 0
+            if "json" in o.get("response", {}):
+                as_body(o["response"], line.index(',"response":{', at))
+        for k in ("v", "seq", "time", "arrival_ns", "answered_ns", "connection"):
             o.pop(k, None)
         given = {v for n, v in o.get("headers", []) if n == "apns-id"}
         resp = o.get("response", {})

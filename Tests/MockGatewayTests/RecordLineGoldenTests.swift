@@ -6,8 +6,9 @@ import Testing
 @testable import MockGateway
 
 /// The record line is a contract (README "Recording format"): the same exchange must give the
-/// same bytes, whatever is refactored underneath. These lines were written by the encoder as
-/// it was before it moved into the RecordLine module.
+/// same bytes, whatever is refactored underneath. The version-1 lines were written by the
+/// encoder as it was before it moved into the RecordLine module; version 2 changed only the
+/// JSON bodies (`json` in place of a `body` string).
 @Suite struct RecordLineGoldenTests {
     static func line(_ exchange: GatewayExchange, seq: Int) -> String {
         let (prefix, suffix) = Recorder.encode(exchange)
@@ -42,7 +43,16 @@ import Testing
         return [apns, binaryBody, oauth]
     }()
 
+    /// The lines of version 2 (`json` for the JSON bodies, request and answer).
     static let golden: [String] = [
+        #"{"v":2,"seq":1,"time":"2026-11-06T08:00:00.123456Z","arrival_ns":1793952000123456789,"answered_ns":1793952000124000000,"connection":7,"stream":3,"protocol":"h2","tls":true,"route":"apns","method":"POST","path":"/3/device/abcd","authority":"127.0.0.1","client_certificate":{"subject":"UID=com.x, CN=Apple Push Services: com.x"},"headers":[["authorization","bearer aGVhZGVy.Y2xhaW1z.<redacted>"],["apns-topic","com.x"],["apns-topic","com.y"]],"json":{"aps":{}},"response":{"status":400,"reason":"DuplicateHeaders","detail":"kid ABC is not configured (apns.keys)","headers":[["apns-id","0D8E0FD5-E3C4-4B4B-8E2A-0E94E1E1B1B1"]],"json":{"reason":"DuplicateHeaders"},"delay_ns":1500000,"actions":["goaway:0","rst_stream:8","close","max_concurrent_streams:1"]},"fault":"latency","verdict":{"spec":"poolse.ring.apns","ok":false,"violations":[{"pointer":"/body/aps","rule":"required","source":null,"expected":"aps","found":null,"message":"a \"quoted\" é"}],"gateway_warnings":["duplicate apns-topic"]}}"#,
+        #"{"v":2,"seq":2,"time":"2026-11-06T08:00:00.123456Z","arrival_ns":1793952000123456789,"answered_ns":1793952000124000000,"connection":7,"stream":3,"protocol":"h2","tls":false,"route":"apns","method":"POST","path":"/3/device/abcd","authority":"127.0.0.1","headers":[["authorization","bearer aGVhZGVy.Y2xhaW1z.<redacted>"],["apns-topic","com.x"],["apns-topic","com.y"]],"body_base64":"/wDDKEE=","response":{"status":400,"reason":"DuplicateHeaders","headers":[["apns-id","0D8E0FD5-E3C4-4B4B-8E2A-0E94E1E1B1B1"]],"body_base64":"gA=="}}"#,
+        #"{"v":2,"seq":3,"time":"1970-01-02T00:00:00.000000Z","arrival_ns":86400000000001,"answered_ns":86400000100000,"connection":9,"stream":1,"protocol":"http/1.1","tls":false,"route":"oauth","method":"POST","path":"/token","headers":[["content-type","application/x-www-form-urlencoded"]],"body":"grant_type=urn%3Aietf&assertion=aGVhZA.Y2xhaW1z.<redacted>","response":{"status":200,"reason":null,"headers":[],"json":{"access_token":"t"}}}"#,
+    ]
+
+    /// The same exchanges as version 1 wrote them (every body a string): what a recording made
+    /// before version 2 holds, which every reader still reads.
+    static let goldenVersion1: [String] = [
         #"{"v":1,"seq":1,"time":"2026-11-06T08:00:00.123456Z","arrival_ns":1793952000123456789,"answered_ns":1793952000124000000,"connection":7,"stream":3,"protocol":"h2","tls":true,"route":"apns","method":"POST","path":"/3/device/abcd","authority":"127.0.0.1","client_certificate":{"subject":"UID=com.x, CN=Apple Push Services: com.x"},"headers":[["authorization","bearer aGVhZGVy.Y2xhaW1z.<redacted>"],["apns-topic","com.x"],["apns-topic","com.y"]],"body":"{\"aps\":{}}","response":{"status":400,"reason":"DuplicateHeaders","detail":"kid ABC is not configured (apns.keys)","headers":[["apns-id","0D8E0FD5-E3C4-4B4B-8E2A-0E94E1E1B1B1"]],"body":"{\"reason\":\"DuplicateHeaders\"}","delay_ns":1500000,"actions":["goaway:0","rst_stream:8","close","max_concurrent_streams:1"]},"fault":"latency","verdict":{"spec":"poolse.ring.apns","ok":false,"violations":[{"pointer":"/body/aps","rule":"required","source":null,"expected":"aps","found":null,"message":"a \"quoted\" é"}],"gateway_warnings":["duplicate apns-topic"]}}"#,
         #"{"v":1,"seq":2,"time":"2026-11-06T08:00:00.123456Z","arrival_ns":1793952000123456789,"answered_ns":1793952000124000000,"connection":7,"stream":3,"protocol":"h2","tls":false,"route":"apns","method":"POST","path":"/3/device/abcd","authority":"127.0.0.1","headers":[["authorization","bearer aGVhZGVy.Y2xhaW1z.<redacted>"],["apns-topic","com.x"],["apns-topic","com.y"]],"body_base64":"/wDDKEE=","response":{"status":400,"reason":"DuplicateHeaders","headers":[["apns-id","0D8E0FD5-E3C4-4B4B-8E2A-0E94E1E1B1B1"]],"body_base64":"gA=="}}"#,
         #"{"v":1,"seq":3,"time":"1970-01-02T00:00:00.000000Z","arrival_ns":86400000000001,"answered_ns":86400000100000,"connection":9,"stream":1,"protocol":"http/1.1","tls":false,"route":"oauth","method":"POST","path":"/token","headers":[["content-type","application/x-www-form-urlencoded"]],"body":"grant_type=urn%3Aietf&assertion=aGVhZA.Y2xhaW1z.<redacted>","response":{"status":200,"reason":null,"headers":[],"body":"{\"access_token\":\"t\"}"}}"#,
@@ -68,6 +78,19 @@ import Testing
             let recorded = RecordLine.encode(RecordedVerdict(judgement: RecordedVerdict.Judgement(verdict)))
             #expect(String(decoding: recorded, as: UTF8.self) == verdict.json().serialized())
         }
+    }
+
+    /// A version-1 line and its version-2 form read back as the same exchange, the body byte for byte.
+    @Test func versionOneAndTwoLinesReadAlike() throws {
+        for (old, new) in zip(Self.goldenVersion1, Self.golden) {
+            let v1 = try RecordedExchange(decoding: Array(old.utf8))
+            let v2 = try RecordedExchange(decoding: Array(new.utf8))
+            #expect(v1.body == v2.body)
+            #expect(v1.sequence == v2.sequence && v1.path == v2.path && v1.status == v2.status && v1.reason == v2.reason)
+            #expect(v1.headers.map { "\($0.name)=\($0.value)" } == v2.headers.map { "\($0.name)=\($0.value)" })
+            #expect(v1.verdict == v2.verdict && v1.detail == v2.detail && v1.fault == v2.fault)
+        }
+        #expect(try RecordedExchange(decoding: Array(Self.golden[0].utf8)).body == Self.exchanges[0].request.body)
     }
 
     @Test func theSameExchangeGivesTheSameBytes() {

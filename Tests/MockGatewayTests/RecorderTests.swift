@@ -81,7 +81,7 @@ import Testing
         recorder.observe(Self.exchange())
         recorder.file?.close()
         let line = try #require(try Self.lines(of: path).first)
-        #expect(line["v"] == 1)
+        #expect(line["v"] == 2)
         #expect(line["seq"] == 1)
         #expect(line["time"] == "2026-11-06T08:00:00.123456Z")
         #expect(line["connection"] == 7)
@@ -90,11 +90,14 @@ import Testing
         #expect(line["path"] == "/3/device/abcd")
         // Repeated headers are kept in order, as pairs.
         #expect(line["headers"] == [["authorization", "bearer aGVhZGVy.Y2xhaW1z.<redacted>"], ["apns-topic", "com.x"], ["apns-topic", "com.y"]])
-        #expect(line["body"] == #"{"aps":{}}"#)
+        // JSON bodies, the request's and the answer's, are their own bytes in `json`.
+        #expect(line["body"] == nil)
+        #expect(line["json"] == ["aps": [:]])
         #expect(line["response"]?["status"] == 400)
         #expect(line["response"]?["reason"] == "DuplicateHeaders")
-        #expect(line["response"]?["body"] == #"{"reason":"DuplicateHeaders"}"#)
+        #expect(line["response"]?["json"] == ["reason": "DuplicateHeaders"])
         let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains(#""json":{"aps":{}},"response":"#))
         #expect(!text.contains("c2lnbmF0dXJl"), "the JWT signature must never be written")
     }
 
@@ -118,6 +121,19 @@ import Testing
     ])
     func authorizationShapes(value: String, expected: String) {
         #expect(Redaction.authorization(value) == expected)
+    }
+
+    /// The gateway's word that it parsed the body as JSON (`bodyParsedAsJSON`) is a shortcut,
+    /// not another rule: the line is the one the recorder's own check gives.
+    @Test func theGatewaysParseGivesTheLineTheCheckGives() {
+        for body in [#"{"aps":{"alert":"a"},"k":[1.0,2e3]}"#, "[1]"] {
+            var parsed = Self.exchange(body: body)
+            parsed.bodyParsedAsJSON = true
+            let (_, checked) = Recorder.encode(Self.exchange(body: body))
+            let (_, told) = Recorder.encode(parsed)
+            #expect(told == checked)
+            #expect(String(decoding: told, as: UTF8.self).contains(#""json":"# + body + ","))
+        }
     }
 
     @Test func binaryBodiesAreKeptAsBase64() throws {

@@ -34,7 +34,7 @@ import Testing
             + #"{"v":1,"seq":3,"route":"apns","method":"POST","path":"/3/device/abcd","headers":5}"# + "\n"
         let result = try Self.check(text)
         #expect(result.status == 2)
-        #expect(result.output.contains("line 2: unsupported record version 99 (this pushproof reads version 1)"), "\(result.output)")
+        #expect(result.output.contains("line 2: unsupported record version 99 (this pushproof reads versions 1 and 2)"), "\(result.output)")
         #expect(result.output.contains("line 3: malformed record: headers must be an array of [name, value] pairs"), "\(result.output)")
         #expect(result.output.contains("2 unreadable lines"))
     }
@@ -145,6 +145,6 @@ import Testing
         let result = try pushproof(["show", path])
         #expect(result.status == 2)
         #expect(result.output.contains("/3/device/abcd"))
-        #expect(result.error.contains("line 2: unsupported record version 99 (this pushproof reads version 1)"), "\(result.error)")
+        #expect(result.error.contains("line 2: unsupported record version 99 (this pushproof reads versions 1 and 2)"), "\(result.error)")
     }
 }

@@ -32,7 +32,7 @@ func readJSON(_ path: String) throws -> JSONValue {
 /// Recorded requests whose path or body names `token`.
 func requests(to token: String, in record: [JSONValue]) -> [JSONValue] {
     record.filter { line in
-        (line["path"]?.stringValue ?? "").contains(token) || (line["body"]?.stringValue ?? "").contains(token)
+        (line["path"]?.stringValue ?? "").contains(token) || (line["body"]?.stringValue ?? line["json"]?.serialized() ?? "").contains(token)
     }
 }
 

@@ -40,6 +40,26 @@ import Testing
         #expect(report.json(recording: "r", specsDirectory: "s", deliveries: nil)["ok"] == .bool(true))
     }
 
+    /// A version-2 line's `json` is judged as the bytes received, repeated key and number
+    /// spellings included, as the version-1 line of the same push is; both read in one recording.
+    @Test func versionTwoLinesAreJudgedOnTheirExactBytesBesideVersionOneLines() throws {
+        let payload = #"{"aps":{"alert":"hi","badge":1.0},"k":1,"k":2e0}"#
+        let escaped = payload.replacingOccurrences(of: "\"", with: "\\\"")
+        let head = #""route":"apns","method":"POST","path":"/3/device/abcd","headers":[["apns-topic","com.nobody.app"],["apns-push-type","alert"]],"#
+        let answer = #","response":{"status":200,"reason":null,"headers":[],"body":""}}"# + "\n"
+        let v1 = #"{"v":1,"seq":1,"# + head + #""body":""# + escaped + #"""# + answer
+        let v2 = #"{"v":2,"seq":2,"# + head + #""json":"# + payload + answer
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("record-check-\(UUID().uuidString).jsonl").path
+        try (v1 + v2).write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var judged: [(body: [UInt8], verdict: SpecVerdict)] = []
+        let report = RecordCheck(specs: Self.specs, maxFailures: 5, minRequests: 0, requireSpec: false, timing: false)
+            .run(try LineReader(path: path)) { request, verdict, _ in judged.append((request.body, verdict)) }
+        #expect(!report.hasUnreadableLines && !report.failed)
+        #expect(judged.map(\.body) == [Array(payload.utf8), Array(payload.utf8)])
+        #expect(judged.count == 2 && judged[0].verdict == judged[1].verdict)
+    }
+
     @Test func aSeqGapFailsAndAnAppendedRunDoesNot() throws {
         var judged: [Int] = []
         let gap = try Self.run(Self.line(seq: 1) + Self.line(seq: 4), judged: &judged)

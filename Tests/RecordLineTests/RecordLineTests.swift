@@ -82,8 +82,8 @@ import RecordLine
     }
 
     @Test(arguments: [
-        (#"{"v":99,"route":"apns"}"#, "unsupported record version 99 (this pushproof reads version 1)"),
-        (#"{"v":"1","route":"apns"}"#, #"unsupported record version "1" (this pushproof reads version 1)"#),
+        (#"{"v":99,"route":"apns"}"#, "unsupported record version 99 (this pushproof reads versions 1 and 2)"),
+        (#"{"v":"1","route":"apns"}"#, #"unsupported record version "1" (this pushproof reads versions 1 and 2)"#),
         (#"{"seq":1,"route":"apns","method":"POST","path":"/"}"#, "malformed record: v (the format version) is missing"),
         (#"{"v":1,"seq":1,"route":"apns","method":"POST","path":"/","headers":5}"#,
          "malformed record: headers must be an array of [name, value] pairs"),
@@ -118,6 +118,86 @@ import RecordLine
     }
 
     @Test func theLinePrefixCarriesTheVersion() {
-        #expect(String(decoding: RecordLine.linePrefix, as: UTF8.self) == #"{"v":1,"seq":"#)
+        #expect(String(decoding: RecordLine.linePrefix, as: UTF8.self) == #"{"v":2,"seq":"#)
+    }
+
+    // MARK: Version 2: a JSON body as its bytes
+
+    static func tail(body: [UInt8], response: [UInt8] = [], route: GatewayRoute = .apns, parsed: Bool = false) -> String {
+        let request = HTTPRequest(method: "POST", path: "/3/device/ab", headers: [], body: body, version: .http2,
+                                  connectionID: 1, streamID: 1, arrivalNanos: 5)
+        let tail = RecordLine.encodeTail(request: request, response: HTTPResponse(status: 200, body: response), route: route,
+                                         reason: nil, detail: nil, fault: nil, verdict: nil, answeredNanos: 6,
+                                         clientCertificateSubject: nil, redactAssertion: route == .oauth, bodyParsedAsJSON: parsed)
+        return String(decoding: tail, as: UTF8.self)
+    }
+
+    static func decode(_ tail: String) throws -> RecordedExchange {
+        try RecordedExchange(decoding: RecordLine.linePrefix + Array("1".utf8) + Array(tail.utf8).dropLast())
+    }
+
+    /// What a re-serialisation would change (key order, a repeated key, number spellings, an
+    /// escape, inner whitespace) is in the line as sent, and read back byte for byte.
+    @Test(arguments: [
+        #"{"z":1,"a":{"k":1,"k":2},"n":[1.50,1E2,-0,1e-7],"s":"caf\u00e9 é \"q\" \/","t":{ "x" :\#ttrue }}"#,
+        #"{"aps":{"alert":{"title":"Hi","body":"x"}}}"#,
+        "[1,2]", "3", "\"text\"", "null",
+    ])
+    func aJSONBodyIsItsOwnBytesInJSON(_ payload: String) throws {
+        let body = Array(payload.utf8)
+        for parsed in [false, true] {
+            let tail = Self.tail(body: body, parsed: parsed)
+            // In the body's place, right after the request's headers, with nothing besides.
+            #expect(tail.contains(#""headers":[],"json":"# + payload + #","response":"#), "\(tail)")
+            #expect(try Self.decode(tail).body == body)
+        }
+    }
+
+    /// Not JSON a line can hold as it is: a string, as version 1 wrote it, and read back exactly.
+    @Test(arguments: [
+        "{\"a\":1}\n", "{\"a\":1}\r\n", "{\"a\":\n1}", " {\"a\":1}", "{\"a\":1}\t", "{\"a\":", "grant_type=x", "{'a':1}", "[1,]",
+        String(repeating: "[", count: 65) + String(repeating: "]", count: 65),
+    ])
+    func otherBodiesStayStrings(_ text: String) throws {
+        let tail = Self.tail(body: Array(text.utf8))
+        #expect(tail.contains(#","body":""#), "\(tail)")
+        #expect(!tail.contains(#""json":"#), "\(tail)")
+        #expect(try Self.decode(tail).body == Array(text.utf8))
+    }
+
+    @Test func sixtyFourLevelsAreStillJSON() throws {
+        let body = Array((String(repeating: "[", count: 64) + String(repeating: "]", count: 64)).utf8)
+        #expect(RecordLine.embedsAsJSON(body))
+        #expect(try Self.decode(Self.tail(body: body)).body == body)
+    }
+
+    @Test func aBodyThatIsNotUTF8IsStillBase64AndAnOAuthBodyAString() throws {
+        #expect(Self.tail(body: [0x7B, 0xFF, 0x7D]).contains(#""body_base64":"e/99""#))
+        let oauth = Self.tail(body: Array(#"{"assertion":"aGVhZA.Y2xhaW1z.c2ln"}"#.utf8), route: .oauth)
+        #expect(!oauth.contains(#""json":"#) && oauth.contains(#","body":"{\"assertion\""#), "\(oauth)")
+    }
+
+    @Test func aJSONAnswerIsJSONTooAndAnEmptyOneAString() {
+        #expect(Self.tail(body: [], response: Array(#"{"reason":"BadDeviceToken"}"#.utf8))
+            .contains(#""headers":[],"json":{"reason":"BadDeviceToken"}}"#))
+        #expect(Self.tail(body: []).contains(#""body":"","response":{"status":200,"reason":null,"headers":[],"body":""}"#))
+    }
+
+    /// A version-1 line reads as before, whatever it holds; a version-2 one holds one body.
+    @Test func versionOneLinesReadAsBeforeAndVersionTwoHoldsOneBody() throws {
+        let v1 = try RecordedExchange(decoding: Array(#"{"v":1,"route":"apns","method":"POST","path":"/","body":"{\"a\":1}","json":{"b":2}}"#.utf8))
+        #expect(v1.body == Array(#"{"a":1}"#.utf8))
+        let v2 = try RecordedExchange(decoding: Array(#"{"v":2,"route":"apns","method":"POST","path":"/","json":{"b":2 ,"b":3}}"#.utf8))
+        #expect(v2.body == Array(#"{"b":2 ,"b":3}"#.utf8))
+        let v2String = try RecordedExchange(decoding: Array(#"{"v":2,"route":"apns","method":"POST","path":"/","body":"x\n"}"#.utf8))
+        #expect(v2String.body == Array("x\n".utf8))
+        for both in [#""json":{},"body":"{}""#, #""body_base64":"e30=","json":{}"#] {
+            #expect(throws: RecordLineError.malformed("a line holds one of json, body and body_base64, not two")) {
+                try RecordedExchange(decoding: Array((#"{"v":2,"route":"apns","method":"POST","path":"/","# + both + "}").utf8))
+            }
+        }
+        #expect(throws: RecordLineError.unsupportedVersion("3")) {
+            try RecordedExchange(decoding: Array(#"{"v":3,"route":"apns","method":"POST","path":"/"}"#.utf8))
+        }
     }
 }

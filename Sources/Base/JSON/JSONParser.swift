@@ -116,6 +116,10 @@ struct Reader {
     var position = 0
     /// Key comparisons made finding repeated keys (read by the tests' hooks only).
     var keyComparisons = 0
+    /// `parse(_:leavingRaw:)`: the top-level member whose value is only validated, and where
+    /// that value was found (the last one when the key repeats).
+    var rawKey: String?
+    var rawRange: Range<Int>?
 
     init(bytes: UnsafeBufferPointer<UInt8>, options: JSONParser.Options) {
         self.bytes = bytes
@@ -201,6 +205,14 @@ struct Reader {
             }
             position += 1
             skipWhitespace()
+            if depth == 1, let rawKey, key == rawKey {
+                if rawRange != nil, options.duplicateKeys == .reject { throw error("duplicate key \"\(key)\"", at: keyOffset) }
+                let start = position
+                try skipValue(depth: depth)
+                rawRange = start..<position
+                if try separatorEnds(closing: UInt8(ascii: "}"), in: "object") { return .object(JSONObject(uncheckedEntries: entries)) }
+                continue
+            }
             let value = try parseValue(depth: depth)
             let existing: Int?
             if keyIndex != nil {

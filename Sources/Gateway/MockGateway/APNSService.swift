@@ -32,6 +32,9 @@ struct ServiceOutcome {
     /// The request passed every check before its device's own (the device's rate, its token's
     /// state): where the answer rules may answer instead (`MockGateway.answerByRules`).
     var reachedDevice = false
+    /// The service parsed the request's body as JSON (at most `RecordLine.jsonBodyMaxDepth`
+    /// deep): the record line holds it as `json` without checking it again.
+    var bodyParsedAsJSON = false
 }
 
 /// `POST /3/device/{token}`: every rule of apns.md, answered as Apple answers.
@@ -191,12 +194,14 @@ final class APNSService: Sendable {
         if request.version == .http1_1 { warnings.append(.warning("APNs speaks HTTP/2 only; this request came over HTTP/1.1")) }
         var payloadTape: JSONTape?
         var checkedToken: String?  // set once every check before the token's own has passed
+        var payloadIsJSON = false
 
         func reject(_ reason: APNSReason, timestamp: UInt64? = nil, authenticated: Bool = false,
                     because failure: AuthFailure? = nil) -> ServiceOutcome {
             ServiceOutcome(response: errorResponse(reason, apnsID: apnsID, timestamp: timestamp), reason: reason.rawValue,
                            warnings: warnings, authenticated: authenticated, detail: failure?.detail, authFailure: failure?.kind,
-                           payloadTape: payloadTape, deviceToken: checkedToken, reachedDevice: checkedToken != nil)
+                           payloadTape: payloadTape, deviceToken: checkedToken, reachedDevice: checkedToken != nil,
+                           bodyParsedAsJSON: payloadIsJSON)
         }
 
         if headers.duplicate { return reject(.duplicateHeaders) }
@@ -301,6 +306,8 @@ final class APNSService: Sendable {
             warnings.append(.warning(problem))
             return reject(.payloadEmpty, authenticated: authenticated)
         }
+        // An object, parsed no deeper than a record line's `json` may be.
+        payloadIsJSON = Self.payloadMaxDepth <= RecordLine.jsonBodyMaxDepth
 
         checkedToken = token
         let state = registry.state(ofNormalized: token)
@@ -319,7 +326,7 @@ final class APNSService: Sendable {
         if configuration.environment == .development { responseHeaders.append(HTTPHeader("apns-unique-id", identifiers.uuid())) }
         return ServiceOutcome(response: HTTPResponse(status: 200, headers: responseHeaders), reason: nil,
                               warnings: warnings, authenticated: authenticated, payloadTape: payloadTape, deviceToken: token,
-                              reachedDevice: true)
+                              reachedDevice: true, bodyParsedAsJSON: payloadIsJSON)
     }
 
     /// `{"reason":"…"}`, plus `timestamp` on a 410 (apns.md, Responses).

@@ -50,6 +50,8 @@ final class FCMService: Sendable {
     }
 
     static let maxTTLSeconds = 2_419_200
+    /// Nesting limit of a message: deeper is "Invalid JSON payload received".
+    static let bodyMaxDepth = 64
     static let missingCredentialMessage = "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."
     static let invalidCredentialMessage = "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."
 
@@ -57,9 +59,11 @@ final class FCMService: Sendable {
         var warnings: [GatewayNote] = []
         var deviceToken: String?
         var reachedDevice = false
+        var bodyIsJSON = false
         func fail(_ error: GoogleError, authenticated: Bool = false, because failure: AuthFailure? = nil) -> ServiceOutcome {
             ServiceOutcome(response: error.response, reason: error.reason, warnings: warnings, authenticated: authenticated,
-                           detail: failure?.detail, authFailure: failure?.kind, deviceToken: deviceToken, reachedDevice: reachedDevice)
+                           detail: failure?.detail, authFailure: failure?.kind, deviceToken: deviceToken, reachedDevice: reachedDevice,
+                           bodyParsedAsJSON: bodyIsJSON)
         }
         guard let project = Self.project(in: request.path) else {
             return fail(GoogleError(code: 404, status: "NOT_FOUND", message: "Requested entity was not found."))
@@ -98,11 +102,13 @@ final class FCMService: Sendable {
         }
         let document: JSONValue
         do {
-            document = try JSONParser.parse(request.body, options: .init(maxDepth: 64))
+            document = try JSONParser.parse(request.body, options: .init(maxDepth: Self.bodyMaxDepth))
         } catch {
             return fail(.invalidPayload(field: "", "Invalid JSON payload received. \(error.message) at byte \(error.offset)."),
                         authenticated: true)
         }
+        // Parsed no deeper than a record line's `json` may be.
+        bodyIsJSON = Self.bodyMaxDepth <= RecordLine.jsonBodyMaxDepth
         deviceToken = document["message"]?["token"]?.stringValue
         var validator = MessageValidator()
         guard let message = validator.validateRequest(document) else {
@@ -133,6 +139,7 @@ final class FCMService: Sendable {
         var delivered = success(project: project, id: validator.validateOnly ? "fake_message_id" : identifiers.messageID(),
                                 warnings: warnings, deviceToken: deviceToken)
         delivered.reachedDevice = true
+        delivered.bodyParsedAsJSON = bodyIsJSON
         return delivered
     }
 

@@ -58,6 +58,9 @@ public struct GatewayExchange: Sendable {
     /// `verdict` already encoded as the record line writes it, when the gateway has it (a
     /// spec's passing verdict); nil: the recorder encodes `verdict`.
     public var verdictEncoding: [UInt8]?
+    /// The service parsed the request's body as JSON (`ServiceOutcome.bodyParsedAsJSON`): the
+    /// record line holds it as `json` without checking it again (`RecordLine.embedsAsJSON`).
+    public var bodyParsedAsJSON = false
 
     public init(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String? = nil,
                 fault: String? = nil, verdict: RecordedVerdict? = nil, answeredNanos: UInt64, detail: String? = nil,

@@ -276,6 +276,7 @@ public final class MockGateway: HTTPHandler {
         exchange.deviceToken = answer.deviceToken
         exchange.answerRule = rule
         exchange.verdictEncoding = verdictEncoding
+        exchange.bodyParsedAsJSON = answer.bodyParsedAsJSON
         if recordsLines {
             exchange.recordedRequestHead = state.recordedRequestHead.encode(request, route: route,
                                                                             clientCertificateSubject: clientCertificateSubject)

@@ -86,14 +86,13 @@ public final class ExternalGateway: ScenarioGateway {
             let wait = accepted >= expectedAccepted ? min(max(options.settleMilliseconds, 1), left) : min(1_000, left)
             var quiet = true
             for (index, admin) in replicas.admins.enumerated() {
-                let answer = try Self.call(admin, "GET", "/requests?since=\(since[index])&wait_ms=\(index == 0 ? wait : 0)", body: nil)
-                let lines = answer["requests"]?.arrayValue ?? []
-                for line in lines {
-                    guard let exchange = RecordedExchange(recordLine: line), let sequence = exchange.sequence else { continue }
+                let answer = try Self.journal(admin, "/requests?since=\(since[index])&wait_ms=\(index == 0 ? wait : 0)")
+                for exchange in answer.exchanges {
+                    guard let sequence = exchange.sequence else { continue }
                     since[index] = max(since[index], sequence)
                     if exchange.isPush, exchange.accepted { accepted += 1 }
                 }
-                if !lines.isEmpty || (index == 0 && answer["timed_out"]?.boolValue != true) { quiet = false }
+                if answer.lineCount > 0 || (index == 0 && answer.timedOut != true) { quiet = false }
             }
             if quiet, accepted >= expectedAccepted { return }
         }
@@ -104,11 +103,11 @@ public final class ExternalGateway: ScenarioGateway {
     public func exchanges(after mark: GatewayMark) throws(GatewayStartError) -> [RecordedExchange] {
         var merged: [RecordedExchange] = []
         for (index, admin) in replicas.admins.enumerated() {
-            let answer = try Self.call(admin, "GET", "/requests?since=\(mark.replicaPositions[index])", body: nil)
-            guard let lines = answer.arrayValue else {
+            let answer = try Self.journal(admin, "/requests?since=\(mark.replicaPositions[index])")
+            guard answer.isArray else {
                 throw GatewayStartError("control API \(admin.baseURL): GET /requests did not answer an array")
             }
-            merged += lines.compactMap { RecordedExchange(recordLine: $0) }
+            merged += answer.exchanges
         }
         guard replicas.count > 1 else { return merged }
         return merged.enumerated().sorted { a, b in
@@ -125,6 +124,26 @@ public final class ExternalGateway: ScenarioGateway {
     /// One control API request; its JSON answer (`{}` for an empty body).
     @discardableResult
     private static func call(_ admin: AdminClient, _ method: String, _ path: String, body: String?) throws(GatewayStartError) -> JSONValue {
+        let answer = try answerBody(admin, method, path, body: body)
+        if answer.isEmpty { return .object(JSONObject()) }
+        do {
+            return try JSONParser.parse(answer)
+        } catch {
+            throw GatewayStartError("control API \(admin.baseURL) \(method) \(path): not JSON: \(error)")
+        }
+    }
+
+    /// `GET` of a `/requests` path: its record lines.
+    private static func journal(_ admin: AdminClient, _ path: String) throws(GatewayStartError) -> JournalAnswerLines {
+        let answer = try answerBody(admin, "GET", path, body: nil)
+        do {
+            return try JournalAnswerLines(Array(answer.utf8))
+        } catch {
+            throw GatewayStartError("control API \(admin.baseURL) GET \(path): not JSON: \(error)")
+        }
+    }
+
+    private static func answerBody(_ admin: AdminClient, _ method: String, _ path: String, body: String?) throws(GatewayStartError) -> String {
         let response: (status: Int, body: String)
         do {
             response = try admin.request(method, path, body: body)
@@ -134,12 +153,46 @@ public final class ExternalGateway: ScenarioGateway {
         guard (200..<300).contains(response.status) else {
             throw GatewayStartError("control API \(admin.baseURL) refused \(method) \(path): HTTP \(response.status) \(response.body)")
         }
-        if response.body.isEmpty { return .object(JSONObject()) }
-        do {
-            return try JSONParser.parse(response.body)
-        } catch {
-            throw GatewayStartError("control API \(admin.baseURL) \(method) \(path): not JSON: \(error)")
+        return response.body
+    }
+}
+
+/// A `GET /requests` answer read for its record lines: the array (or a long poll's
+/// `{"requests": […], "timed_out": …}`), each line decoded from its own bytes. A tree of the
+/// answer would not do: a version-2 line's `json` is the body as received, which only its
+/// bytes give back (key order, repeated keys, number spellings).
+struct JournalAnswerLines {
+    /// The lines that are record lines with a `seq` and a status (`RecordedExchange(recordLine:)`), in order.
+    var exchanges: [RecordedExchange] = []
+    /// How many lines the answer held, read or not.
+    var lineCount = 0
+    /// The answer was the array itself (`GET /requests` without `wait_ms`).
+    var isArray = false
+    /// A long poll's `timed_out`.
+    var timedOut: Bool?
+
+    init(_ body: [UInt8]) throws(JSONError) {
+        let result: Result<JournalAnswerLines, JSONError> = body.withUnsafeBufferPointer { bytes in
+            Result { () throws(JSONError) -> JournalAnswerLines in try JournalAnswerLines(bytes) }
         }
+        self = try result.get()
+    }
+
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONError) {
+        var lines: [Range<Int>] = []
+        if let ranges = try JSONParser.elementRanges(ofArrayIn: bytes) {
+            isArray = true
+            lines = ranges
+        } else {
+            let answer = try JSONParser.parse(bytes, leavingRaw: "requests")
+            timedOut = answer.value["timed_out"]?.boolValue
+            if let requests = answer.raw {
+                let inner = UnsafeBufferPointer(rebasing: bytes[requests])
+                lines = (try JSONParser.elementRanges(ofArrayIn: inner) ?? []).map { ($0.lowerBound + requests.lowerBound)..<($0.upperBound + requests.lowerBound) }
+            }
+        }
+        lineCount = lines.count
+        exchanges = lines.compactMap { RecordedExchange(recordLine: UnsafeBufferPointer(rebasing: bytes[$0])) }
     }
 }
 
@@ -248,20 +301,19 @@ final class JournalFollower: Sendable {
     private func poll(waiting: Bool) -> Bool {
         let since = state.withLock { $0.since }
         let path = "/requests?since=\(since)" + (waiting ? "&wait_ms=\(Self.pollMilliseconds)" : "")
-        let lines: [JSONValue]
+        let lines: [RecordedExchange]
         do {
             let response = try admin.request("GET", path, body: nil)
             guard response.status == 200 else { throw AdminError(message: "GET \(path) answered HTTP \(response.status) \(response.body)") }
-            let answer = try JSONParser.parse(response.body)
-            lines = (waiting ? answer["requests"]?.arrayValue : answer.arrayValue) ?? []
+            lines = try JournalAnswerLines(Array(response.body.utf8)).exchanges
         } catch {
             state.withLock { $0.failure = "the request journal: \(error)" }
             return false
         }
         var last = since
         var missed = 0
-        for line in lines {
-            guard let exchange = RecordedExchange(recordLine: line), let sequence = exchange.sequence else { continue }
+        for exchange in lines {
+            guard let sequence = exchange.sequence else { continue }
             // Nothing is filtered: a gap in `seq` is lines the ring dropped before this poll.
             missed += max(0, sequence - last - 1)
             last = max(last, sequence)

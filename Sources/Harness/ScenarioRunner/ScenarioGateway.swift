@@ -67,11 +67,11 @@ public protocol ScenarioGateway: Sendable {
 }
 
 extension RecordedExchange {
-    /// One record line (README "Record format"; `GET /requests` answers the same objects), or
-    /// nil when it is not a readable line of this version or lacks what a verdict needs (`seq`,
-    /// `response.status`).
-    public init?(recordLine value: JSONValue) {
-        guard let line = try? RecordedExchange(decoding: value), line.sequence != nil, line.status != nil else { return nil }
+    /// One record line's bytes (README "Recording format"; `GET /requests` answers the same
+    /// objects), or nil when it is not a line of a version this build reads or lacks what a
+    /// verdict needs (`seq`, `response.status`).
+    public init?(recordLine bytes: UnsafeBufferPointer<UInt8>) {
+        guard let line = try? RecordedExchange(decoding: bytes), line.sequence != nil, line.status != nil else { return nil }
         self = line
         readToken()
     }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Encoding
 import HTTPCore
 import JSON
@@ -11,11 +14,18 @@ import PushModel
 /// misread (a field removed, renamed or given another meaning) raises it; adding a field does
 /// not. A reader refuses a line whose `v` it does not know rather than guess at it.
 ///
+/// Version 2 (this build writes it; it reads 1 and 2): a body that is JSON the line can hold
+/// as it is (`embedsAsJSON`) is the value of `json`, its bytes as received, instead of a
+/// string in `body`; version 1 always wrote `body` (or `body_base64`). The same for the
+/// response's body. Nothing else changed.
+///
 /// A line read back is a `RecordedExchange` (`RecordedExchange(decoding:)`); `encodeTail`
 /// writes one (byte-level, on the gateway's hot path).
 public enum RecordLine {
-    /// The version this build writes and the only one it reads.
-    public static let formatVersion = 1
+    /// The version this build writes.
+    public static let formatVersion = 2
+    /// The versions this build reads.
+    public static let readableVersions = 1...2
 
     /// The member names of a line, in the order they are written.
     public enum Field {
@@ -37,6 +47,8 @@ public enum RecordLine {
         public static let headers: StaticString = "headers"
         public static let body: StaticString = "body"
         public static let bodyBase64: StaticString = "body_base64"
+        /// Version 2: a JSON body, its bytes as received (`embedsAsJSON`), in place of `body`.
+        public static let json: StaticString = "json"
         public static let response: StaticString = "response"
         public static let status: StaticString = "status"
         public static let reason: StaticString = "reason"
@@ -71,7 +83,7 @@ public enum RecordLine {
 
     // MARK: Encoding
 
-    /// A line begins `{"v":1,"seq":` and the sequence number follows, assigned by whoever
+    /// A line begins `{"v":2,"seq":` and the sequence number follows, assigned by whoever
     /// numbers the lines (the record file, or the journal without one); `encodeTail` is the rest.
     public static let linePrefix: [UInt8] = {
         var w = JSONWriter(capacity: 16)
@@ -87,14 +99,17 @@ public enum RecordLine {
     /// line's members from `protocol` to `headers` already encoded (`RecordedRequestHead`, kept
     /// per connection). `verdictEncoding`, when given, is `verdict` already encoded (the judge's
     /// passing verdicts are the same bytes every time: `SpecJudge.recordedForm`).
+    /// `bodyParsedAsJSON`: the gateway parsed the request's body as JSON already (at most
+    /// `jsonBodyMaxDepth` deep), so `embedsAsJSON` need not validate it again.
     public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String?,
                                   detail: String?, fault: String?, rule: String? = nil, verdict: RecordedVerdict?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
-                                  requestHead: [UInt8]? = nil, verdictEncoding: [UInt8]? = nil) -> [UInt8] {
+                                  requestHead: [UInt8]? = nil, verdictEncoding: [UInt8]? = nil, bodyParsedAsJSON: Bool = false) -> [UInt8] {
         var w = JSONWriter(capacity: lineCapacity(bodyBytes: request.body.count))
         encodeTail(request: request, response: response, route: route, reason: reason, detail: detail, fault: fault,
                    rule: rule, verdict: verdict, answeredNanos: answeredNanos, clientCertificateSubject: clientCertificateSubject,
-                   redactAssertion: redactAssertion, requestHead: requestHead, verdictEncoding: verdictEncoding, into: &w)
+                   redactAssertion: redactAssertion, requestHead: requestHead, verdictEncoding: verdictEncoding,
+                   bodyParsedAsJSON: bodyParsedAsJSON, into: &w)
         return w.bytes
     }
 
@@ -108,9 +123,10 @@ public enum RecordLine {
     public static func encodeTail(request: HTTPRequest, response: HTTPResponse, route: GatewayRoute, reason: String?,
                                   detail: String?, fault: String?, rule: String? = nil, verdict: RecordedVerdict?, answeredNanos: UInt64,
                                   clientCertificateSubject: String?, redactAssertion: Bool,
-                                  requestHead: [UInt8]?, verdictEncoding: [UInt8]? = nil, into w: inout JSONWriter) {
+                                  requestHead: [UInt8]?, verdictEncoding: [UInt8]? = nil, bodyParsedAsJSON: Bool = false,
+                                  into w: inout JSONWriter) {
         w.removeAll(keepingCapacity: true)
-        w.continueAfterValue()  // the line so far is `{"v":1,"seq":N`
+        w.continueAfterValue()  // the line so far is `{"v":2,"seq":N`
         w.key(plain: Field.time)
         Timestamp.withISO8601Bytes(nanos: request.arrivalNanos) { w.string(utf8: $0) }
         w.key(plain: Field.arrivalNanos); w.uint(request.arrivalNanos)
@@ -122,7 +138,7 @@ public enum RecordLine {
         } else {
             writeRequestHead(request, route: route, clientCertificateSubject: clientCertificateSubject, headers: nil, to: &w)
         }
-        writeBody(request.body, redactAssertion: redactAssertion, to: &w)
+        writeBody(request.body, redactAssertion: redactAssertion, parsedAsJSON: bodyParsedAsJSON, to: &w)
         w.key(plain: Field.response)
         w.beginObject()
         w.key(plain: Field.status); w.int(response.status)
@@ -131,7 +147,9 @@ public enum RecordLine {
         if let detail { w.key(plain: Field.detail); w.string(detail) }
         w.key(plain: Field.headers)
         writeHeaders(response.headers, to: &w)
-        writeBody(response.body, redactAssertion: false, to: &w)
+        // The gateway's own answers (APNs errors, Google's, OAuth's) are compact JSON it wrote;
+        // checked anyway (an answer rule or a test may give any bytes), and most are short.
+        writeBody(response.body, redactAssertion: false, parsedAsJSON: false, to: &w)
         if response.delayNanos > 0 { w.key(plain: Field.delayNanos); w.uint(response.delayNanos) }
         if !response.actions.isEmpty {
             w.key(plain: Field.actions)
@@ -206,9 +224,33 @@ public enum RecordLine {
         w.endArray()
     }
 
-    private static func writeBody(_ body: [UInt8], redactAssertion: Bool, to w: inout JSONWriter) {
+    /// How deep a body `embedsAsJSON` validates (the gateway's payload checks parse to the same
+    /// depth): a deeper one stays a string, which keeps a line within any reader's nesting limit.
+    public static let jsonBodyMaxDepth = 64
+
+    /// Whether a line holds `body` as the value of `json`, its bytes as they are: a JSON document
+    /// (`JSONParser`, at most `jsonBodyMaxDepth` deep) with no CR or LF byte (the line is one
+    /// line; in valid JSON they can only be whitespace) and no whitespace before or after the
+    /// value (a reader takes the value's bytes, which do not include it). Anything else is
+    /// written as a string (`body`, or `body_base64` when it is not UTF-8), as version 1 did.
+    /// `parsed`: the caller has parsed `body` as JSON to that depth (it is not validated again).
+    public static func embedsAsJSON(_ body: [UInt8], parsed: Bool = false) -> Bool {
+        guard let first = body.first, let last = body.last,
+              first != 0x20, first != 0x09, last != 0x20, last != 0x09 else { return false }
+        let hasLineBreak = body.withUnsafeBytes { raw in
+            memchr(raw.baseAddress!, 0x0A, raw.count) != nil || memchr(raw.baseAddress!, 0x0D, raw.count) != nil
+        }
+        return !hasLineBreak && (parsed || JSONParser.isValid(body, options: .init(maxDepth: jsonBodyMaxDepth)))
+    }
+
+    private static func writeBody(_ body: [UInt8], redactAssertion: Bool, parsedAsJSON: Bool, to w: inout JSONWriter) {
         if body.isEmpty {
             w.key(plain: Field.body); w.string("")
+            return
+        }
+        // An OAuth body's assertion is redacted, so its bytes are never written as they are.
+        if !redactAssertion, embedsAsJSON(body, parsed: parsedAsJSON) {
+            w.key(plain: Field.json); w.raw(body)
             return
         }
         if UTF8Check.isValid(body) {

@@ -17,24 +17,44 @@ public enum RecordLineError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .notJSON(let problem): "not JSON: \(problem)"
         case .unsupportedVersion(let found):
-            "unsupported record version \(found) (this pushproof reads version \(RecordLine.formatVersion))"
+            "unsupported record version \(found) (this pushproof reads \(RecordLine.readableVersionsText))"
         case .malformed(let problem): "malformed record: \(problem)"
         }
     }
 }
 
+extension RecordLine {
+    /// `versions 1 and 2`, for a refusal.
+    static var readableVersionsText: String {
+        let versions = readableVersions.map(String.init)
+        return versions.count == 1 ? "version \(versions[0])"
+            : "versions " + versions.dropLast().joined(separator: ", ") + " and " + versions.last!
+    }
+}
+
 extension RecordedExchange {
-    /// Decodes one record line (without its newline). The version is checked first: a line of another
-    /// version is reported as such, not as whatever its fields look like to this reader.
+    /// Decodes one record line (without its newline) of any version this build reads. The
+    /// version is checked first: a line of another version is reported as such, not as whatever
+    /// its fields look like to this reader.
     public init(decoding line: [UInt8]) throws(RecordLineError) {
-        let value: JSONValue
-        do { value = try JSONParser.parse(line) } catch { throw .notJSON("\(error)") }
-        guard case .object = value else { throw .malformed("a record line is a JSON object") }
-        try self.init(decoding: value)
+        let result: Result<RecordedExchange, RecordLineError> = line.withUnsafeBufferPointer { bytes in
+            Result { () throws(RecordLineError) -> RecordedExchange in try RecordedExchange(decoding: bytes) }
+        }
+        self = try result.get()
     }
 
-    /// Decodes a line already parsed.
-    public init(decoding value: JSONValue) throws(RecordLineError) {
+    /// `init(decoding:)` of bytes held elsewhere (a line inside a `GET /requests` answer:
+    /// `JSONParser.elementRanges`).
+    public init(decoding line: UnsafeBufferPointer<UInt8>) throws(RecordLineError) {
+        // A version-2 `json` is taken as its bytes, never built as a tree: the body is what was received.
+        let parsed: JSONParser.PartlyParsed
+        do { parsed = try JSONParser.parse(line, leavingRaw: RecordLine.name(RecordLine.Field.json)) } catch { throw .notJSON("\(error)") }
+        guard case .object = parsed.value else { throw .malformed("a record line is a JSON object") }
+        try self.init(members: parsed.value, json: parsed.raw.map { Array(line[$0]) })
+    }
+
+    /// A line parsed but for its `json` member, whose bytes are `json` when it has one.
+    private init(members value: JSONValue, json: [UInt8]?) throws(RecordLineError) {
         typealias Field = RecordLine.Field
         func member(_ field: StaticString) -> JSONValue? { value[RecordLine.name(field)] }
         func string(_ field: StaticString) throws(RecordLineError) -> String {
@@ -51,10 +71,14 @@ extension RecordedExchange {
             }
         }
 
+        let version: Int
         switch member(Field.version) {
         case nil: throw .malformed("v (the format version) is missing")
-        case let version? where version.intValue == RecordLine.formatVersion: break
-        case let version?: throw .unsupportedVersion(version.serialized())
+        case let found?:
+            guard let number = found.intValue, RecordLine.readableVersions.contains(number) else {
+                throw .unsupportedVersion(found.serialized())
+            }
+            version = number
         }
 
         switch member(Field.sequence) {
@@ -72,7 +96,13 @@ extension RecordedExchange {
         `protocol` = try optionalString(Field.protocol, in: value)
         headers = try Self.headers(member(Field.headers), field: "headers")
 
-        if let text = member(Field.body)?.stringValue {
+        // Version 1 has no `json`: a member of that name is one this reader does not know, and ignores.
+        if version >= 2, let json {
+            guard member(Field.body) == nil, member(Field.bodyBase64) == nil else {
+                throw .malformed("a line holds one of json, body and body_base64, not two")
+            }
+            body = json
+        } else if let text = member(Field.body)?.stringValue {
             body = Array(text.utf8)
         } else if let encodedValue = member(Field.bodyBase64) {
             guard let encoded = encodedValue.stringValue, let bytes = Base64.standard.decode(encoded) else {

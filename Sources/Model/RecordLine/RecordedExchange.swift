@@ -16,7 +16,7 @@ public struct RecordedExchange: Sendable {
     public var path: String
     /// The request's header fields, in order (empty on a load run's arrivals, which read none).
     public var headers: [(name: String, value: String)]
-    /// From `body` (UTF-8 text) or `body_base64`.
+    /// The bytes received: from `json` (version 2: the bytes themselves), `body` (UTF-8 text) or `body_base64`.
     public var body: [UInt8]
     /// The answer's status (0: the stream was reset or the connection dropped); nil when a
     /// line has none.

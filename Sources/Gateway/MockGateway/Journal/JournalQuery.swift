@@ -99,20 +99,22 @@ public struct JournalQuery: Sendable, Equatable {
     func matchesLine(_ line: RequestJournal.Line) -> Bool {
         let bytes = line.bytes
         if reason != nil || spec != nil {
-            guard let value = try? JSONParser.parse(bytes) else { return false }
+            // The body is not needed here: its `json` is only validated, not built.
+            guard let value = try? JSONParser.parse(bytes, leavingRaw: RecordLine.name(RecordLine.Field.json)).value else { return false }
             if let reason, value[RecordLine.name(RecordLine.Field.response)]?[RecordLine.name(RecordLine.Field.reason)]?.stringValue != reason { return false }
             if let spec, value[RecordLine.name(RecordLine.Field.verdict)]?[RecordLine.name(RecordLine.Field.spec)]?.stringValue != spec { return false }
         }
         guard let token else { return true }
-        // Only the member needed is built (the rest of the line is only validated).
-        func member(_ key: String) -> String? {
-            guard case .found(let value)? = try? JSONParser.member(key, ofTopLevelObjectIn: bytes) else { return nil }
-            return value.stringValue
-        }
         let addressed: String?
         switch line.route {
-        case .apns: addressed = member(RecordLine.name(RecordLine.Field.path)).flatMap { AddressedDevice.token(route: .apns, path: $0, body: []) }
-        case .fcm: addressed = member(RecordLine.name(RecordLine.Field.body)).flatMap { AddressedDevice.token(route: .fcm, path: "", body: Array($0.utf8)) }
+        case .apns:
+            // Only the member needed is built (the rest of the line is only validated).
+            guard case .found(let path)? = try? JSONParser.member(RecordLine.name(RecordLine.Field.path), ofTopLevelObjectIn: bytes) else { return false }
+            addressed = path.stringValue.flatMap { AddressedDevice.token(route: .apns, path: $0, body: []) }
+        case .fcm:
+            // The line is one this build wrote: the body is the `json` member's bytes, or a `body` string.
+            guard let exchange = try? RecordedExchange(decoding: bytes) else { return false }
+            addressed = AddressedDevice.token(route: .fcm, path: "", body: exchange.body)
         case .oauth, .unknown: addressed = nil
         }
         return addressed.map(AddressedDevice.comparable) == token

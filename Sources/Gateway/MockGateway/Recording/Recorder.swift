@@ -70,6 +70,6 @@ public final class Recorder: GatewayObserver {
                               verdict: exchange.verdict, answeredNanos: exchange.answeredNanos,
                               clientCertificateSubject: exchange.clientCertificateSubject,
                               redactAssertion: exchange.route == .oauth, requestHead: exchange.recordedRequestHead, verdictEncoding: exchange.verdictEncoding,
-                              into: &writer)
+                              bodyParsedAsJSON: exchange.bodyParsedAsJSON, into: &writer)
     }
 }
