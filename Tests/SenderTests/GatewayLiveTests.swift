@@ -100,7 +100,8 @@ struct RecordedExchange {
         status = line["response"]?["status"]?.intValue ?? -1
         reason = line["response"]?["reason"]?.stringValue
         connection = line["connection"]?.intValue ?? -1
-        body = line["body"]?.stringValue ?? ""
+        // Record format 2 holds a JSON body as JSON (`json`), any other as a string (`body`).
+        body = line["body"]?.stringValue ?? line["json"]?.serialized() ?? ""
         authorization = line["headers"]?.arrayValue?.first { $0[0] == "authorization" }?[1]?.stringValue
         retryAfter = line["response"]?["headers"]?.arrayValue?.first { $0[0] == "retry-after" }?[1]?.stringValue
         arrivalSeconds = (line["arrival_ns"]?.doubleValue ?? 0) / 1e9
