@@ -187,7 +187,8 @@ public final class ReferenceSender: ScenarioSender {
 
     /// Delivers `pushes` in order, in batches.
     static func deliver(_ pushes: consuming [PushRequest], through pool: DeliveryPool) async {
-        var pending = pushes
+        // Moved, not copied: a copy would keep every push alive until the last is answered.
+        var pending = consume pushes
         pending.reverse()
         await withTaskGroup(of: Void.self) { group in
             var running = 0
