@@ -1,4 +1,5 @@
 import JSON
+import PushModel
 import RecordLine
 import Scenario
 import ScenarioRunner
@@ -180,5 +181,23 @@ private func name(_ token: String) -> String { names[token] ?? token }
         #expect(streamed.problems.map(\.message) == whole.problems.map(\.message))
         #expect(streamed.problems.map(\.kind) == [.missing, .duplicate, .wrongToken])
         #expect(streamed.delivered.map(\.sequence) == [2, 3, 4])
+    }
+}
+
+/// The oracle keeps an FCM reference without its token, so a fan-out's references share one
+/// body; the judge puts the token back before comparing.
+@Suite struct CutReferenceTests {
+    @Test func aTokenCutOutComesBackWhereItWas() throws {
+        let body = Array(#"{"message":{"token":"fcm-token-1","data":{"type":"call"}}}"#.utf8)
+        let reference = ContentReference(headers: [], body: body, decidedAtMs: 7)
+        let cut = try #require(reference.cuttingToken("fcm-token-1"))
+        let other = try #require(ContentReference(headers: [], body: Array(#"{"message":{"token":"fcm-token-22","data":{"type":"call"}}}"#.utf8),
+                                                  decidedAtMs: 7).cuttingToken("fcm-token-22"))
+        #expect(cut.body == other.body, "the same message to two devices: one body")
+        #expect(cut.withToken("fcm-token-1").body == body)
+        #expect(cut.withToken("fcm-token-1").tokenOffset == nil)
+        // A body without that token as `message.token` is kept whole.
+        #expect(reference.cuttingToken("fcm-token-") == nil)
+        #expect(reference.cuttingToken("another") == nil)
     }
 }

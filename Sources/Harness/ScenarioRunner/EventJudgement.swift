@@ -161,7 +161,8 @@ public struct EventJudgement: Sendable {
             if !problems.isEmpty { fieldProblems[position] = problems }
         }
         if let specs, let reference = entry.reference, let spec = entry.spec.flatMap(specs.spec(id:)) {
-            let differences = spec.compareContent(headers: push.headers, body: push.body, with: reference, wallClockMs: wallClockMs)
+            let differences = spec.compareContent(headers: push.headers, body: push.body, with: reference.withToken(entry.token),
+                                                  wallClockMs: wallClockMs)
             if !differences.isEmpty {
                 contentProblems[position] = differences.map { difference in
                     Problem(.content, "content: \(entry.specName) to \(entry.device) (request \(push.requestNumber)): \(difference)",

@@ -140,10 +140,17 @@ public final class ScenarioOracle: Sendable {
         world.withLock { world in
             let decided = (try? world.decide(event)) ?? []
             if let expectations { return expectations[index] ?? [] }
+            // An FCM message's body is the same for every device but for its token: cut out,
+            // one body serves the fan-out (150,000 references of ~450 bytes each otherwise).
+            var bodies: [[UInt8]: [UInt8]] = [:]
             return decided.map { push in
-                ExpectedPush(device: namingDevices ? devices.name(ofToken: push.device.token) : nil, token: push.device.token,
-                             spec: push.kind + "." + push.transport.rawValue,
-                             reference: ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs))
+                var reference = ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs)
+                if push.transport == .fcm, var cut = reference.cuttingToken(push.device.token) {
+                    if let shared = bodies[cut.body] { cut.body = shared } else { bodies[cut.body] = cut.body }
+                    reference = cut
+                }
+                return ExpectedPush(device: namingDevices ? devices.name(ofToken: push.device.token) : nil, token: push.device.token,
+                                    spec: push.kind + "." + push.transport.rawValue, reference: reference)
             }
         }
     }

@@ -98,11 +98,37 @@ public struct ContentReference: Sendable {
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
     public var decidedAtMs: Int64
+    /// Where the device's token was cut out of `body`, if it was (`cuttingToken`): then one
+    /// body serves a whole fan-out of FCM messages that differ only by their token.
+    public private(set) var tokenOffset: Int?
 
     public init(headers: [(name: String, value: String)], body: [UInt8], decidedAtMs: Int64) {
         self.headers = headers
         self.body = body
         self.decidedAtMs = decidedAtMs
+    }
+
+    /// `body` without `token`'s first occurrence as a JSON string value (`"token":"…"`); nil
+    /// when it holds none.
+    public func cuttingToken(_ token: String) -> ContentReference? {
+        let key = Array(#""token":""#.utf8)
+        guard tokenOffset == nil, let keyRange = body.firstRange(of: key) else { return nil }
+        let start = keyRange.upperBound
+        let value = Array(token.utf8) + [UInt8(ascii: "\"")]
+        guard body[start...].starts(with: value) else { return nil }
+        var cut = self
+        cut.body = Array(body[..<start]) + body[(start + value.count - 1)...]
+        cut.tokenOffset = start
+        return cut
+    }
+
+    /// The reference whole again, with `token` where it was cut out.
+    public func withToken(_ token: String) -> ContentReference {
+        guard let offset = tokenOffset else { return self }
+        var whole = self
+        whole.body = Array(body[..<offset]) + Array(token.utf8) + body[offset...]
+        whole.tokenOffset = nil
+        return whole
     }
 }
 
