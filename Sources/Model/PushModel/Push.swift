@@ -111,16 +111,31 @@ public struct ContentReference: Sendable {
     /// `body` without `token`'s first occurrence as a JSON string value (`"token":"…"`); nil
     /// when it holds none.
     public func cuttingToken(_ token: String) -> ContentReference? {
-        let key = Array(#""token":""#.utf8)
-        guard tokenOffset == nil, let keyRange = body.firstRange(of: key) else { return nil }
-        let start = keyRange.upperBound
-        let value = Array(token.utf8) + [UInt8(ascii: "\"")]
-        guard body[start...].starts(with: value) else { return nil }
-        var cut = self
-        cut.body = Array(body[..<start]) + body[(start + value.count - 1)...]
-        cut.tokenOffset = start
-        return cut
+        guard tokenOffset == nil else { return nil }
+        let key = Self.tokenKey
+        let token = token.utf8
+        let quote = UInt8(ascii: "\"")
+        return body.withUnsafeBufferPointer { bytes -> ContentReference? in
+            guard bytes.count > key.count + token.count else { return nil }
+            var found: Int?
+            for index in 0...(bytes.count - key.count) where bytes[index] == quote && bytes[index..<(index + key.count)].elementsEqual(key) {
+                found = index + key.count
+                break
+            }
+            guard let start = found, start + token.count < bytes.count,
+                  bytes[start..<(start + token.count)].elementsEqual(token), bytes[start + token.count] == quote else { return nil }
+            var cut = self
+            var rest: [UInt8] = []
+            rest.reserveCapacity(bytes.count - token.count)
+            rest.append(contentsOf: bytes[..<start])
+            rest.append(contentsOf: bytes[(start + token.count)...])
+            cut.body = rest
+            cut.tokenOffset = start
+            return cut
+        }
     }
+
+    private static let tokenKey = Array(#""token":""#.utf8)
 
     /// The reference whole again, with `token` where it was cut out.
     public func withToken(_ token: String) -> ContentReference {
