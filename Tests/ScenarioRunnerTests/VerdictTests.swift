@@ -148,3 +148,56 @@ private func name(_ token: String) -> String { names[token] ?? token }
         #expect(problems.allSatisfy { $0.kind == .storeMismatch })
     }
 }
+
+/// A verdict lists at most `ProblemList.listedPerKind` problems of a kind and counts the rest,
+/// so a sender that misses a whole fan-out gets a report of bounded size.
+@Suite struct ProblemCapTests {
+    @Test func aMissedFanOutListsAHundredAndCountsTheRest() {
+        let expected = (0..<250).map { ExpectedPush(device: "p\($0)/android", token: "tok-\($0)", spec: "poolse.ring.fcm") }
+        let verdict = EventJudge.judge(index: 0, type: "call.placed", oracle: "expect", source: nil, expected: expected,
+                                       exchanges: [push(1, token: "tok-x", status: 200)], cleanup: CleanupState(), deviceName: name)
+        let missing = verdict.problems.filter { $0.kind == .missing }
+        #expect(missing.count == ProblemList.listedPerKind + 1)
+        #expect(missing.last?.message == "… and 150 more missing problems in this event")
+        #expect(missing.first?.message == "missing: poolse.ring.fcm to tok-0 (accepted 0 of 1)")
+        // Other kinds keep their own count.
+        #expect(verdict.problems.filter { $0.kind == .unexpected }.count == 1)
+        #expect(verdict.expected.count == 250)
+    }
+
+    /// Fed one exchange at a time, as `run` feeds it while the sender sends, the judgement
+    /// says what judging the whole list at once says.
+    @Test func judgingAsPushesArriveEqualsJudgingTheList() {
+        let expected = [ExpectedPush(device: "a-android", token: "tok-a", spec: "poolse.ring.fcm"),
+                        ExpectedPush(device: "b-ios", token: "tok-c", spec: "poolse.ring.fcm")]
+        let exchanges = [push(1, token: "tok-a", status: 503, reason: "UNAVAILABLE"), push(2, token: "tok-a", status: 200),
+                         push(3, token: "tok-a", status: 200), push(4, token: "tok-b", status: 200)]
+        let whole = EventJudge.judge(index: 0, type: "call.placed", oracle: "expect", source: nil, expected: expected,
+                                     exchanges: exchanges, cleanup: CleanupState(), deviceName: name)
+        var judgement = EventJudgement(index: 0, type: "call.placed", oracle: "expect", source: nil, expected: expected,
+                                       cleanup: CleanupState(), deviceName: { names[$0] ?? $0 })
+        for exchange in exchanges { judgement.observe(exchange) }
+        let streamed = judgement.verdict()
+        #expect(streamed.problems.map(\.message) == whole.problems.map(\.message))
+        #expect(streamed.problems.map(\.kind) == [.missing, .duplicate, .wrongToken])
+        #expect(streamed.delivered.map(\.sequence) == [2, 3, 4])
+    }
+}
+
+/// The oracle keeps an FCM reference without its token, so a fan-out's references share one
+/// body; the judge puts the token back before comparing.
+@Suite struct CutReferenceTests {
+    @Test func aTokenCutOutComesBackWhereItWas() throws {
+        let body = Array(#"{"message":{"token":"fcm-token-1","data":{"type":"call"}}}"#.utf8)
+        let reference = ContentReference(headers: [], body: body, decidedAtMs: 7)
+        let cut = try #require(reference.cuttingToken("fcm-token-1"))
+        let other = try #require(ContentReference(headers: [], body: Array(#"{"message":{"token":"fcm-token-22","data":{"type":"call"}}}"#.utf8),
+                                                  decidedAtMs: 7).cuttingToken("fcm-token-22"))
+        #expect(cut.body == other.body, "the same message to two devices: one body")
+        #expect(cut.withToken("fcm-token-1").body == body)
+        #expect(cut.withToken("fcm-token-1").tokenOffset == nil)
+        // A body without that token as `message.token` is kept whole.
+        #expect(reference.cuttingToken("fcm-token-") == nil)
+        #expect(reference.cuttingToken("another") == nil)
+    }
+}

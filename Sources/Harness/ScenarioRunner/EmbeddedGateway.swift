@@ -14,8 +14,8 @@ import SpecValidator
 import Synchronization
 import PushModel
 
-/// Keeps every exchange in memory (a scenario is small), and, with `--record`, hands it on
-/// to the recorder too.
+/// Keeps the exchanges not yet read (`run` reads them every few milliseconds and judges them
+/// as they come), and, with `--record`, hands each on to the recorder too.
 final class ExchangeLog: GatewayObserver {
     /// False for a load run, whose observers match arrivals themselves: only the counters are
     /// kept, so memory does not grow with the run.
@@ -218,6 +218,9 @@ public final class EmbeddedGateway: ScenarioGateway {
     }
 
     public func exchanges(after mark: GatewayMark) -> [RecordedExchange] { log.exchanges(from: mark.position) }
+
+    /// The log answers under its lock: `run` reads it every few milliseconds during an event.
+    public var readsWhileSending: Bool { true }
 
     static func registryState(_ state: TokenState, nowMs: Int64) -> DeviceTokenState {
         switch state {

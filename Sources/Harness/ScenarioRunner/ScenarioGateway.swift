@@ -60,10 +60,19 @@ public protocol ScenarioGateway: Sendable {
     /// Waits until the event begun at `mark` is answered: `expectedAccepted` pushes accepted
     /// and `options.settleMilliseconds` without a request, or the event timeout.
     func settle(after mark: GatewayMark, expectedAccepted: Int, options: RunOptions) async throws(GatewayStartError)
-    /// What the gateway received since `mark`, in order, each exchange's token read.
+    /// What the gateway received since `mark`, in order, each exchange's token read. A mark
+    /// at an exchange's `sequence` reads what came after it.
     func exchanges(after mark: GatewayMark) async throws(GatewayStartError) -> [RecordedExchange]
+    /// Whether `exchanges(after:)` answers at once, without a request, so `run` reads an
+    /// event's exchanges while the sender is still sending them (and judges them as they come)
+    /// rather than once the event settled.
+    var readsWhileSending: Bool { get }
     /// Ends the scenario's use of the gateway (the embedded one shuts down).
     func stop()
+}
+
+extension ScenarioGateway {
+    public var readsWhileSending: Bool { false }
 }
 
 extension RecordedExchange {

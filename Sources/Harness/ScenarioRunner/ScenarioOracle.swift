@@ -140,10 +140,24 @@ public final class ScenarioOracle: Sendable {
         world.withLock { world in
             let decided = (try? world.decide(event)) ?? []
             if let expectations { return expectations[index] ?? [] }
+            // An FCM message's body is the same for every device but for its token: cut out,
+            // one body serves the fan-out (150,000 references of ~450 bytes each otherwise).
+            // An event's messages come a few kinds at a time (ring ended, finished, missed):
+            // the last few bodies are enough to share, and cheaper than hashing every one.
+            var recent: [[UInt8]] = []
             return decided.map { push in
-                ExpectedPush(device: namingDevices ? devices.name(ofToken: push.device.token) : nil, token: push.device.token,
-                             spec: push.kind + "." + push.transport.rawValue,
-                             reference: ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs))
+                var reference = ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs)
+                if push.transport == .fcm, var cut = reference.cuttingToken(push.device.token) {
+                    if let shared = recent.first(where: { $0 == cut.body }) {
+                        cut.body = shared
+                    } else {
+                        if recent.count == 4 { recent.removeFirst() }
+                        recent.append(cut.body)
+                    }
+                    reference = cut
+                }
+                return ExpectedPush(device: namingDevices ? devices.name(ofToken: push.device.token) : nil, token: push.device.token,
+                                    spec: push.kind + "." + push.transport.rawValue, reference: reference)
             }
         }
     }

@@ -7,6 +7,7 @@ import PushModel
 import RecordLine
 import Scenario
 import SpecValidator
+import Synchronization
 
 /// One scenario's outcome.
 public struct ScenarioReport: Sendable {
@@ -88,7 +89,7 @@ public enum ScenarioRunner {
         let started = clock.now
         let devices = ScenarioDeviceIndex(scenario)
         let writtenToken = devices.writtenToken
-        let deviceName = devices.name(ofToken:)
+        let deviceName: @Sendable (String) -> String = { devices.name(ofToken: $0) }
 
         // Token states at the start; the walk keeps its own copy to name answers.
         let opening = GatewayOpening(scenario, app: app, devices: devices, judge: judge)
@@ -151,32 +152,44 @@ public enum ScenarioRunner {
                 report.aborted = "event \(index): \(error)"
                 break events
             }
+            let expectedCount = expected.count
+            let arriving = ArrivingExchanges(
+                EventJudgement(index: index, type: event.type, oracle: oracleName, source: source, expected: consume expected,
+                               cleanup: cleanup, deviceName: deviceName, specs: opening.judge.specs,
+                               wallClockMs: Int64(Date().timeIntervalSince1970 * 1000)),
+                cleanup: cleanup, badTokens: walk.badTokens, from: start)
+            // The embedded gateway's exchanges are read and judged every few milliseconds while
+            // the sender sends, so an event's pushes never pile up in memory.
+            let reader = gateway.readsWhileSending ? Task { await arriving.readUntilCancelled(from: gateway) } : nil
             judging += clock.now - mark
             mark = clock.now
             do {
                 try await sender.handle(event, index: index)
             } catch {
-                report.events.append(EventVerdict(index: index, type: event.type, oracle: oracleName, source: source, expected: expected,
-                                                  delivered: [], problems: [Problem(.sender, "the sender failed: \(error)")]))
+                reader?.cancel()
+                await reader?.value
+                report.events.append(EventVerdict(index: index, type: event.type, oracle: oracleName, source: source,
+                                                  expected: arriving.expectedListing, delivered: [],
+                                                  problems: [Problem(.sender, "the sender failed: \(error)")]))
                 report.aborted = "event \(index): \(error)"
                 break events
             }
             report.timing.sending += clock.now - mark
             mark = clock.now
-            let exchanges: [RecordedExchange]
             do {
-                try await gateway.settle(after: start, expectedAccepted: expected.count, options: options)
+                try await gateway.settle(after: start, expectedAccepted: expectedCount, options: options)
                 report.timing.settling += clock.now - mark
-                mark = clock.now
-                exchanges = try await gateway.exchanges(after: start)
+                reader?.cancel()
+                await reader?.value
+                try await arriving.read(from: gateway)
             } catch {
                 report.aborted = "event \(index): \(error)"
                 break events
             }
-            var verdict = EventJudge.judge(index: index, type: event.type, oracle: oracleName, source: source, expected: expected,
-                                           exchanges: exchanges, cleanup: cleanup, deviceName: deviceName,
-                                           specs: opening.judge.specs, wallClockMs: Int64(Date().timeIntervalSince1970 * 1000))
-            cleanup.absorb(exchanges, event: index, badTokens: walk.badTokens)
+            var (verdict, after, spent) = arriving.finish()
+            judging += spent
+            cleanup = after
+            mark = clock.now
             // The oracle forgets dead devices as a sender should; the store comparison too.
             for (token, death) in cleanup.dead where !removedFromOracle.contains(token) {
                 if let device = writtenToken[token] { oracle.forget(token: device) }
@@ -211,5 +224,62 @@ public enum ScenarioRunner {
         report.timing.judging = judging
         report.timing.total = clock.now - started
         return report
+    }
+}
+
+/// One event's exchanges, read from the gateway as they arrive and judged at once
+/// (`EventJudgement`); the cleanup state follows their answers.
+final class ArrivingExchanges: Sendable {
+    private struct State: Sendable {
+        var judgement: EventJudgement
+        var cleanup: CleanupState
+        var cursor: GatewayMark
+        /// Time spent reading and judging: the run's `judging`.
+        var spent: Duration = .zero
+    }
+    private let state: Mutex<State>
+    private let index: Int
+    private let badTokens: Set<DeviceToken>
+
+    init(_ judgement: consuming EventJudgement, cleanup: CleanupState, badTokens: Set<DeviceToken>, from start: GatewayMark) {
+        index = judgement.index
+        self.badTokens = badTokens
+        state = Mutex(State(judgement: judgement, cleanup: cleanup, cursor: start))
+    }
+
+    /// Reads and judges what arrived since the last read.
+    func read(from gateway: any ScenarioGateway) async throws(GatewayStartError) {
+        let clock = MonotonicClock()
+        let began = clock.now
+        let cursor = state.withLock { $0.cursor }
+        let batch = try await gateway.exchanges(after: cursor)
+        state.withLock { state in
+            for exchange in batch {
+                state.judgement.observe(exchange)
+                state.cleanup.absorb(exchange, event: index, badTokens: badTokens)
+            }
+            state.cursor.position = batch.last?.sequence ?? (state.cursor.position + batch.count)
+            state.spent += clock.now - began
+        }
+    }
+
+    /// Reads every few milliseconds until cancelled (a gateway that answers at once never fails).
+    func readUntilCancelled(from gateway: any ScenarioGateway) async {
+        while !Task.isCancelled {
+            try? await read(from: gateway)
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    var expectedListing: [ExpectedListing] { state.withLock { $0.judgement.expectedListing } }
+
+    /// The event's verdict, the cleanup state after it, and the time spent judging it.
+    func finish() -> (verdict: EventVerdict, cleanup: CleanupState, spent: Duration) {
+        state.withLock { state in
+            let clock = MonotonicClock()
+            let began = clock.now
+            let verdict = state.judgement.verdict()
+            return (verdict, state.cleanup, state.spent + (clock.now - began))
+        }
     }
 }

@@ -206,11 +206,32 @@ public final class ReferenceSender: ScenarioSender {
         }
         guard let deliverer else { throw SenderError("not set up") }
         if pushes.isEmpty { return .done }
-        return EventDelivery(Task {
-            await withTaskGroup(of: Void.self) { group in
-                for push in pushes { group.addTask { _ = await deliverer.deliver(push) } }
+        let handoff = PushHandoff(pushes)
+        return EventDelivery(Task { await Self.deliver(handoff.take(), through: DeliveryPool(deliverer: deliverer)) })
+    }
+
+    /// Pushes handed over in batches of this many, at most `batchesInFlight` at once: enough
+    /// to keep the deliverer's in-flight slots full, while each batch's pushes are let go once
+    /// answered, so a 150,000-push fan-out does not hold every push (and a task each) to its end.
+    static let batchSize = 256
+    static let batchesInFlight = 8
+
+    /// Delivers `pushes` in order, in batches.
+    static func deliver(_ pushes: consuming [PushRequest], through pool: DeliveryPool) async {
+        // Moved, not copied: a copy would keep every push alive until the last is answered.
+        var pending = consume pushes
+        pending.reverse()
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            while !pending.isEmpty {
+                var batch: [PushRequest] = []
+                batch.reserveCapacity(min(batchSize, pending.count))
+                while batch.count < batchSize, let push = pending.popLast() { batch.append(push) }
+                if running >= batchesInFlight, await group.next() != nil { running -= 1 }
+                group.addTask { [batch] in _ = await pool.deliver(contentsOf: batch) }
+                running += 1
             }
-        })
+        }
     }
 
     public func devices() async -> [ListedDevice]? {
@@ -227,5 +248,20 @@ public final class ReferenceSender: ScenarioSender {
             return state.deliverer
         }
         await deliverer?.shutdown()
+    }
+}
+
+/// An event's decided pushes on their way from `accept` into its delivery task, which takes
+/// them as their only owner (a closure's capture would hold every push to the task's end).
+private final class PushHandoff: Sendable {
+    private let pushes: Mutex<[PushRequest]>
+
+    init(_ pushes: [PushRequest]) { self.pushes = Mutex(pushes) }
+
+    func take() -> [PushRequest] {
+        pushes.withLock { pushes in
+            defer { pushes = [] }
+            return pushes
+        }
     }
 }

@@ -81,21 +81,24 @@ public struct CleanupState: Sendable {
 
     /// Notes what the event's exchanges said about tokens.
     public mutating func absorb(_ exchanges: [RecordedExchange], event: Int, badTokens: Set<DeviceToken>) {
-        for exchange in exchanges where exchange.isPush {
-            guard let token = exchange.deviceToken else { continue }
-            let answer = AnswerClass.of(status: exchange.status ?? 0, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
-            switch answer {
-            case .gone, .bad:
-                if dead[token] == nil { dead[token] = (event, answer) }
-                refused[token] = nil
-                reRegistered.remove(token)
-            case .transient, .payloadError:
-                refused[token] = answer
-            case .accepted:
-                refused[token] = nil
-            case .otherSender:
-                break
-            }
+        for exchange in exchanges { absorb(exchange, event: event, badTokens: badTokens) }
+    }
+
+    /// Notes what one exchange said about its token (a push's only).
+    public mutating func absorb(_ exchange: RecordedExchange, event: Int, badTokens: Set<DeviceToken>) {
+        guard exchange.isPush, let token = exchange.deviceToken else { return }
+        let answer = AnswerClass.of(status: exchange.status ?? 0, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
+        switch answer {
+        case .gone, .bad:
+            if dead[token] == nil { dead[token] = (event, answer) }
+            refused[token] = nil
+            reRegistered.remove(token)
+        case .transient, .payloadError:
+            refused[token] = answer
+        case .accepted:
+            if !refused.isEmpty { refused[token] = nil }
+        case .otherSender:
+            break
         }
     }
 
@@ -124,161 +127,58 @@ public struct EventVerdict: Sendable {
     /// "expect" or "reference rules".
     public var oracle: String
     public var source: String?
-    public var expected: [ExpectedPush]
+    /// What had to arrive: device and spec, as the report lists it (the expectation's pinned
+    /// fields and reference pushes are dropped once judged).
+    public var expected: [ExpectedListing]
     /// Accepted pushes: device (id or token), spec, request sequence.
     public var delivered: [(device: String, spec: String?, sequence: Int)]
     public var problems: [Problem]
     /// Devices whose token this event's answers made dead (gone or bad), for the cleanup timeline.
     public var tokensDied: [(device: String, answer: AnswerClass)] = []
 
+    public init(index: Int, type: String, oracle: String, source: String?, expected: [ExpectedListing],
+                delivered: [(device: String, spec: String?, sequence: Int)], problems: [Problem]) {
+        self.index = index
+        self.type = type
+        self.oracle = oracle
+        self.source = source
+        self.expected = expected
+        self.delivered = delivered
+        self.problems = problems
+    }
+
     public var passed: Bool { problems.isEmpty }
+}
+
+/// An expected push as a report lists it: the device and the spec.
+public struct ExpectedListing: Sendable {
+    public var device: String
+    public var spec: String?
+
+    public init(_ push: ExpectedPush) {
+        device = push.device
+        spec = push.spec
+    }
+
+    /// `spec`, or what a report says of a push of any spec.
+    public var specName: String { spec ?? "a push" }
 }
 
 public enum EventJudge {
     /// Judges one event's exchanges (pushes only matter) against `expected`, given what the
     /// cleanup state said before the event. `deviceName` turns a token into the device id a
-    /// report shows.
+    /// report shows. `run` feeds an `EventJudgement` as the exchanges arrive instead.
     public static func judge(
         index: Int, type: String, oracle: String, source: String?, expected: [ExpectedPush],
-        exchanges: [RecordedExchange], cleanup: CleanupState, deviceName: (String) -> String,
+        exchanges: [RecordedExchange], cleanup: CleanupState, deviceName: @escaping (String) -> String,
         specs: SpecSet? = nil, wallClockMs: Int64 = 0
     ) -> EventVerdict {
-        let pushes = exchanges.filter(\.isPush)
-        var problems: [Problem] = []
-        var tally = DeliveryTally()
-        for push in pushes { tally.add(token: push.token, status: push.status, spec: push.specID, sequence: push.sequence ?? 0) }
-        let comparison = tally.compare(with: expected)
-        func sourceOf(_ token: String, _ spec: String?) -> String? {
-            expected.first { DeviceToken($0.token) == DeviceToken(token) && $0.spec == spec }?.source ?? source
-        }
-        // What the gateway answered each device's refused pushes, so a missing push says why.
-        var refusals: [DeviceToken: [RecordedExchange]] = [:]
-        for push in pushes where !push.accepted {
-            guard let token = push.deviceToken else { continue }
-            refusals[token, default: []].append(push)
-        }
-        for (entry, got) in comparison.missing {
-            let token = DeviceToken(entry.token)
-            let name = deviceName(entry.token)
-            let spec = entry.specName
-            let refused = refusals[token] ?? []
-            // Dropped only if nothing went to the token at all: a sender still pushing it and
-            // refused again (a bad signature on every push) kept it; its answer says why below.
-            if let problem = cleanup.missedPushProblem(token: token, spec: spec, deviceName: name),
-               problem.kind == .notPushedAfterRegistering || (got == 0 && refused.isEmpty) {
-                problems.append(problem)
-            }
-            var message = "missing: \(spec) to \(name) (accepted \(got) of \(entry.count))"
-            if !refused.isEmpty {
-                let answers = refused.reduce(into: [String]()) { list, push in if !list.contains(push.answer) { list.append(push.answer) } }
-                message += "; the gateway answered " + refused.map(\.requestNumber).joined(separator: ", ") + ": "
-                    + answers.joined(separator: "; ")
-            }
-            problems.append(Problem(.missing, message, source: sourceOf(entry.token, entry.spec)))
-        }
-        for (entry, got, extra) in comparison.repeated {
-            problems.append(Problem(.duplicate, "duplicate: \(entry.specName) to \(deviceName(entry.token)) accepted \(got) times "
-                                    + "(extra: request #\(extra.map(String.init).joined(separator: ", #")))"))
-        }
-        for (token, spec, sequence) in comparison.unexpected {
-            // A push of a missing spec to another token of the same person: the wrong token kind.
-            let wrongKind = comparison.missing.first { missing in
-                missing.entry.spec == spec && sameOwner(deviceName(missing.entry.token), deviceName(token))
-            }
-            if let wrongKind {
-                problems.append(Problem(.wrongToken, "wrong token: \(spec ?? "a push") went to \(deviceName(token)) (request #\(sequence)) "
-                                        + "instead of \(deviceName(wrongKind.entry.token))"))
-            } else {
-                problems.append(Problem(.unexpected, "unexpected: \(spec ?? "an unmatched push") to \(deviceName(token)) (request #\(sequence))"))
-            }
-        }
-        // Every push passes its spec, and matches one.
-        for push in pushes {
-            guard let judgement = push.verdict?.judgement else { continue }
-            // Named only when something is wrong: most pushes pass.
-            var name: String { push.token.map(deviceName) ?? push.path }
-            guard let spec = judgement.spec else {
-                problems.append(Problem(.unmatched, "request \(push.requestNumber) to \(name) matches no spec"))
-                continue
-            }
-            for violation in judgement.violations {
-                let pointer = violation.pointer
-                problems.append(Problem(.specViolation, "request \(push.requestNumber) \(spec) to \(name) at \(pointer.isEmpty ? "/" : pointer): \(violation.message)",
-                                        source: violation.source?.sentence))
-            }
-        }
-        // The first accepted push of each device and spec, found once: pinned fields and content
-        // are read from it (a scan per expected push was quadratic: 67 s for a 10,000-member call).
-        var firstAccepted: [DeviceSpec: RecordedExchange] = [:]
-        if expected.contains(where: { $0.reference != nil || !$0.fields.isEmpty || !$0.headers.isEmpty }) {
-            for push in pushes where push.accepted {
-                guard let token = push.deviceToken, let spec = push.specID else { continue }
-                let key = DeviceSpec(token: token, spec: spec)
-                if firstAccepted[key] == nil { firstAccepted[key] = push }
-            }
-        }
-        func acceptedPush(for entry: ExpectedPush) -> RecordedExchange? {
-            entry.spec.flatMap { firstAccepted[DeviceSpec(token: DeviceToken(entry.token), spec: $0)] }
-        }
-        // Pinned fields and headers hold on the accepted push.
-        for entry in expected where !entry.fields.isEmpty || !entry.headers.isEmpty {
-            guard let push = acceptedPush(for: entry) else { continue }
-            for (name, value) in entry.headers {
-                let found = push.headers.first { $0.name == name }?.value
-                if found != value {
-                    problems.append(Problem(.field, "\(entry.specName) to \(entry.device) at header \(name): expected "
-                                            + (value.map { JSONValue.string($0).serialized() } ?? "none") + ", found "
-                                            + (found.map { JSONValue.string($0).serialized() } ?? "none"), source: entry.source ?? source))
-                }
-            }
-            let body = (try? JSONParser.parse(push.body)) ?? .null
-            for (pointer, value) in entry.fields {
-                let found = pointer.resolve(in: body)
-                if found != value {
-                    problems.append(Problem(.field, "\(entry.specName) to \(entry.device) at \(pointer): expected \(value.serialized()), found "
-                                            + (found?.serialized() ?? "nothing"), source: entry.source ?? source))
-                }
-            }
-        }
-        // What each push says, against the reference rules' push for its device and spec.
-        if let specs {
-            for entry in expected {
-                guard let reference = entry.reference, let spec = entry.spec.flatMap(specs.spec(id:)),
-                      let push = acceptedPush(for: entry) else { continue }
-                for difference in spec.compareContent(headers: push.headers, body: push.body, with: reference, wallClockMs: wallClockMs) {
-                    problems.append(Problem(.content, "content: \(entry.specName) to \(entry.device) (request \(push.requestNumber)): \(difference)",
-                                            source: difference.source?.sentence))
-                }
-            }
-        }
-        problems += retriesTooSoon(pushes, deviceName: deviceName)
-        // No push to a token already answered gone or bad.
-        for push in pushes where !cleanup.dead.isEmpty {
-            guard let token = push.deviceToken, let death = cleanup.dead[token] else { continue }
-            problems.append(.deadTokenPush(device: deviceName(token.comparable), push: "request \(push.requestNumber)",
-                                           answered: "\(death.answer.rawValue) at event \(death.event)"))
-        }
-        var delivered: [(device: String, spec: String?, sequence: Int)] = []
-        for push in pushes where push.accepted {
-            delivered.append((push.token.map(deviceName) ?? "?", push.specID, push.sequence ?? 0))
-        }
-        return EventVerdict(index: index, type: type, oracle: oracle, source: source, expected: expected, delivered: delivered,
-                            problems: problems)
-    }
-
-    /// Apple and Google both ask a sender to wait what a 429 or 503's `Retry-After` says
-    /// before it tries again; a retry storm is what a launch-day run must catch. A retry is the
-    /// next push to the same device of the same spec. Measured between the two answers: the
-    /// retry arrived before its own answer, so a gap shorter than the wait is always a true
-    /// finding (a latency fault on the retry can only hide one).
-    static func retriesTooSoon(_ pushes: [RecordedExchange], deviceName: (String) -> String) -> [Problem] {
-        var rule = RetryAfterRule()
-        return pushes.compactMap { push in
-            guard let token = push.deviceToken else { return nil }
-            let answered = push.answeredNanos.flatMap { $0 > 0 ? $0 : nil }
-            return rule.observe(push, token: token, label: "request \(push.requestNumber)", at: answered,
-                                deviceName: { deviceName(token.comparable) }).map { Problem(.retryTooSoon, $0) }
-        }
+        // The judgement never leaves this call, so `deviceName` is only ever called on this thread.
+        nonisolated(unsafe) let name = deviceName
+        var judgement = EventJudgement(index: index, type: type, oracle: oracle, source: source, expected: expected, cleanup: cleanup,
+                                       deviceName: { name($0) }, specs: specs, wallClockMs: wallClockMs)
+        for exchange in exchanges { judgement.observe(exchange) }
+        return judgement.verdict()
     }
 
     /// A device and a spec id.
@@ -301,8 +201,12 @@ public enum EventJudge {
         // of thousands of live tokens and this runs after every event.
         let kept = dead.filter { held.contains($0) }.sorted()
         let lost = live.filter { !held.contains($0) }.sorted()
-        return kept.map { Problem(.storeMismatch, "the sender's store still holds \(deviceName($0.comparable)), whose token was answered gone or bad") }
-            + lost.map { Problem(.storeMismatch, "the sender's store lost \(deviceName($0.comparable)), whose token is live") }
+        var problems = ProblemList()
+        for token in kept {
+            problems.append(Problem(.storeMismatch, "the sender's store still holds \(deviceName(token.comparable)), whose token was answered gone or bad"))
+        }
+        for token in lost { problems.append(Problem(.storeMismatch, "the sender's store lost \(deviceName(token.comparable)), whose token is live")) }
+        return problems.listed
     }
 }
 

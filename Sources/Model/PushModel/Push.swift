@@ -98,11 +98,52 @@ public struct ContentReference: Sendable {
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
     public var decidedAtMs: Int64
+    /// Where the device's token was cut out of `body`, if it was (`cuttingToken`): then one
+    /// body serves a whole fan-out of FCM messages that differ only by their token.
+    public private(set) var tokenOffset: Int?
 
     public init(headers: [(name: String, value: String)], body: [UInt8], decidedAtMs: Int64) {
         self.headers = headers
         self.body = body
         self.decidedAtMs = decidedAtMs
+    }
+
+    /// `body` without `token`'s first occurrence as a JSON string value (`"token":"…"`); nil
+    /// when it holds none.
+    public func cuttingToken(_ token: String) -> ContentReference? {
+        guard tokenOffset == nil else { return nil }
+        let key = Self.tokenKey
+        let token = token.utf8
+        let quote = UInt8(ascii: "\"")
+        return body.withUnsafeBufferPointer { bytes -> ContentReference? in
+            guard bytes.count > key.count + token.count else { return nil }
+            var found: Int?
+            for index in 0...(bytes.count - key.count) where bytes[index] == quote && bytes[index..<(index + key.count)].elementsEqual(key) {
+                found = index + key.count
+                break
+            }
+            guard let start = found, start + token.count < bytes.count,
+                  bytes[start..<(start + token.count)].elementsEqual(token), bytes[start + token.count] == quote else { return nil }
+            var cut = self
+            var rest: [UInt8] = []
+            rest.reserveCapacity(bytes.count - token.count)
+            rest.append(contentsOf: bytes[..<start])
+            rest.append(contentsOf: bytes[(start + token.count)...])
+            cut.body = rest
+            cut.tokenOffset = start
+            return cut
+        }
+    }
+
+    private static let tokenKey = Array(#""token":""#.utf8)
+
+    /// The reference whole again, with `token` where it was cut out.
+    public func withToken(_ token: String) -> ContentReference {
+        guard let offset = tokenOffset else { return self }
+        var whole = self
+        whole.body = Array(body[..<offset]) + Array(token.utf8) + body[offset...]
+        whole.tokenOffset = nil
+        return whole
     }
 }
 

@@ -202,7 +202,15 @@ struct RunCommand: Subcommand {
         print("\n\(reports.count) scenario\(reports.count == 1 ? "" : "s"), \(events) events: "
               + (failed.isEmpty ? "all passed" : "\(failed.count) scenario(s) failed, \(failedEvents) event(s) failed"))
         var files = ReportFiles(command: "run")
-        files.write(jsonPath, RunReportText.json(reports).serialized() + "\n")
+        if let jsonPath {
+            files.write(jsonPath) {
+                guard FileManager.default.createFile(atPath: jsonPath, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+                let file = try FileHandle(forWritingTo: URL(fileURLWithPath: jsonPath))
+                defer { try? file.close() }
+                try RunReportText.json(reports) { try file.write(contentsOf: $0) }
+                try file.write(contentsOf: [0x0A])
+            }
+        }
         files.write(junitPath, RunReportText.junit(reports))
         files.write(htmlPath, RunReportHTML.html(reports))
         if files.failed { return ExitCode.ioError }

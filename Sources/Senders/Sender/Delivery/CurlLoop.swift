@@ -141,10 +141,23 @@ final class CurlLoop {
     }
 
     private func pollTimeoutMilliseconds() -> Int32 {
-        guard let next = retryQueue.last else { return 1000 }
-        let now = SystemClock.monotonicNanoseconds()
-        guard next.due > now else { return 0 }
-        return Int32(min(1000, (next.due - now) / 1_000_000 + 1))
+        Self.pollTimeoutMilliseconds(transfersRunning: activeTransfers > 0 || origins.contains { $0.hasWaiting },
+                                     nextRetryDue: retryQueue.last?.due, now: SystemClock.monotonicNanoseconds())
+    }
+
+    /// The longest wait in curl_multi_poll while transfers run. libcurl (7.88 at least) starts
+    /// a transfer it queued for a multiplexed connection only when the loop performs again, and
+    /// nothing it polls may wake the loop for it: uncapped, such a push waited out the idle
+    /// timeout, a second.
+    static let busyPollMilliseconds: Int32 = 10
+
+    /// How long the loop may wait for a socket or a wake-up: until the next retry is due, at
+    /// most `busyPollMilliseconds` while transfers run, at most a second when idle.
+    static func pollTimeoutMilliseconds(transfersRunning: Bool, nextRetryDue: UInt64?, now: UInt64) -> Int32 {
+        let cap: Int32 = transfersRunning ? busyPollMilliseconds : 1000
+        guard let next = nextRetryDue else { return cap }
+        guard next > now else { return 0 }
+        return Int32(min(UInt64(cap), (next - now) / 1_000_000 + 1))
     }
 
     private func startDueRetries() {

@@ -16,6 +16,9 @@ public enum PushKind {
 /// and platform, and shared by that recipient's devices (arrays are copy-on-write).
 struct Fanout {
     var requests: [PushRequest] = []
+    /// The last APNs body built: a recipient whose body has the same bytes shares its storage
+    /// (with one grant issuer for all, a ring to 100,000 people is one body, not 100,000).
+    private var lastAppleBody: [UInt8] = []
 
     /// One FCM data message per Android device in `devices` (skipping `skipToken`).
     mutating func android(
@@ -39,7 +42,10 @@ struct Fanout {
     ) {
         var built: [UInt8]?
         for device in devices where device.platform == .ios && device.kind == tokenKind && !device.token.isEmpty {
-            let payload = built ?? body()
+            var payload = built ?? body()
+            if built == nil {
+                if payload == lastAppleBody { payload = lastAppleBody } else { lastAppleBody = payload }
+            }
             built = payload
             requests.append(PushRequest(device: device, kind: kind, headers: headers, body: payload))
         }

@@ -1,0 +1,307 @@
+// One event's verdict built as its exchanges arrive. Each push is judged when it comes (its
+// spec's verdict, the expectation it counts for, its pinned fields and reference content,
+// the Retry-After and dead-token rules) and then dropped: what is kept per expected push is a
+// count, and the extra sequences of a duplicate, never the event's exchanges with their
+// headers and bodies. `EventJudge.judge` feeds one a whole list; `run` feeds it as the gateway
+// receives them, so memory follows the pushes in flight, not the fan-out.
+import JSON
+import PushModel
+import RecordLine
+import Scenario
+import SpecValidator
+
+public struct EventJudgement: Sendable {
+    let index: Int
+    let type: String
+    let oracle: String
+    let source: String?
+    /// The cleanup state before the event (dead tokens, refusals, registrations).
+    private let cleanup: CleanupState
+    private let deviceName: @Sendable (String) -> String
+    private let specs: SpecSet?
+    private let wallClockMs: Int64
+
+    /// The expectation in its order; an entry's pinned fields and headers and its reference
+    /// push are dropped once they were checked on its device's first accepted push.
+    private var expected: [ExpectedPush]
+    /// Matching pushes each entry got, and (sparse) the sequences of those beyond its count.
+    private var matched: [Int]
+    private var extra: [Int: [Int]] = [:]
+    /// The entry a push of a device and spec counts for: the first naming that spec, else the
+    /// device's first entry of any spec (an entry naming a spec takes its pushes first, and
+    /// each entry takes every push it matches: `DeliveryTally.compare`).
+    private var entryOfSpec: [EventJudge.DeviceSpec: Int] = [:]
+    private var entryOfAnySpec: [DeviceToken: Int] = [:]
+    /// Later entries of a device and spec an earlier one takes the pushes of (rare): they are
+    /// checked on the same first accepted push.
+    private var sameDeviceSpec: [Int: [Int]] = [:]
+    private var expectedTokens: Set<DeviceToken> = []
+    /// Field and content findings on the first accepted push, by entry.
+    private var fieldProblems: [Int: [Problem]] = [:]
+    private var contentProblems: [Int: [Problem]] = [:]
+    /// What the gateway answered the refused pushes to expected devices, so a missing push says why.
+    private var refusals: [DeviceToken: [(sequence: Int?, answer: String)]] = [:]
+    private var unexpected: [(token: String, spec: String?, sequence: Int)] = []
+    private var specProblems = ProblemList()
+    private var retryProblems = ProblemList()
+    private var deadTokenProblems = ProblemList()
+    private var retryAfter = RetryAfterRule()
+    private var delivered: [(device: String, spec: String?, sequence: Int)] = []
+    /// Spec ids as first seen: the deliveries of a fan-out share one string each.
+    private var specIDs: Set<String> = []
+
+    public init(index: Int, type: String, oracle: String, source: String?, expected: [ExpectedPush], cleanup: CleanupState,
+                deviceName: @escaping @Sendable (String) -> String, specs: SpecSet? = nil, wallClockMs: Int64 = 0) {
+        self.index = index
+        self.type = type
+        self.oracle = oracle
+        self.source = source
+        self.cleanup = cleanup
+        self.deviceName = deviceName
+        self.specs = specs
+        self.wallClockMs = wallClockMs
+        self.expected = expected
+        matched = Array(repeating: 0, count: expected.count)
+        for (position, entry) in expected.enumerated() {
+            let token = DeviceToken(entry.token)
+            expectedTokens.insert(token)
+            if let spec = entry.spec {
+                let key = EventJudge.DeviceSpec(token: token, spec: spec)
+                if let first = entryOfSpec[key] { sameDeviceSpec[first, default: []].append(position) } else { entryOfSpec[key] = position }
+            } else if entryOfAnySpec[token] == nil {
+                entryOfAnySpec[token] = position
+            }
+        }
+    }
+
+    /// Judges one exchange (only pushes matter), in the order the gateway answered them.
+    public mutating func observe(_ push: RecordedExchange) {
+        guard push.isPush else { return }
+        let written = push.token
+        let token = written.map { DeviceToken($0) }
+        let sequence = push.sequence ?? 0
+        // Every push passes its spec, and matches one. Named only when something is wrong.
+        if let judgement = push.verdict?.judgement {
+            var name: String { written.map(deviceName) ?? push.path }
+            if let spec = judgement.spec {
+                for violation in judgement.violations {
+                    let pointer = violation.pointer
+                    specProblems.append(Problem(.specViolation, "request \(push.requestNumber) \(spec) to \(name) at \(pointer.isEmpty ? "/" : pointer): \(violation.message)",
+                                                source: violation.source?.sentence))
+                }
+            } else {
+                specProblems.append(Problem(.unmatched, "request \(push.requestNumber) to \(name) matches no spec"))
+            }
+        }
+        if push.accepted {
+            let spec = push.specID.map { specIDs.insert($0).memberAfterInsert }
+            delivered.append((written.map(deviceName) ?? "?", spec, sequence))
+            if let token { count(push, token: token, spec: spec, sequence: sequence) }
+        } else if let token, expectedTokens.contains(token) {
+            refusals[token, default: []].append((push.sequence, push.answer))
+        }
+        guard let token else { return }
+        let answered = push.answeredNanos.flatMap { $0 > 0 ? $0 : nil }
+        if let finding = retryAfter.observe(push, token: token, label: "request \(push.requestNumber)", at: answered,
+                                            deviceName: { deviceName(token.comparable) }) {
+            retryProblems.append(Problem(.retryTooSoon, finding))
+        }
+        // No push to a token already answered gone or bad.
+        if !cleanup.dead.isEmpty, let death = cleanup.dead[token] {
+            deadTokenProblems.append(.deadTokenPush(device: deviceName(token.comparable), push: "request \(push.requestNumber)",
+                                                    answered: "\(death.answer.rawValue) at event \(death.event)"))
+        }
+    }
+
+    /// An accepted push: counted for its entry (the first one of a device and spec also has
+    /// its pinned fields and content checked), or unexpected.
+    private mutating func count(_ push: RecordedExchange, token: DeviceToken, spec: String?, sequence: Int) {
+        if let spec, let entry = entryOfSpec[EventJudge.DeviceSpec(token: token, spec: spec)] {
+            if matched[entry] == 0 {
+                check(entry, on: push)
+                for later in sameDeviceSpec[entry] ?? [] { check(later, on: push) }
+            }
+            take(entry, sequence)
+        } else if let entry = entryOfAnySpec[token] {
+            take(entry, sequence)
+        } else {
+            unexpected.append((token.comparable, spec, sequence))
+        }
+    }
+
+    private mutating func take(_ entry: Int, _ sequence: Int) {
+        matched[entry] += 1
+        if matched[entry] > expected[entry].count { extra[entry, default: []].append(sequence) }
+    }
+
+    /// Pinned fields and headers, and what the push says against the reference rules' push;
+    /// then the entry's copies of them go.
+    private mutating func check(_ position: Int, on push: RecordedExchange) {
+        let entry = expected[position]
+        if !entry.fields.isEmpty || !entry.headers.isEmpty {
+            var problems: [Problem] = []
+            for (name, value) in entry.headers {
+                let found = push.headers.first { $0.name == name }?.value
+                if found != value {
+                    problems.append(Problem(.field, "\(entry.specName) to \(entry.device) at header \(name): expected "
+                                            + (value.map { JSONValue.string($0).serialized() } ?? "none") + ", found "
+                                            + (found.map { JSONValue.string($0).serialized() } ?? "none"), source: entry.source ?? source))
+                }
+            }
+            if !entry.fields.isEmpty {
+                let body = (try? JSONParser.parse(push.body)) ?? .null
+                for (pointer, value) in entry.fields {
+                    let found = pointer.resolve(in: body)
+                    if found != value {
+                        problems.append(Problem(.field, "\(entry.specName) to \(entry.device) at \(pointer): expected \(value.serialized()), found "
+                                                + (found?.serialized() ?? "nothing"), source: entry.source ?? source))
+                    }
+                }
+            }
+            if !problems.isEmpty { fieldProblems[position] = problems }
+        }
+        if let specs, let reference = entry.reference, let spec = entry.spec.flatMap(specs.spec(id:)) {
+            let differences = spec.compareContent(headers: push.headers, body: push.body, with: reference.withToken(entry.token),
+                                                  wallClockMs: wallClockMs)
+            if !differences.isEmpty {
+                contentProblems[position] = differences.map { difference in
+                    Problem(.content, "content: \(entry.specName) to \(entry.device) (request \(push.requestNumber)): \(difference)",
+                            source: difference.source?.sentence)
+                }
+            }
+        }
+        expected[position].fields = []
+        expected[position].headers = []
+        expected[position].reference = nil
+    }
+
+    /// What had to arrive, as the report lists it.
+    public var expectedListing: [ExpectedListing] {
+        var specIDs = specIDs
+        return expected.map { entry in
+            var listing = ExpectedListing(entry)
+            listing.spec = listing.spec.map { specIDs.insert($0).memberAfterInsert }
+            return listing
+        }
+    }
+
+    /// The verdict on what was observed: the problems in the order a report lists them
+    /// (missing, duplicates, unexpected, spec findings, pinned fields, content, retries, dead
+    /// tokens), at most `ProblemList.listedPerKind` of each kind.
+    public func verdict() -> EventVerdict {
+        var problems = ProblemList()
+        // Entries naming a spec first, so a "(any spec)" entry only takes what they leave.
+        let order = expected.indices.filter { expected[$0].spec != nil } + expected.indices.filter { expected[$0].spec == nil }
+        var missing: [(entry: Int, got: Int)] = []
+        var repeated: [Int] = []
+        for position in order {
+            if matched[position] < expected[position].count {
+                missing.append((position, matched[position]))
+            } else if matched[position] > expected[position].count {
+                repeated.append(position)
+            }
+        }
+        for (position, got) in missing {
+            let entry = expected[position]
+            let token = DeviceToken(entry.token)
+            let name = deviceName(entry.token)
+            let refused = refusals[token] ?? []
+            // Dropped only if nothing went to the token at all: a sender still pushing it and
+            // refused again (a bad signature on every push) kept it; its answer says why below.
+            if let problem = cleanup.missedPushProblem(token: token, spec: entry.specName, deviceName: name),
+               problem.kind == .notPushedAfterRegistering || (got == 0 && refused.isEmpty) {
+                problems.append(problem)
+            }
+            var message = "missing: \(entry.specName) to \(name) (accepted \(got) of \(entry.count))"
+            if !refused.isEmpty {
+                let answers = refused.reduce(into: [String]()) { list, push in if !list.contains(push.answer) { list.append(push.answer) } }
+                message += "; the gateway answered " + refused.map { "#" + ($0.sequence.map(String.init) ?? "?") }.joined(separator: ", ")
+                    + ": " + answers.joined(separator: "; ")
+            }
+            // The source of the device's first entry of that spec.
+            let first = entry.spec.map { entryOfSpec[EventJudge.DeviceSpec(token: token, spec: $0)] } ?? entryOfAnySpec[token]
+            problems.append(Problem(.missing, message, source: first.flatMap { expected[$0].source } ?? source))
+        }
+        for position in repeated {
+            let entry = expected[position]
+            problems.append(Problem(.duplicate, "duplicate: \(entry.specName) to \(deviceName(entry.token)) accepted \(matched[position]) times "
+                                    + "(extra: request #\((extra[position] ?? []).map(String.init).joined(separator: ", #")))"))
+        }
+        // A push of a missing spec to another token of the same person: the wrong token kind.
+        var missingOfOwner: [String: Int] = [:]
+        for (position, _) in missing {
+            guard let owner = Self.owner(deviceName(expected[position].token)) else { continue }
+            let key = Self.ownerKey(spec: expected[position].spec, owner: owner)
+            if missingOfOwner[key] == nil { missingOfOwner[key] = position }
+        }
+        let sortedUnexpected = unexpected.sorted { ($0.sequence, $0.token) < ($1.sequence, $1.token) }
+        for (token, spec, sequence) in sortedUnexpected {
+            let name = deviceName(token)
+            let wrongKind = missingOfOwner.isEmpty ? nil : Self.owner(name).flatMap { missingOfOwner[Self.ownerKey(spec: spec, owner: $0)] }
+            if let wrongKind {
+                problems.append(Problem(.wrongToken, "wrong token: \(spec ?? "a push") went to \(name) (request #\(sequence)) "
+                                        + "instead of \(deviceName(expected[wrongKind].token))"))
+            } else {
+                problems.append(Problem(.unexpected, "unexpected: \(spec ?? "an unmatched push") to \(name) (request #\(sequence))"))
+            }
+        }
+        problems.append(contentsOf: specProblems)
+        for position in fieldProblems.keys.sorted() { for problem in fieldProblems[position]! { problems.append(problem) } }
+        for position in contentProblems.keys.sorted() { for problem in contentProblems[position]! { problems.append(problem) } }
+        problems.append(contentsOf: retryProblems)
+        problems.append(contentsOf: deadTokenProblems)
+        return EventVerdict(index: index, type: type, oracle: oracle, source: source, expected: expectedListing, delivered: delivered,
+                            problems: problems.listed)
+    }
+
+    /// Device names are `<person>/<device>`: the person.
+    static func owner(_ name: String) -> String? {
+        name.firstIndex(of: "/").map { String(name[..<$0]) }
+    }
+
+    /// A spec (or none) and a person, as one key.
+    private static func ownerKey(spec: String?, owner: String) -> String {
+        (spec.map { "+" + $0 } ?? "-") + "\u{0}" + owner
+    }
+}
+
+/// An event's problems, at most `listedPerKind` of each kind: the rest of a kind are counted
+/// in one more problem of that kind after its last listed one ("… and 1,200 more"), so a
+/// sender that misses a 100,000-person fan-out gets a readable report in bounded memory.
+public struct ProblemList: Sendable {
+    public static let listedPerKind = 100
+
+    private var problems: [Problem] = []
+    private var counts: [Problem.Kind: Int] = [:]
+
+    public init() {}
+
+    public mutating func append(_ problem: Problem) {
+        counts[problem.kind, default: 0] += 1
+        if counts[problem.kind]! <= Self.listedPerKind { problems.append(problem) }
+    }
+
+    public mutating func append(contentsOf other: ProblemList) {
+        for problem in other.problems { append(problem) }
+        for (kind, count) in other.counts where count > Self.listedPerKind {
+            counts[kind, default: 0] += count - Self.listedPerKind
+        }
+    }
+
+    /// The problems listed, each kind over the limit followed by the count of the rest.
+    public var listed: [Problem] {
+        var out: [Problem] = []
+        out.reserveCapacity(problems.count + counts.count)
+        var seen: [Problem.Kind: Int] = [:]
+        for problem in problems {
+            out.append(problem)
+            seen[problem.kind, default: 0] += 1
+            let total = counts[problem.kind]!
+            if seen[problem.kind] == Self.listedPerKind, total > Self.listedPerKind {
+                let rest = total - Self.listedPerKind
+                out.append(Problem(problem.kind, "… and \(rest) more \(problem.kind.rawValue) problem\(rest == 1 ? "" : "s") in this event"))
+            }
+        }
+        return out
+    }
+}
