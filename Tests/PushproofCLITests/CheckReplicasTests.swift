@@ -75,6 +75,14 @@ import Testing
         #expect(detailed.output.contains("push gw-b #2 to abcd"), "\(detailed.output)")
         let miscounted = try pushproof(["check", a, b, "--specs", specsDirectory, "--replica-names", "gw-a"])
         #expect(miscounted.status == 64, "\(miscounted.output)\(miscounted.error)")
+        // A grace longer than the push came after: the sender could not have heard the answer yet.
+        let lenient = try pushproof(["check", a, b, "--specs", specsDirectory, "--gone-grace-ms", "600000", "--quiet"])
+        #expect(!lenient.output.contains("push to a gone token") && !lenient.output.contains("pushes to gone tokens"), "\(lenient.output)")
+        for bad in ["-1", "soon", "3600001"] {
+            let refused = try pushproof(["check", a, b, "--specs", specsDirectory, "--gone-grace-ms", bad])
+            #expect(refused.status == 64, "--gone-grace-ms \(bad): \(refused.error)")
+            #expect(refused.error.contains("--gone-grace-ms"), "\(refused.error)")
+        }
     }
 
     @Test func seqGapsAndUnreadableLinesNameTheirRecording() throws {
