@@ -53,17 +53,10 @@ private let messages = """
 
         let startAt = String(Int64(Date().timeIntervalSince1970 * 1000) + 4000)
         let results = (0..<3).map { directory.file("seg-\($0).json") }
-        let outcomes = Slots(count: 3)
-        let group = DispatchGroup()
-        for index in 0..<3 {
-            group.enter()
-            Thread {
-                outcomes.set(index, Result { try pushproof(common + ["--segment", "\(index)/3", "--start-at", startAt, "--result", results[index]]) })
-                group.leave()
-            }.start()
-        }
-        group.wait()
-        for (index, outcome) in outcomes.all.enumerated() {
+        let outcomes = runConcurrently((0..<3).map { index in
+            { try pushproof(common + ["--segment", "\(index)/3", "--start-at", startAt, "--result", results[index]]) }
+        })
+        for (index, outcome) in outcomes.enumerated() {
             let run = try outcome.get()
             #expect(run.status == 0, "segment \(index): \(run.output)\n\(run.error)")
         }
@@ -89,13 +82,4 @@ private let messages = """
         let striped = notes.filter { $0.contains("events (striped: the sender fans out itself)") }
         #expect(striped.count == (sender == "adapter" ? 3 : 0), "\(notes)")
     }
-}
-
-private final class Slots: @unchecked Sendable {
-    // @unchecked: each slot is written once by its own thread under the lock, read after all joined.
-    private let lock = NSLock()
-    private var slots: [Result<ToolResult, any Error>?]
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
-    func set(_ index: Int, _ result: Result<ToolResult, any Error>) { lock.withLock { slots[index] = result } }
-    var all: [Result<ToolResult, any Error>] { lock.withLock { slots.map { $0! } } }
 }

@@ -47,20 +47,6 @@ import Testing
             let command = (killAfter.map { ["/usr/bin/timeout", "-s", "KILL", String($0)] } ?? []) + network.exec(node)
             return try runTool(command[0], Array(command.dropFirst()) + [pushproofExecutable()] + arguments, timeoutSeconds: 120)
         }
-        func concurrently(_ runs: [@Sendable () throws -> ToolResult]) -> [Result<ToolResult, any Error>] {
-            let results = ResultSlots(count: runs.count)
-            let group = DispatchGroup()
-            for (index, run) in runs.enumerated() {
-                group.enter()
-                let thread = Thread {
-                    results.set(index, Result { try run() })
-                    group.leave()
-                }
-                thread.start()
-            }
-            group.wait()
-            return results.all
-        }
         func plannedStart(inSeconds seconds: Double) -> String { String(Int64((Date().timeIntervalSince1970 + seconds) * 1000)) }
 
         // One call at a time: each call's gone answers are in before the next is decided, so
@@ -83,7 +69,7 @@ import Testing
         // The three segments at once, one a namespace, from one planned start.
         let startAt = plannedStart(inSeconds: 4)
         let results = (0..<3).map { directory.file("seg-\($0).json") }
-        let segments = concurrently((0..<3).map { index in
+        let segments = runConcurrently((0..<3).map { index in
             { try drive(2 + index, common + ["--segment", "\(index)/3", "--start-at", startAt, "--result", results[index], "--quiet"], nil) }
         })
         for (index, outcome) in segments.enumerated() {
@@ -115,7 +101,7 @@ import Testing
         let startAgain = plannedStart(inSeconds: 4)
         let second = (0..<3).map { directory.file("again-\($0).json") }
         let longer = common.filter { !["--count", "6", "--concurrency", "1"].contains($0) } + ["--rate", "2", "--duration", "4"]
-        let runs = concurrently([
+        let runs = runConcurrently([
             { try drive(2, longer + ["--segment", "0/3", "--start-at", startAgain, "--result", second[0], "--quiet"], nil) },
             { try drive(3, longer + ["--segment", "1/3", "--start-at", startAgain, "--result", second[1], "--quiet"], 6) },
             {
@@ -169,14 +155,4 @@ import Testing
             #expect(theirs[their]?.intValue.map(UInt64.init) == HDRHistogram.highestEquivalentValue(value), "\(ours)")
         }
     }
-}
-
-/// Results written by several threads, read once all are done.
-private final class ResultSlots: @unchecked Sendable {
-    // @unchecked: every slot is written by one thread, under the lock, and read after all joined.
-    private let lock = NSLock()
-    private var slots: [Result<ToolResult, any Error>?]
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
-    func set(_ index: Int, _ result: Result<ToolResult, any Error>) { lock.withLock { slots[index] = result } }
-    var all: [Result<ToolResult, any Error>] { lock.withLock { slots.map { $0! } } }
 }

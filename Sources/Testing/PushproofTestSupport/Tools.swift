@@ -3,6 +3,7 @@
 // `pushproof serve` process. A library target of its own so each test module uses one copy.
 import Foundation
 import Glibc
+import Synchronization
 
 public struct ToolResult: Sendable {
     public var status: Int32
@@ -149,3 +150,20 @@ public func http2Frame(type: UInt8, flags: UInt8, streamID: UInt32, _ payload: [
 public let clientPreface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 /// An empty SETTINGS frame.
 public let emptySettingsFrame: [UInt8] = [0, 0, 0, 4, 0, 0, 0, 0, 0]
+
+/// Runs each tool invocation on a thread of its own, all at once (segments of one run must
+/// overlap in time), and returns their results in order once every one has ended.
+public func runConcurrently(_ runs: [@Sendable () throws -> ToolResult]) -> [Result<ToolResult, any Error>] {
+    let results = Mutex([Result<ToolResult, any Error>?](repeating: nil, count: runs.count))
+    let group = DispatchGroup()
+    for (index, run) in runs.enumerated() {
+        group.enter()
+        Thread {
+            let result = Result { try run() }
+            results.withLock { $0[index] = result }
+            group.leave()
+        }.start()
+    }
+    group.wait()
+    return results.withLock { $0.map { $0! } }
+}
