@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(name: "ReportsTests", dependencies: ["Reports"]),
         .testTarget(name: "DriverTests", dependencies: ["Driver", "Clocks", "Metrics", "JSON", "PushModel"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "PushModel", "JSON", "Hashing"]),
-        .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "JSON", "PushModel", "RecordLine", "PushproofTestSupport"]),
+        .testTarget(name: "ScenarioRunnerTests", dependencies: ["ScenarioRunner", "Scenario", "Sender", "JSON", "PushModel", "RecordLine", "PushproofTestSupport"]),
         .testTarget(name: "PushproofGatewayTests", dependencies: ["PushproofGateway", "Crypto", "JSON", "PushproofTestSupport"]),
         .testTarget(name: "ScenarioLoadTests", dependencies: ["ScenarioLoad", "ScenarioRunner", "Scenario", "Driver", "Metrics", "MockGateway", "JSON", "RecordLine"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "JSON", "PushproofTestSupport"], exclude: ["Golden"]),

@@ -187,7 +187,6 @@ public enum ScenarioLoad {
         let (stream, continuation) = AsyncStream.makeStream(of: Arrival.self)
         let feed = ArrivalFeed(continuation)
         let devices = ScenarioDeviceIndex(scenario)
-        let writtenToken = devices.writtenToken
         let opening = GatewayOpening(scenario, app: app, devices: devices, judge: judge)
         var walk = ScenarioWalk(scenario, devices: devices, opening: opening)
         let gateway = try await open(opening, feed)
@@ -223,7 +222,7 @@ public enum ScenarioLoad {
         var played = 0
         let oracle = ScenarioOracle(scenario, app: app, devices: devices, namingDevices: false)
         do {
-            try await sender.setUp(SenderSetup(scenario: scenario, app: app, gateway: gateway.access, share: share?.senderShare))
+            try await sender.setUp(SenderSetup(scenario: scenario, app: app, gateway: gateway.access, share: share?.senderShare, devices: devices))
         } catch {
             aborted = "sender setup: \(error)"
         }
@@ -257,7 +256,7 @@ public enum ScenarioLoad {
                 // The rules forget tokens the gateway answered dead, as the sender should have.
                 func forgetTheDead() {
                     for token in shared.withLock({ $0.takeNewlyDead() }) {
-                        oracle.forget(token: writtenToken[token] ?? token.comparable)
+                        oracle.forget(token: devices.writtenToken(token) ?? token.comparable)
                         walk.died(token)
                     }
                 }

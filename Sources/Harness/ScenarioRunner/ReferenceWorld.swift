@@ -10,7 +10,10 @@ import Sender
 /// Not thread-safe: one caller at a time (the runner plays events in order).
 final class ReferenceWorld {
     let scenario: Scenario
-    let store: InMemoryDeviceStore
+    /// The scenario's devices, shared with the rest of the run; `store` and the two maps
+    /// below keep what this world changed of them.
+    let devices: ScenarioDeviceIndex
+    let store: ScenarioDeviceStore
     let bundleID: String
     let fcmProject: String
     /// The scenario time of the event decided last (the rules' clock).
@@ -23,30 +26,22 @@ final class ReferenceWorld {
     private var dnd: Set<String>
     /// Concierge: replies the customer has not read, per conversation.
     private var conciergeUnread: [String: Int] = [:]
-    /// Every device known so far, both ways: the scenario's, and those events registered (an
-    /// adapter's world learns them one event at a time, its scenario has no events).
-    private var tokenOfDevice: [String: String] = [:]
-    private var deviceOfToken: [String: String] = [:]
+    /// Devices events registered that the index does not know (an adapter's world learns
+    /// them one event at a time: its scenario has no events), both ways.
+    private var tokenOfRegisteredDevice: [String: String] = [:]
+    private var registeredDeviceOfToken: [String: String] = [:]
 
     static let grants = FixedGrants(call: "eyJhbGciOiJFUzI1NiJ9.scenario-call", reply: "eyJhbGciOiJFUzI1NiJ9.scenario-reply")
 
-    init(scenario: Scenario, bundleID: String, fcmProject: String, store: InMemoryDeviceStore = InMemoryDeviceStore()) {
+    init(scenario: Scenario, devices: ScenarioDeviceIndex, bundleID: String, fcmProject: String, store: ScenarioDeviceStore? = nil) {
         self.scenario = scenario
+        self.devices = devices
         self.bundleID = bundleID
         self.fcmProject = fcmProject
-        self.store = store
+        self.store = store ?? ScenarioDeviceStore(devices)
         nowMs = scenario.startMs
         dnd = Set(scenario.people.filter(\.doNotDisturb).map(\.id))
-        for person in scenario.people {
-            for device in person.devices { store.register(Self.device(device, of: person.id)) }
-        }
-        for (_, device) in scenario.devices { know(device) }
         for room in scenario.rooms { mutes[room.id] = Set(room.mutedBy) }
-    }
-
-    static func device(_ device: ScenarioDevice, of person: String) -> Device {
-        Device(userID: person, platform: device.platform == .ios ? .ios : .android,
-               kind: device.platform == .ios ? (device.voip ? .voip : .alert) : nil, token: device.token)
     }
 
     private var clock: WallClock { .fixed(milliseconds: nowMs) }
@@ -72,15 +67,21 @@ final class ReferenceWorld {
                             mutedBy: Set(c.mutedBy))
     }
 
-    private func token(_ deviceID: String) -> String { tokenOfDevice[deviceID] ?? deviceID }
+    private func token(_ deviceID: String) -> String {
+        tokenOfRegisteredDevice[deviceID] ?? devices.token(ofDevice: deviceID) ?? deviceID
+    }
 
     private func know(_ device: ScenarioDevice) {
-        tokenOfDevice[device.id] = device.token
-        deviceOfToken[device.token] = device.id
+        guard devices.token(ofDevice: device.id) != device.token else { return }
+        tokenOfRegisteredDevice[device.id] = device.token
+        registeredDeviceOfToken[device.token] = device.id
     }
 
     /// The scenario's id for a device the store holds.
-    func deviceID(ofToken token: String) -> String? { deviceOfToken[token] }
+    func deviceID(ofToken token: String) -> String? {
+        if let id = registeredDeviceOfToken[token] { return id }
+        return devices.position(ofToken: DeviceToken(token)).map { devices.entries[$0] }.flatMap { $0.device.token == token ? $0.device.id : nil }
+    }
 
     /// Applies one event and returns the pushes the rules decide for it.
     func decide(_ event: ScenarioEvent) throws -> [PushRequest] {
@@ -174,7 +175,7 @@ final class ReferenceWorld {
             return []
         case .deviceRegistered(let person, let device, _):
             know(device)
-            store.register(Self.device(device, of: person))
+            store.register(ScenarioDeviceIndex.Entry(person: person, device: device).storedDevice)
             return []
         case .deviceUnregistered(let deviceID):
             store.remove(token: token(deviceID))

@@ -24,39 +24,16 @@ public struct ScenarioApp: Sendable, Equatable {
     }
 }
 
-/// Every device of a scenario once, by id and by token: a generated population has tens of
-/// thousands, and `Scenario.device(_:)` scans them all.
-public struct ScenarioDeviceIndex: Sendable {
-    /// Device id → token as written.
-    public private(set) var tokenOfDevice: [String: String] = [:]
-    /// Token → `<person>/<device>`.
-    public private(set) var names: [DeviceToken: String] = [:]
-    /// Token → token as written (what the reference rules and the sender's store hold).
-    public private(set) var writtenToken: [DeviceToken: String] = [:]
-
-    public init(_ scenario: Scenario) {
-        for (person, device) in scenario.devices {
-            let key = DeviceToken(device.token)
-            tokenOfDevice[device.id] = device.token
-            names[key] = "\(person.id)/\(device.id)"
-            writtenToken[key] = device.token
-        }
-    }
-
-    /// How reports name the device of `token` (any form): `<person>/<device>`, else the token.
-    public func name(ofToken token: String) -> String { names[DeviceToken(token)] ?? token }
-}
-
 extension GatewayOpening {
     /// The scenario's starting token states and faults, for `app`, judged by `judge` with the
     /// scenario's product claiming `app`.
     public init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex, judge: SpecJudge) {
-        self.init(product: scenario.product.rawValue, hasAndroidDevices: scenario.devices.contains { $0.1.platform == .android },
+        self.init(product: scenario.product.rawValue, hasAndroidDevices: devices.hasAndroidDevices,
                   bundleID: app.bundleID, fcmProject: app.fcmProject, tokens: [], faults: scenario.faults, startMs: scenario.startMs,
                   judge: judge.claiming(product: scenario.product.rawValue, bundleID: app.bundleID, fcmProject: app.fcmProject))
         answerRules = scenario.answerRules
         for (deviceID, state) in scenario.tokenStates {
-            guard let token = devices.tokenOfDevice[deviceID] else { continue }
+            guard let token = devices.token(ofDevice: deviceID) else { continue }
             tokens.append((token, state))
         }
     }
@@ -115,15 +92,15 @@ public final class ScenarioOracle: Sendable {
     /// shows it; a load run, which names devices only in its findings, leaves it the token (the
     /// lookup was a fifth of the list's cost for a 10,000-member ring).
     public init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex? = nil, namingDevices: Bool = true) {
-        world = Mutex(ReferenceWorld(scenario: scenario, bundleID: app.bundleID, fcmProject: app.fcmProject))
         let devices = devices ?? ScenarioDeviceIndex(scenario)
+        world = Mutex(ReferenceWorld(scenario: scenario, devices: devices, bundleID: app.bundleID, fcmProject: app.fcmProject))
         self.devices = devices
         self.namingDevices = namingDevices
         if let entries = scenario.expectations {
             var byEvent: [Int: [ExpectedPush]] = [:]
             for entry in entries {
                 byEvent[entry.event, default: []] += entry.deliveries.compactMap { delivery in
-                    devices.tokenOfDevice[delivery.device].map { token in
+                    devices.token(ofDevice: delivery.device).map { token in
                         ExpectedPush(device: devices.name(ofToken: token), token: token, spec: delivery.spec, fields: delivery.fields,
                                      headers: delivery.headers, source: delivery.source)
                     }
@@ -170,7 +147,7 @@ public final class ScenarioOracle: Sendable {
 
 extension SenderSetup {
     /// What a load run tells its sender: the same as `run` does.
-    public init(scenario: Scenario, app: ScenarioApp, gateway: GatewayAccess, share: SenderShare? = nil) {
-        self.init(scenario: scenario, bundleID: app.bundleID, fcmProject: app.fcmProject, gateway: gateway, share: share)
+    public init(scenario: Scenario, app: ScenarioApp, gateway: GatewayAccess, share: SenderShare? = nil, devices: ScenarioDeviceIndex? = nil) {
+        self.init(scenario: scenario, bundleID: app.bundleID, fcmProject: app.fcmProject, gateway: gateway, share: share, devices: devices)
     }
 }

@@ -88,7 +88,6 @@ public enum ScenarioRunner {
         let clock = MonotonicClock()
         let started = clock.now
         let devices = ScenarioDeviceIndex(scenario)
-        let writtenToken = devices.writtenToken
         let deviceName: @Sendable (String) -> String = { devices.name(ofToken: $0) }
 
         // Token states at the start; the walk keeps its own copy to name answers.
@@ -101,7 +100,8 @@ public enum ScenarioRunner {
         var report = ScenarioReport(name: scenario.name, description: scenario.description, sender: sender.name, oracle: oracleName,
                                     events: [])
         do {
-            try await sender.setUp(SenderSetup(scenario: scenario, bundleID: bundleID, fcmProject: fcmProject, gateway: gateway.access))
+            try await sender.setUp(SenderSetup(scenario: scenario, bundleID: bundleID, fcmProject: fcmProject, gateway: gateway.access,
+                                               devices: devices))
         } catch {
             report.aborted = "sender setup: \(error)"
             report.sender = sender.name
@@ -192,7 +192,7 @@ public enum ScenarioRunner {
             mark = clock.now
             // The oracle forgets dead devices as a sender should; the store comparison too.
             for (token, death) in cleanup.dead where !removedFromOracle.contains(token) {
-                if let device = writtenToken[token] { oracle.forget(token: device) }
+                if let device = devices.writtenToken(token) { oracle.forget(token: device) }
                 removedFromOracle.insert(token)
                 walk.died(token)
                 verdict.tokensDied.append((deviceName(token.comparable), death.answer))

@@ -21,7 +21,7 @@ public enum ScenarioStep: Sendable, Equatable {
 
 /// The bookkeeping of one walk over a scenario's events, event by event in order.
 public struct ScenarioWalk: Sendable {
-    private let tokenOfDevice: [String: String]
+    private let devices: ScenarioDeviceIndex
     private let startMs: Int64
     /// Unix ms of the current event: `start_ms` plus the latest `at_ms` seen.
     public private(set) var nowMs: Int64
@@ -31,7 +31,7 @@ public struct ScenarioWalk: Sendable {
     public private(set) var live: Set<DeviceToken>
 
     public init(_ scenario: Scenario, devices: ScenarioDeviceIndex, opening: GatewayOpening) {
-        tokenOfDevice = devices.tokenOfDevice
+        self.devices = devices
         startMs = scenario.startMs
         nowMs = scenario.startMs
         for (token, state) in opening.tokens { states[DeviceToken(token)] = state }
@@ -45,7 +45,7 @@ public struct ScenarioWalk: Sendable {
         switch event.kind {
         case .gatewayToken(let deviceID, let state):
             // The decoder resolves every device id against the population.
-            let token = tokenOfDevice[deviceID]!
+            let token = devices.token(ofDevice: deviceID)!
             try await gateway.setToken(token, state, nowMs: nowMs)
             states[DeviceToken(token)] = state
             return .tokenState(token: token, state: state)
@@ -53,7 +53,7 @@ public struct ScenarioWalk: Sendable {
             live.insert(DeviceToken(device.token))
             return .registered(token: device.token)
         case .deviceUnregistered(let deviceID):
-            let token = tokenOfDevice[deviceID]!
+            let token = devices.token(ofDevice: deviceID)!
             live.remove(DeviceToken(token))
             return .unregistered(token: token)
         default:

@@ -51,13 +51,18 @@ public struct SenderSetup: Sendable {
     /// sender that decides every push itself (`restrictsToOwnedDevices`) sends to alone. nil:
     /// the whole run.
     public var share: SenderShare?
+    /// The run's index of the scenario's devices, for a sender in this process to share
+    /// (nil: one that needs it builds its own).
+    public var devices: ScenarioDeviceIndex?
 
-    public init(scenario: Scenario, bundleID: String, fcmProject: String, gateway: GatewayAccess, share: SenderShare? = nil) {
+    public init(scenario: Scenario, bundleID: String, fcmProject: String, gateway: GatewayAccess, share: SenderShare? = nil,
+                devices: ScenarioDeviceIndex? = nil) {
         self.scenario = scenario
         self.bundleID = bundleID
         self.fcmProject = fcmProject
         self.gateway = gateway
         self.share = share
+        self.devices = devices
     }
 }
 
@@ -166,7 +171,8 @@ public final class ReferenceSender: ScenarioSender {
         } catch {
             throw SenderError("credentials: \(error)")
         }
-        let store = InMemoryDeviceStore()
+        let devices = setup.devices ?? ScenarioDeviceIndex(setup.scenario)
+        let store = ScenarioDeviceStore(devices)
         let configuration = DeliveryConfiguration(
             apnsBaseURL: access.apnsURL, fcmBaseURL: access.fcmURL, oauthTokenURL: access.tokenURL,
             // With h2c (http:// URLs) libcurl makes no TLS connection: no certificate to trust.
@@ -178,8 +184,8 @@ public final class ReferenceSender: ScenarioSender {
                                               log: { _ in })
             // Built inside the lock: the world is not Sendable and never leaves it.
             state.withLock { state in
-                state = State(world: ReferenceWorld(scenario: setup.scenario, bundleID: setup.bundleID, fcmProject: setup.fcmProject,
-                                                    store: store),
+                state = State(world: ReferenceWorld(scenario: setup.scenario, devices: devices, bundleID: setup.bundleID,
+                                                    fcmProject: setup.fcmProject, store: store),
                               deliverer: deliverer, owned: setup.share?.ownedTokens)
             }
         } catch {

@@ -1,42 +1,56 @@
 import PushModel
 import Synchronization
 
-/// A `DeviceStore` in memory, for tests and load runs. Registering the same token again
-/// replaces the earlier record ("Re-registering is idempotent", Yama seed); a token belongs to
-/// one user at a time, so registering it for another user moves it.
-public final class InMemoryDeviceStore: DeviceStore {
-    private struct State {
-        var userOfToken: [String: String] = [:]
-        /// Each user's devices in registration order, so fan-out is deterministic and a
-        /// lookup costs one hash, not a scan of every device.
-        var devicesByUser: [String: [Device]] = [:]
-        var userOrder: [String] = []
+/// Devices by user, as a store keeps them: registering the same token again replaces the
+/// earlier record ("Re-registering is idempotent", Yama seed); a token belongs to one user at a
+/// time, so registering it for another user moves it. A value, not thread-safe: the stores
+/// lock around it.
+public struct DeviceRegistrations: Sendable {
+    private var userOfToken: [String: String] = [:]
+    /// Each user's devices in registration order, so fan-out is deterministic and a
+    /// lookup costs one hash, not a scan of every device.
+    private var devicesByUser: [String: [Device]] = [:]
+    /// Users in the order they first registered a device.
+    public private(set) var userOrder: [String] = []
 
-        mutating func remove(token: String) -> Bool {
-            guard let userID = userOfToken.removeValue(forKey: token) else { return false }
-            devicesByUser[userID]?.removeAll { $0.token == token }
-            return true
+    public init() {}
+
+    public mutating func register(_ device: Device) {
+        if let owner = userOfToken[device.token], owner == device.userID,
+           let index = devicesByUser[owner]?.firstIndex(where: { $0.token == device.token }) {
+            devicesByUser[owner]?[index] = device
+            return
         }
+        _ = remove(token: device.token)
+        userOfToken[device.token] = device.userID
+        if devicesByUser[device.userID] == nil { userOrder.append(device.userID) }
+        devicesByUser[device.userID, default: []].append(device)
     }
 
-    private let state = Mutex(State())
+    /// Removes the device with this token; returns whether one was there.
+    public mutating func remove(token: String) -> Bool {
+        guard let userID = userOfToken.removeValue(forKey: token) else { return false }
+        devicesByUser[userID]?.removeAll { $0.token == token }
+        return true
+    }
+
+    public func devices(of userID: String) -> [Device] { devicesByUser[userID] ?? [] }
+
+    public var allDevices: [Device] { userOrder.flatMap { devicesByUser[$0] ?? [] } }
+
+    public var count: Int { userOfToken.count }
+}
+
+/// A `DeviceStore` in memory, for tests and load runs (`DeviceRegistrations` under a lock).
+public final class InMemoryDeviceStore: DeviceStore {
+    private let state = Mutex(DeviceRegistrations())
 
     public init(_ devices: [Device] = []) {
         for device in devices { register(device) }
     }
 
     public func register(_ device: Device) {
-        state.withLock { state in
-            if let owner = state.userOfToken[device.token], owner == device.userID,
-               let index = state.devicesByUser[owner]?.firstIndex(where: { $0.token == device.token }) {
-                state.devicesByUser[owner]?[index] = device
-                return
-            }
-            _ = state.remove(token: device.token)
-            state.userOfToken[device.token] = device.userID
-            if state.devicesByUser[device.userID] == nil { state.userOrder.append(device.userID) }
-            state.devicesByUser[device.userID, default: []].append(device)
-        }
+        state.withLock { $0.register(device) }
     }
 
     @discardableResult
@@ -45,13 +59,12 @@ public final class InMemoryDeviceStore: DeviceStore {
     }
 
     public func devices(of userID: String) -> [Device] {
-        state.withLock { $0.devicesByUser[userID] ?? [] }
+        state.withLock { $0.devices(of: userID) }
     }
 
     public func allDevices() -> [Device] {
-        state.withLock { state in state.userOrder.flatMap { state.devicesByUser[$0] ?? [] } }
+        state.withLock { $0.allDevices }
     }
 
-    /// How many devices are registered.
-    public var count: Int { state.withLock { $0.userOfToken.count } }
+    public var count: Int { state.withLock { $0.count } }
 }

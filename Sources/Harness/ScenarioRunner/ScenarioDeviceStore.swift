@@ -1,0 +1,85 @@
+// The reference rules' device store for a scenario: the people's devices as the shared index
+// holds them, less those removed, plus those registered since. The oracle and the in-process
+// reference sender each have one; what differs between them (the few tokens each removed or
+// registered) is all a store keeps of its own, where an `InMemoryDeviceStore` filled with the
+// population held its own dictionaries of every device (~26 MB each at 150,000 devices).
+import PushModel
+import Scenario
+import Sender
+import Synchronization
+
+/// A `DeviceStore` starting with a scenario's people's devices. Behaves as an
+/// `InMemoryDeviceStore` into which those were registered in order (tested side by side).
+public final class ScenarioDeviceStore: DeviceStore {
+    private struct State {
+        /// Initial devices no longer held (removed, or registered again for someone else).
+        var removed: Set<Int> = []
+        /// Initial devices registered again for their own person: replaced where they stand.
+        var replaced: [Int: Device] = [:]
+        /// Devices registered since, as an `InMemoryDeviceStore` keeps them.
+        var later = DeviceRegistrations()
+    }
+
+    private let index: ScenarioDeviceIndex
+    private let state = Mutex(State())
+
+    public init(_ index: ScenarioDeviceIndex) { self.index = index }
+
+    /// The position of the initial device with `token` the store still holds.
+    private func heldInitial(_ token: String, in state: State) -> Int? {
+        guard let position = index.position(ofToken: DeviceToken(token)), position < index.initialCount,
+              index.entries[position].device.token == token, !state.removed.contains(position) else { return nil }
+        return position
+    }
+
+    public func register(_ device: Device) {
+        state.withLock { state in
+            if let position = heldInitial(device.token, in: state) {
+                if index.entries[position].person == device.userID {
+                    state.replaced[position] = device
+                    return
+                }
+                state.removed.insert(position)
+                state.replaced[position] = nil
+            }
+            state.later.register(device)
+        }
+    }
+
+    @discardableResult
+    public func remove(token: String) -> Bool {
+        state.withLock { state in
+            if state.later.remove(token: token) { return true }
+            guard let position = heldInitial(token, in: state) else { return false }
+            state.removed.insert(position)
+            state.replaced[position] = nil
+            return true
+        }
+    }
+
+    public func devices(of userID: String) -> [Device] {
+        state.withLock { state in initialDevices(of: userID, in: state) + state.later.devices(of: userID) }
+    }
+
+    private func initialDevices(of userID: String, in state: State) -> [Device] {
+        index.initialPositions(of: userID).compactMap { position in
+            state.removed.contains(position) ? nil : state.replaced[position] ?? index.entries[position].storedDevice
+        }
+    }
+
+    public func allDevices() -> [Device] {
+        state.withLock { state in
+            var devices: [Device] = []
+            devices.reserveCapacity(index.initialCount - state.removed.count + state.later.count)
+            var seen: Set<String> = []
+            for entry in index.entries.prefix(index.initialCount) where seen.insert(entry.person).inserted {
+                devices += initialDevices(of: entry.person, in: state)
+                devices += state.later.devices(of: entry.person)
+            }
+            for user in state.later.userOrder where !seen.contains(user) { devices += state.later.devices(of: user) }
+            return devices
+        }
+    }
+
+    public var count: Int { state.withLock { index.initialCount - $0.removed.count + $0.later.count } }
+}
