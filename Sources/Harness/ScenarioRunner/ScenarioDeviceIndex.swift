@@ -5,6 +5,7 @@
 // `people` (their strings are shared, not copied), and the index keeps positions.
 import PushModel
 import Scenario
+import Synchronization
 
 /// Every device of a scenario once, by id and by token: its people's in file order, then
 /// the new ones its events register. Immutable, so one is shared by every part of a run.
@@ -29,9 +30,16 @@ public final class ScenarioDeviceIndex: Sendable {
     private let positionOfID: [String: Int32]
     /// Each person's devices at the start: a range of `entries` (people's are contiguous).
     private let initialRangeOfPerson: [String: Range<Int32>]
+    /// Each device's report name once made: a 100,000-person call's report names every push
+    /// of every event, and a fresh string each time cost ~25 MB at its peak.
+    private let names: Mutex<[String?]>
 
     public init(_ scenario: Scenario) {
         var entries: [Entry] = []
+        // Exactly: doubling as it grows would leave up to half again unused.
+        entries.reserveCapacity(scenario.people.reduce(0) { $0 + $1.devices.count } + scenario.events.count {
+            if case .deviceRegistered(_, _, isNew: true) = $0.kind { true } else { false }
+        })
         var ranges: [String: Range<Int32>] = [:]
         ranges.reserveCapacity(scenario.people.count)
         for person in scenario.people {
@@ -57,6 +65,7 @@ public final class ScenarioDeviceIndex: Sendable {
         positionOfToken = byToken
         positionOfID = byID
         initialRangeOfPerson = ranges
+        names = Mutex(Array(repeating: nil, count: entries.count))
     }
 
     /// The position in `entries` of the device with `token` (any form).
@@ -72,9 +81,14 @@ public final class ScenarioDeviceIndex: Sendable {
     /// How reports name the device of `token` (any form): `<person>/<device>`, else the token.
     /// Made when asked: a load run names devices only in its findings.
     public func name(ofToken token: String) -> String {
-        guard let position = positionOfToken[DeviceToken(token)] else { return token }
-        let entry = entries[Int(position)]
-        return entry.person + "/" + entry.device.id
+        guard let position = positionOfToken[DeviceToken(token)].map(Int.init) else { return token }
+        return names.withLock { names in
+            if let name = names[position] { return name }
+            let entry = entries[position]
+            let name = entry.person + "/" + entry.device.id
+            names[position] = name
+            return name
+        }
     }
 
     /// The positions of the person's devices at the start (empty for someone unknown).

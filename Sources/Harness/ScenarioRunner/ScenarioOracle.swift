@@ -123,8 +123,8 @@ public final class ScenarioOracle: Sendable {
             // the last few bodies are enough to share, and cheaper than hashing every one.
             var recent: [[UInt8]] = []
             return decided.map { push in
-                var reference = ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs)
-                if push.transport == .fcm, var cut = reference.cuttingToken(push.device.token) {
+                var reference: ContentReference
+                if push.transport == .fcm, var cut = ContentReference.cut(of: push, decidedAtMs: world.nowMs) {
                     if let shared = recent.first(where: { $0 == cut.body }) {
                         cut.body = shared
                     } else {
@@ -132,6 +132,8 @@ public final class ScenarioOracle: Sendable {
                         recent.append(cut.body)
                     }
                     reference = cut
+                } else {
+                    reference = ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs)
                 }
                 return ExpectedPush(device: namingDevices ? devices.name(ofToken: push.device.token) : nil, token: push.device.token,
                                     spec: push.kind + "." + push.transport.rawValue, reference: reference)

@@ -29,6 +29,22 @@ public enum FCMEnvelope {
         return writer.bytes
     }
 
+    /// `dataMessage` for any token: the message with an empty token, and where a token goes
+    /// (right after `{"message":{"token":"`). With a token that needs no JSON escaping,
+    /// `PushRequest(template:tokenOffset:)` makes the same bytes as `dataMessage(token:…)`.
+    public static func dataMessageTemplate(data: [UInt8], ttl: FCMTimeToLive) -> (bytes: [UInt8], tokenOffset: Int) {
+        (dataMessage(token: "", data: data, ttl: ttl), templateTokenOffset)
+    }
+
+    private static let templateTokenOffset = #"{"message":{"token":""#.utf8.count
+
+    /// The token stands in a JSON string as it is, as the writer would write it: printable
+    /// ASCII other than a quote or a backslash (FCM registration tokens are letters, digits,
+    /// `-`, `_` and `:`). Any other token gets a message of its own.
+    public static func fitsTemplate(_ token: String) -> Bool {
+        token.utf8.allSatisfy { (0x20..<0x7F).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+    }
+
     /// `{"message":{"token":…,"notification":{"title":…,"body":…},"data":{…}}}`: a notification
     /// message with a data map, as Concierge sends ("A notification block (title, body) plus a
     /// data map where every value is a string").

@@ -20,18 +20,27 @@ struct Fanout {
     /// (with one grant issuer for all, a ring to 100,000 people is one body, not 100,000).
     private var lastAppleBody: [UInt8] = []
 
-    /// One FCM data message per Android device in `devices` (skipping `skipToken`).
+    /// The last FCM message template built, shared alike.
+    private var lastAndroidTemplate: [UInt8] = []
+
+    /// One FCM data message per Android device in `devices` (skipping `skipToken`), made from
+    /// one template with the token left out (`PushRequest(template:tokenOffset:)`).
     mutating func android(
         _ devices: [Device], kind: String, ttl: FCMTimeToLive, skipToken: String? = nil,
         data: () -> [UInt8]
     ) {
-        var built: [UInt8]?
+        var built: (payload: [UInt8], template: [UInt8], tokenOffset: Int)?
         for device in devices where device.platform == .android && !device.token.isEmpty && device.token != skipToken {
-            let payload = built ?? data()
-            built = payload
-            requests.append(PushRequest(
-                device: device, kind: kind,
-                body: FCMEnvelope.dataMessage(token: device.token, data: payload, ttl: ttl)))
+            if built == nil {
+                let payload = data()
+                var (template, offset) = FCMEnvelope.dataMessageTemplate(data: payload, ttl: ttl)
+                if template == lastAndroidTemplate { template = lastAndroidTemplate } else { lastAndroidTemplate = template }
+                built = (payload, template, offset)
+            }
+            guard let built else { continue }
+            requests.append(FCMEnvelope.fitsTemplate(device.token)
+                ? PushRequest(device: device, kind: kind, template: built.template, tokenOffset: built.tokenOffset)
+                : PushRequest(device: device, kind: kind, body: FCMEnvelope.dataMessage(token: device.token, data: built.payload, ttl: ttl)))
         }
     }
 
