@@ -122,6 +122,15 @@ public final class ScenarioOracle: Sendable {
             // An event's messages come a few kinds at a time (ring ended, finished, missed):
             // the last few bodies are enough to share, and cheaper than hashing every one.
             var recent: [[UInt8]] = []
+            // Spec ids, one string per kind of the event (a fresh "poolse.ring.apns" a push is
+            // a heap string each).
+            var specIDs: [(kind: String, transport: PushTransport, id: String)] = []
+            func specID(of push: PushRequest) -> String {
+                if let known = specIDs.first(where: { $0.kind == push.kind && $0.transport == push.transport }) { return known.id }
+                let id = push.kind + "." + push.transport.rawValue
+                specIDs.append((push.kind, push.transport, id))
+                return id
+            }
             return decided.map { push in
                 var reference: ContentReference
                 if push.transport == .fcm, var cut = ContentReference.cut(of: push, decidedAtMs: world.nowMs) {
@@ -136,7 +145,7 @@ public final class ScenarioOracle: Sendable {
                     reference = ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs)
                 }
                 return ExpectedPush(device: namingDevices ? devices.name(ofToken: push.device.token) : nil, token: push.device.token,
-                                    spec: push.kind + "." + push.transport.rawValue, reference: reference)
+                                    spec: specID(of: push), reference: reference)
             }
         }
     }

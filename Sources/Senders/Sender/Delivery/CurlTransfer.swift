@@ -79,6 +79,8 @@ final class CurlTransfer {
 
     /// libcurl's upload buffer for each handle (CURLOPT_UPLOAD_BUFFERSIZE).
     static let uploadBufferBytes = 16 * 1024
+    /// libcurl's receive buffer for each handle (CURLOPT_BUFFERSIZE).
+    static let receiveBufferBytes = 4 * 1024
 
     /// `sockets` counts the connections the handle opens; nil for a one-shot request (`CurlRequest`).
     init?(configuration: DeliveryConfiguration, sockets: ConnectionSockets?, bodyLimit: Int = CurlTransfer.maxBodyBytes) {
@@ -115,6 +117,10 @@ final class CurlTransfer {
         // sender's thousand handles, for bodies of at most 4 KiB (APNs) and answers smaller
         // still. 16 KiB is libcurl's least.
         _ = cshim_easy_setopt_long(easy, CURLOPT_UPLOAD_BUFFERSIZE, Self.uploadBufferBytes)
+        // Its receive buffer is 16 KiB a handle by default (16 MB of a 100,000-person call's
+        // peak); the gateways' answers are a few hundred bytes at most, and a larger one is
+        // read in more pieces, not cut.
+        _ = cshim_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, Self.receiveBufferBytes)
         _ = cshim_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, configuration.requestTimeoutMilliseconds)
         _ = cshim_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeoutMilliseconds)
         switch configuration.tls {
