@@ -84,78 +84,91 @@ final class ReferenceWorld {
     }
 
     /// Applies one event and returns the pushes the rules decide for it.
-    func decide(_ event: ScenarioEvent) throws -> [PushRequest] {
+    func decide(_ event: ScenarioEvent) throws -> [PushRequest] { try plan(event)() }
+
+    /// The rules' decision for one event, to be made now or later. The event is applied now
+    /// (calls, messages, cursors, registrations); the closure holds what the rules were given,
+    /// so it decides as of this event even after the world moves on, except for the device
+    /// store, which it reads when called: called once per slice of the population with the
+    /// store narrowed to it (`ScenarioDeviceStore.narrowed`), a fan-out is decided a slice at
+    /// a time. Call it before the next event changes the store.
+    typealias Decision = () throws -> [PushRequest]
+
+    func plan(_ event: ScenarioEvent) throws -> Decision {
         if let at = event.atMs { nowMs = scenario.startMs + at }
+        let poolse = self.poolse
         switch event.kind {
         case .callPlaced(let id, let conversationID, let caller, let media):
             let call = Call.placed(id: id, conversation: conversation(conversationID), caller: user(caller),
                                    media: media, ringDeadline: nowMs + 45_000)
             calls[id] = call
-            return try poolse.callPlaced(call)
+            return { try poolse.callPlaced(call) }
         case .roomStarted(let id, let conversationID, let by, let media):
             var call = Call(id: id, kind: .room, conversation: conversation(conversationID), caller: user(by),
                             media: media)
             call.joined.insert(by)
             calls[id] = call
-            return []
+            return { [] }
         case .callAnswered(let id, let userID, let deviceID):
-            guard var call = calls[id] else { return [] }
+            guard var call = calls[id] else { return { [] } }
             call.joined.insert(userID)
             calls[id] = call
-            return try poolse.ringEnded(call, stop: .answeredElsewhere(userID: userID, deviceToken: token(deviceID)))
+            let stop = RingStop.answeredElsewhere(userID: userID, deviceToken: token(deviceID))
+            return { [call] in try poolse.ringEnded(call, stop: stop) }
         case .callDeclined(let id, let userID, let deviceID):
-            guard var call = calls[id] else { return [] }
+            guard var call = calls[id] else { return { [] } }
             call.declined.insert(userID)
             calls[id] = call
-            return try poolse.ringEnded(call, stop: .declined(userID: userID, deviceToken: deviceID.map(token)))
+            let stop = RingStop.declined(userID: userID, deviceToken: deviceID.map(token))
+            return { [call] in try poolse.ringEnded(call, stop: stop) }
         case .callBusy(let id, let userID):
             calls[id]?.busy.insert(userID)
-            return []
+            return { [] }
         case .peopleAdded(let id, _, let people):
-            guard var call = calls[id] else { return [] }
-            let pushes = try poolse.peopleAdded(people, to: call)
+            guard var call = calls[id] else { return { [] } }
+            let ringing = call
             call.added += people.filter { $0 != call.caller.id && !call.joined.contains($0) }
             calls[id] = call
-            return pushes
+            return { try poolse.peopleAdded(people, to: ringing) }
         case .callJoined(let id, let userID, _):
             calls[id]?.joined.insert(userID)
-            return []
+            return { [] }
         case .callEnded(let id, let reason):
-            guard let call = calls.removeValue(forKey: id) else { return [] }
-            return try poolse.callEnded(call, reason: reason)
+            guard let call = calls.removeValue(forKey: id) else { return { [] } }
+            return { try poolse.callEnded(call, reason: reason) }
         case .messageSent(let conversationID, let id, let sender, let text, let kind, let mentions):
             messages[conversationID, default: []].append((id, sender))
             let position = messages[conversationID]!.count
             cursors[conversationID, default: [:]][sender] = position
             let message = Message(id: id, conversationID: conversationID, sender: user(sender),
                                   kind: kind, text: text, mentions: Set(mentions), sentAt: nowMs)
-            let members = conversation(conversationID).members
-            let totals = UnreadTotals(Dictionary(uniqueKeysWithValues: members.map { ($0, unreadTotal(of: $0)) }))
-            return try poolse.messageSent(message, in: conversation(conversationID), unread: totals)
+            let conversation = conversation(conversationID)
+            let totals = UnreadTotals(Dictionary(uniqueKeysWithValues: conversation.members.map { ($0, unreadTotal(of: $0)) }))
+            return { try poolse.messageSent(message, in: conversation, unread: totals) }
         case .conversationRead(let conversationID, let reader, let through):
             let list = messages[conversationID] ?? []
-            guard let index = list.firstIndex(where: { $0.id == through }) else { return [] }
+            guard let index = list.firstIndex(where: { $0.id == through }) else { return { [] } }
             let previous = cursors[conversationID]?[reader] ?? 0
             let next = max(previous, index + 1)
             let passed = list[min(previous, next)..<next].filter { $0.sender != reader }.count
             cursors[conversationID, default: [:]][reader] = next
-            return try poolse.readCursorMoved(ReadCursorMove(
-                readerID: reader, conversationID: conversationID, previousPosition: Int64(previous), newPosition: Int64(next),
-                unreadMessagesPassed: passed, unreadTotal: unreadTotal(of: reader)))
+            let move = ReadCursorMove(readerID: reader, conversationID: conversationID, previousPosition: Int64(previous),
+                                      newPosition: Int64(next), unreadMessagesPassed: passed, unreadTotal: unreadTotal(of: reader))
+            return { try poolse.readCursorMoved(move) }
         case .yamaMessage(let roomID, let id, let author, let text):
             let room = scenario.rooms.first { $0.id == roomID }!
             let members = room.members.map { YamaMember(userID: $0, displayName: user($0).displayName,
                                                          status: dnd.contains($0) ? .doNotDisturb : .available) }
             let yamaRoom = YamaRoom(slug: room.id, name: room.name, members: members, mutedBy: mutes[roomID] ?? [])
             let rules = YamaRules(tenant: YamaTenant(id: scenario.tenant, iosBundleID: bundleID), devices: store)
-            return try rules.messageCreated(YamaMessage(id: id, authorID: author, authorName: user(author).displayName, text: text),
-                                            in: yamaRoom)
+            let message = YamaMessage(id: id, authorID: author, authorName: user(author).displayName, text: text)
+            return { try rules.messageCreated(message, in: yamaRoom) }
         case .userStatus(let userID, let doNotDisturb):
             if doNotDisturb { dnd.insert(userID) } else { dnd.remove(userID) }
-            return []
+            return { [] }
         case .roomMuted(let roomID, let userID, let muted):
             if muted { mutes[roomID, default: []].insert(userID) } else { mutes[roomID]?.remove(userID) }
-            return []
+            return { [] }
         case .replySent(let conversationID, let id, let author, let text, let unread):
             let conversation = scenario.conversations.first { $0.id == conversationID }!
             let count = unread ?? (conciergeUnread[conversationID, default: 0] + 1)
@@ -166,22 +179,23 @@ final class ReferenceWorld {
             case .teamMember(let name): .teamMember(name: name)
             case .ai: .ai
             }
-            return try ConciergeRules(app: app, devices: store).reply(
-                ConciergeReply(conversationID: conversationID, messageID: id, author: replyAuthor, text: text, unread: count),
-                toCustomer: conversation.customer!)
+            let rules = ConciergeRules(app: app, devices: store)
+            let reply = ConciergeReply(conversationID: conversationID, messageID: id, author: replyAuthor, text: text, unread: count)
+            let customer = conversation.customer!
+            return { try rules.reply(reply, toCustomer: customer) }
         case .customerMessage(let conversationID, _):
             // The customer writes in the chat, so they have read every reply.
             conciergeUnread[conversationID] = 0
-            return []
+            return { [] }
         case .deviceRegistered(let person, let device, _):
             know(device)
             store.register(ScenarioDeviceIndex.Entry(person: person, device: device).storedDevice)
-            return []
+            return { [] }
         case .deviceUnregistered(let deviceID):
             store.remove(token: token(deviceID))
-            return []
+            return { [] }
         case .gatewayToken:
-            return []
+            return { [] }
         }
     }
 

@@ -18,6 +18,9 @@ public final class ScenarioDeviceStore: DeviceStore {
         var replaced: [Int: Device] = [:]
         /// Devices registered since, as an `InMemoryDeviceStore` keeps them.
         var later = DeviceRegistrations()
+        /// While a fan-out is decided a slice at a time: the positions whose people
+        /// `devices(of:)` answers for.
+        var slice: Range<Int>?
     }
 
     private let index: ScenarioDeviceIndex
@@ -58,7 +61,29 @@ public final class ScenarioDeviceStore: DeviceStore {
     }
 
     public func devices(of userID: String) -> [Device] {
-        state.withLock { state in initialDevices(of: userID, in: state) + state.later.devices(of: userID) }
+        state.withLock { state in
+            if let slice = state.slice, !slice.contains(index.initialPositions(of: userID).lowerBound) { return [] }
+            return initialDevices(of: userID, in: state) + state.later.devices(of: userID)
+        }
+    }
+
+    /// Runs `body` (the rules deciding an event) with `devices(of:)` answering only for the
+    /// people whose devices start in `slice` of the index's positions (someone the index does
+    /// not know, in the first slice); nil: everyone. Called for each of `slices(of:)` in turn,
+    /// the rules decide every push once, a slice of the population at a time.
+    public func narrowed<Result>(to slice: Range<Int>?, _ body: () throws -> Result) rethrows -> Result {
+        state.withLock { $0.slice = slice }
+        defer { state.withLock { $0.slice = nil } }
+        return try body()
+    }
+
+    /// The slices of `narrowed(to:)` covering everyone, `size` devices at a time: one (nil)
+    /// for a population that small, then the last one open-ended.
+    public func slices(ofSize size: Int) -> [Range<Int>?] {
+        guard index.initialCount > size else { return [nil] }
+        return stride(from: 0, to: index.initialCount, by: size).map { start in
+            start..<(start + size >= index.initialCount ? Int.max : start + size)
+        }
     }
 
     private func initialDevices(of userID: String, in state: State) -> [Device] {

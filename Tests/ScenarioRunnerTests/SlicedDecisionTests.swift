@@ -1,0 +1,57 @@
+import PushModel
+import Scenario
+import Testing
+@testable import ScenarioRunner
+
+/// The reference sender decides a big fan-out a slice of the population at a time; every
+/// slice together must be exactly the pushes the rules decide at once.
+@Suite struct SlicedDecisionTests {
+    /// 6,000 people, a PushKit token each and an Android phone for half: 9,000 devices, two slices.
+    static let scenario = try! Scenario(json: Array("""
+        {"format": 1, "product": "poolse",
+         "generate": {"people": 6000, "seed": 3, "devices": {"voip": 1, "alert": 0.3, "android": 0.5}, "gone": 0.02, "name": "All"},
+         "events": [
+          {"type": "call.placed", "call": "k1", "conversation": "c0", "caller": "p0", "media": "video"},
+          {"type": "call.declined", "call": "k1", "user": "p5999"},
+          {"type": "call.answered", "call": "k1", "user": "p1", "device": "p1-voip", "at_ms": 4000},
+          {"type": "call.ended", "call": "k1", "reason": "finished", "at_ms": 60000},
+          {"type": "message.sent", "conversation": "c0", "sender": "p2", "text": "hello", "at_ms": 61000}
+         ]}
+        """.utf8), name: "sliced")
+
+    /// A push as compared: device, kind, headers and bytes.
+    static func key(_ push: PushRequest) -> String {
+        push.device.token + " " + push.kind + " " + push.headers.map { $0.name + "=" + $0.value }.joined(separator: ",") + " "
+            + String(decoding: push.body, as: UTF8.self)
+    }
+
+    @Test func everySliceTogetherIsTheWholeDecision() throws {
+        let index = ScenarioDeviceIndex(Self.scenario)
+        let whole = ReferenceWorld(scenario: Self.scenario, devices: index, bundleID: "com.example.loop", fcmProject: "p")
+        let sliced = ReferenceWorld(scenario: Self.scenario, devices: index, bundleID: "com.example.loop", fcmProject: "p")
+        let slices = sliced.store.slices(ofSize: ReferenceSender.sliceDevices)
+        #expect(slices.count == 2, "9,000 devices in slices of \(ReferenceSender.sliceDevices)")
+        var total = 0
+        for event in Self.scenario.events {
+            let expected = try whole.decide(event).map(Self.key).sorted()
+            let decision = try sliced.plan(event)
+            var parts: [[String]] = []
+            for slice in slices { parts.append(try sliced.store.narrowed(to: slice, decision).map(Self.key)) }
+            #expect(parts.joined().sorted() == expected, "\(event.type)")
+            if expected.count > 1000 { #expect(parts.allSatisfy { !$0.isEmpty }, "\(event.type): each slice has its share") }
+            total += expected.count
+        }
+        #expect(total > 10_000)
+    }
+
+    @Test func aSmallPopulationIsOneSliceAndItsOrderIsTheRules() throws {
+        var scenario = Self.scenario
+        scenario.people = Array(scenario.people.prefix(50))
+        let index = ScenarioDeviceIndex(scenario)
+        let store = ScenarioDeviceStore(index)
+        #expect(store.slices(ofSize: ReferenceSender.sliceDevices) == [nil])
+        #expect(store.narrowed(to: 0..<1) { store.devices(of: "p1") }.isEmpty, "p1's devices start after position 0")
+        #expect(!store.narrowed(to: 0..<1) { store.devices(of: "p0") }.isEmpty)
+        #expect(!store.devices(of: "p1").isEmpty, "narrowing ends with the call")
+    }
+}
