@@ -6,13 +6,14 @@ import Testing
 /// The reference sender decides a big fan-out a slice of the population at a time; every
 /// slice together must be exactly the pushes the rules decide at once.
 @Suite struct SlicedDecisionTests {
-    /// 6,000 people, a PushKit token each and an Android phone for half: 9,000 devices, two slices.
+    /// 24,000 people, a PushKit token each, an alert token for 30% and an Android phone for
+    /// half: ~43,000 devices, two slices.
     static let scenario = try! Scenario(json: Array("""
         {"format": 1, "product": "poolse",
-         "generate": {"people": 6000, "seed": 3, "devices": {"voip": 1, "alert": 0.3, "android": 0.5}, "gone": 0.02, "name": "All"},
+         "generate": {"people": 24000, "seed": 3, "devices": {"voip": 1, "alert": 0.3, "android": 0.5}, "gone": 0.02, "name": "All"},
          "events": [
           {"type": "call.placed", "call": "k1", "conversation": "c0", "caller": "p0", "media": "video"},
-          {"type": "call.declined", "call": "k1", "user": "p5999"},
+          {"type": "call.declined", "call": "k1", "user": "p23999"},
           {"type": "call.answered", "call": "k1", "user": "p1", "device": "p1-voip", "at_ms": 4000},
           {"type": "call.ended", "call": "k1", "reason": "finished", "at_ms": 60000},
           {"type": "message.sent", "conversation": "c0", "sender": "p2", "text": "hello", "at_ms": 61000}
@@ -30,7 +31,7 @@ import Testing
         let whole = ReferenceWorld(scenario: Self.scenario, devices: index, bundleID: "com.example.loop", fcmProject: "p")
         let sliced = ReferenceWorld(scenario: Self.scenario, devices: index, bundleID: "com.example.loop", fcmProject: "p")
         let slices = sliced.store.slices(ofSize: ReferenceSender.sliceDevices)
-        #expect(slices.count == 2, "9,000 devices in slices of \(ReferenceSender.sliceDevices)")
+        #expect(slices.count == 2, "~43,000 devices in slices of \(ReferenceSender.sliceDevices)")
         var total = 0
         for event in Self.scenario.events {
             let expected = try whole.decide(event).map(Self.key).sorted()
