@@ -62,6 +62,11 @@ public struct EventJudgement: Sendable {
         self.wallClockMs = wallClockMs
         self.expected = expected
         matched = Array(repeating: 0, count: expected.count)
+        // Sized once: grown by doubling, a 150,000-push event's index and list of deliveries
+        // would each pass through twice their size.
+        entryOfSpec.reserveCapacity(expected.count)
+        expectedTokens.reserveCapacity(expected.count)
+        delivered.reserveCapacity(expected.count)
         for (position, entry) in expected.enumerated() {
             let token = DeviceToken(entry.token)
             expectedTokens.insert(token)

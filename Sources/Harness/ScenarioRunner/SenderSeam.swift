@@ -178,7 +178,7 @@ public final class ReferenceSender: ScenarioSender {
         let configuration = DeliveryConfiguration(
             apnsBaseURL: access.apnsURL, fcmBaseURL: access.fcmURL, oauthTokenURL: access.tokenURL,
             // With h2c (http:// URLs) libcurl makes no TLS connection: no certificate to trust.
-            fcmProjectID: setup.fcmProject, tls: access.h2c ? .systemRoots : .caFile(access.caFile),
+            fcmProjectID: setup.fcmProject, maxInFlight: Self.pushesInFlight, tls: access.h2c ? .systemRoots : .caFile(access.caFile),
             retry: RetryPolicy(baseDelay: 0.01, maxDelay: 0.2, maxAttempts: 4),
             requestTimeoutMilliseconds: 10_000, connectTimeoutMilliseconds: 5_000)
         do {
@@ -231,6 +231,8 @@ public final class ReferenceSender: ScenarioSender {
     /// answered, so a 150,000-push fan-out does not hold every push (and a task each) to its end.
     static let batchSize = 256
     static let batchesInFlight = 8
+    /// Pushes unanswered at once (the deliverer's slots, a libcurl handle each).
+    static let pushesInFlight = 256
     /// Devices per slice of the population an event's pushes are decided for at once: each
     /// slice walks the event's whole list of people (the rules skip those outside it), so
     /// fewer, larger slices cost less time; this many is ~3 MB of pushes.
