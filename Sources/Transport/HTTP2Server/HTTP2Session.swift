@@ -681,6 +681,7 @@ final class HTTP2Session {
             block.bytes.append(contentsOf: header.name.utf8)
             block.bytes.append(contentsOf: header.value.utf8)
         }
+        let neverIndexed = resources.settings.http2.neverIndexedResponseHeaders
         block.bytes.withUnsafeMutableBufferPointer { bytes in
             guard let base = bytes.baseAddress else { return }
             let flags = UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
@@ -689,8 +690,9 @@ final class HTTP2Session {
             for header in headers {
                 let nameLength = header.name.utf8.count
                 let valueLength = header.value.utf8.count
+                let fieldFlags = neverIndexed.contains(header.name) ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : flags
                 block.entries.append(nghttp2_nv(name: base + offset, value: base + offset + nameLength,
-                                                namelen: nameLength, valuelen: valueLength, flags: flags))
+                                                namelen: nameLength, valuelen: valueLength, flags: fieldFlags))
                 offset += nameLength + valueLength
             }
             block.entries.withUnsafeBufferPointer { entries in
