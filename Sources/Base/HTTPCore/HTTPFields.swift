@@ -78,6 +78,9 @@ public struct HTTPFields: Sendable, Equatable {
     /// Empties the fields; with `keepingCapacity`, a buffer that is this value's alone is kept
     /// for the next request (one another holder still shares is left to it).
     public mutating func removeAll(keepingCapacity: Bool = false) {
+        // Already empty (a reused stream's, emptied after its last request): Array's
+        // `removeAll(keepingCapacity:)` takes its general `replaceSubrange` path even then.
+        guard !(keepingCapacity && ends.isEmpty && storage.isEmpty) else { return }
         storage.removeAll(keepingCapacity: keepingCapacity)
         ends.removeAll(keepingCapacity: keepingCapacity)
     }
