@@ -130,6 +130,19 @@ func utf8HasSuffix(_ text: Substring.UTF8View, _ suffix: String) -> Bool {
 /// Case-insensitive ASCII prefix test without allocating.
 func hasPrefixIgnoringASCIICase(_ text: Substring.UTF8View, _ prefix: StaticString) -> Bool {
     let p = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+    // On the bytes when they are contiguous (a native String's): walking the view's indices
+    // was ~0.6% of a push (perf, the bearer check of every APNs request).
+    if let contiguous = text.withContiguousStorageIfAvailable({ bytes -> Bool in
+        guard bytes.count >= p.count else { return false }
+        for i in 0..<p.count {
+            var b = bytes[i]
+            if b >= 0x41 && b <= 0x5A { b += 0x20 }
+            if b != p[i] { return false }
+        }
+        return true
+    }) {
+        return contiguous
+    }
     guard text.count >= p.count else { return false }
     var i = text.startIndex
     for expected in p {
