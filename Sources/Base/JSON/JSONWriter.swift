@@ -429,13 +429,22 @@ public func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
     }
     var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: UInt64.max has 20 digits
     withUnsafeMutableBytes(of: &digits) { raw in
-        var start = raw.count
+        // Two digits a step; appended as a typed buffer (a raw buffer's slice went through the
+        // generic, byte-at-a-time `append(contentsOf:)`).
+        let buffer = raw.bindMemory(to: UInt8.self)
+        var start = buffer.count
         var v = value
-        while v > 0 {
-            start -= 1
-            raw[start] = UInt8(ascii: "0") + UInt8(v % 10)
-            v /= 10
+        while v >= 10 {
+            let pair = Int(v % 100)
+            v /= 100
+            buffer[start - 1] = UInt8(ascii: "0") + UInt8(pair % 10)
+            buffer[start - 2] = UInt8(ascii: "0") + UInt8(pair / 10)
+            start -= 2
         }
-        out.append(contentsOf: raw[start...])
+        if v > 0 {
+            start -= 1
+            buffer[start] = UInt8(ascii: "0") + UInt8(v)
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
     }
 }
