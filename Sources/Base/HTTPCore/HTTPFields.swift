@@ -36,6 +36,8 @@ public struct HTTPFields: Sendable, Equatable {
     public init() {}
 
     public init(_ headers: [HTTPHeader]) {
+        // `[]` (an empty literal) comes here too: the transport empties a stream's fields so.
+        guard !headers.isEmpty else { return }
         storage.reserveCapacity(headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
         ends.reserveCapacity(headers.count)
         for header in headers { append(header.name, header.value) }

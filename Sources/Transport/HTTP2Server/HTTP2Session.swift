@@ -428,14 +428,14 @@ final class HTTP2Session {
             return 0
         case .tooLarge:
             stream.headersTooLarge = true
-            stream.headers = []
+            stream.headers = HTTPFields()
             return 0
         case .abandonStream:
             // nghttp2 resets the stream (RST_STREAM INTERNAL_ERROR) and decodes the rest of
             // the block only to keep its HPACK table in step, without calling us.
             stream.headersTooLarge = true
             stream.answered = true
-            stream.headers = []
+            stream.headers = HTTPFields()
             headerBlockDeadline.stop()
             return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         case .closeConnection:
@@ -599,7 +599,7 @@ final class HTTP2Session {
                                   version: .http2, isTLS: context.isTLS, connectionID: context.id,
                                   streamID: streamID, arrivalNanos: stream.arrivalNanos)
         bodyBudget.release(stream.body.count)
-        stream.headers = []
+        stream.headers = HTTPFields()
         stream.body = []
         var response = handler.handle(request, on: context)
         // The buffers back to the stream for its next use: unless the handler kept a copy,
