@@ -105,6 +105,40 @@ import Testing
         }
     }
 
+    /// A header named in `neverIndexedResponseHeaders` goes out as a literal never indexed
+    /// (RFC 7541 §6.2.3: first byte 0001xxxx) on every answer; without the setting, the first
+    /// answer adds it to the dynamic table (01xxxxxx) and the second, the same value again,
+    /// is one indexed field (1xxxxxxx). The answer's first field is `:status 200` (0x88).
+    @Test(arguments: [true, false])
+    func headersNamedNeverIndexedStayOutOfTheHPACKTable(neverIndexed: Bool) throws {
+        var configuration = ServerConfiguration(threads: 1)
+        if neverIndexed { configuration.http2.neverIndexedResponseHeaders = ["apns-id"] }
+        try withServer(configuration: configuration) { _, port in
+            let client = try RawClient(port: port)
+            let reader = FrameReader(client)
+            client.send(clientPreface + emptySettingsFrame)
+            var firstBytes: [UInt8] = []
+            for streamID: UInt8 in [1, 3] {
+                // GET, http, "/", :authority "x", then `x-empty: 1` (literals without indexing).
+                let block: [UInt8] = [0x82, 0x86, 0x84, 0x01, 1] + Array("x".utf8) + [0x00, 7] + Array("x-empty".utf8) + [1] + Array("1".utf8)
+                client.send([0, 0, UInt8(block.count), 0x1, 0x5, 0, 0, 0, streamID] + block)
+                while let frame = reader.next() {
+                    guard frame.streamID == UInt32(streamID), frame.type == 0x1 else { continue }
+                    #expect(frame.payload.first == 0x88, "\(frame.payload)")
+                    firstBytes.append(frame.payload.count > 1 ? frame.payload[1] : 0)
+                    break
+                }
+            }
+            #expect(firstBytes.count == 2)
+            if neverIndexed {
+                #expect(firstBytes.allSatisfy { $0 & 0xF0 == 0x10 }, "\(firstBytes)")
+            } else {
+                #expect(firstBytes.first.map { $0 & 0xC0 == 0x40 } == true, "\(firstBytes)")
+                #expect(firstBytes.last.map { $0 & 0x80 == 0x80 } == true, "\(firstBytes)")
+            }
+        }
+    }
+
     @Test func advertisedSettingsMatchAPNs() throws {
         try withServer(handler: EchoHandler(maxConcurrentStreams: 1000)) { _, port in
             let result = try runTool("/usr/bin/nghttp", ["-v", "-H", "x-empty: 1", "http://127.0.0.1:\(port)/"])

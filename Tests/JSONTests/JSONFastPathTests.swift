@@ -132,6 +132,11 @@ import JSON
         "", "{", #"{"a":1,}"#, "[1,]", #"{"a":01}"#, #"{"a":1.}"#, #"{"a":-}"#, #"{"a":tru}"#, #"{"a":"abc}"#,
         "{\"a\":\"x\u{01}\"}", #"{"a":"\x"}"#, #"{"a":"\ud800"}"#, #"{"a":"\u12zz"}"#, "{} {}", #"{"a":1e999}"#,
         #"{"a" 1}"#, #"{"a":1 "b":2}"#, #"{1:2}"#, #"{"aps":[1 2]}"#, #"{"x":[[[[1]]]]}"#,
+        // Numbers are skipped without their value, except those that could be out of range.
+        #"{"a":-0,"aps":1793952045000}"#, #"{"a":12345678901234567,"aps":-9999999999999999}"#,
+        #"{"a":1234567890123456789012345678901234567890,"aps":-1.5e+3}"#, #"{"a":1E5,"b":0.0000,"aps":[-0.5,2e-3]}"#,
+        #"{"a":-01}"#, #"{"a":1e}"#, #"{"a":1e+}"#, #"{"a":-1e999}"#, #"{"a":2.5E308}"#, #"{"aps":1,"b":-}"#,
+        "{\"\u{e9}\":1,\"aps\":2}", "{\"ap\u{e9}\":1}",
     ])
     func memberScanAgreesWithTheParser(text: String) {
         let bytes = Array(text.utf8)
@@ -150,6 +155,13 @@ import JSON
         default:
             Issue.record("parse gave \(parsed), the scan \(scanned)")
         }
+    }
+
+    /// A wanted key that is not ASCII is compared as a String (canonical equivalence), as parse does.
+    @Test func nonASCIIWantedKeyIsComparedAsText() throws {
+        let decomposed = Array("{\"e\u{301}\":1}".utf8)
+        #expect(try JSONParser.member("\u{e9}", ofTopLevelObjectIn: decomposed) == .found(.number(1)))
+        #expect(try JSONParser.member("\u{e9}", ofTopLevelObjectIn: Array(#"{"e":1}"#.utf8)) == .absent)
     }
 
     @Test func memberScanWithDuplicateRejectionRejects() {

@@ -94,6 +94,14 @@ import SpecValidator
              headers: ["apns-push-type": "voip", "apns-topic": "com.example.app.voip"], payload: Self.payload(bytes: 5121)),
         Case(name: "bearer header not bearer (auth off)", expected: .invalidProviderToken, headers: ["authorization": "Basic abc"]),
         Case(name: "empty bearer (auth off)", expected: .missingProviderToken, headers: ["authorization": "bearer "]),
+        Case(name: "bearer and spaces only (auth off)", expected: .missingProviderToken, headers: ["authorization": "Bearer    "]),
+        // One Character, a space with a combining mark: nothing after "bearer " (Characters decide).
+        Case(name: "bearer, a space joined to an accent (auth off)", expected: .missingProviderToken,
+             headers: ["authorization": "bearer \u{301}"]),
+        Case(name: "payload number out of range", expected: .payloadEmpty, payload: #"{"a":1e999}"#),
+        Case(name: "payload number with a leading zero", expected: .payloadEmpty, payload: #"{"a":01}"#),
+        Case(name: "voip topic ending in another push type's suffix", expected: .deviceTokenNotForTopic,
+             headers: ["apns-push-type": "voip", "apns-topic": "com.example.app.voip.complication"]),
     ]
 
     @Test(arguments: validationCases)
@@ -205,6 +213,12 @@ import SpecValidator
         #expect(h.push(headers: ["apns-push-type": "voip", "apns-topic": "com.example.app.voip"]).status == 200)
         // an alert to the app's VoIP topic: the device registered for the bare bundle
         #expect(reason(h.push(headers: ["apns-topic": "com.example.app.voip"])) == "DeviceTokenNotForTopic")
+        #expect(reason(h.push(headers: ["apns-topic": "com.example.app.push-type.liveactivity"])) == "DeviceTokenNotForTopic")
+        #expect(reason(h.push(headers: ["apns-topic": "com.other.app.voip"])) == "TopicDisallowed")
+        #expect(h.push(headers: ["apns-push-type": "liveactivity", "apns-topic": "com.example.app.push-type.liveactivity"],
+                       payload: #"{"aps":{"event":"update"}}"#).status == 200)
+        #expect(reason(h.push(headers: ["apns-push-type": "liveactivity", "apns-topic": "com.example.ap.push-type.liveactivity"],
+                              payload: #"{"aps":{"event":"update"}}"#)) == "TopicDisallowed")
     }
 
     @Test func backgroundPushWithAlertIsAcceptedButFlagged() throws {

@@ -40,7 +40,7 @@ public struct HTTPRequest: Sendable {
     public var arrivalNanos: UInt64
 
     public init(method: String, path: String, authority: String? = nil, scheme: String? = nil,
-                headers: HTTPFields = [], body: [UInt8] = [], version: HTTPVersion = .http2,
+                headers: HTTPFields = HTTPFields(), body: [UInt8] = [], version: HTTPVersion = .http2,
                 isTLS: Bool = false, connectionID: UInt64 = 0, streamID: Int32 = 1,
                 arrivalNanos: UInt64 = 0) {
         self.method = method

@@ -36,6 +36,8 @@ public struct HTTPFields: Sendable, Equatable {
     public init() {}
 
     public init(_ headers: [HTTPHeader]) {
+        // `[]` (an empty literal) comes here too: the transport empties a stream's fields so.
+        guard !headers.isEmpty else { return }
         storage.reserveCapacity(headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
         ends.reserveCapacity(headers.count)
         for header in headers { append(header.name, header.value) }
@@ -78,6 +80,9 @@ public struct HTTPFields: Sendable, Equatable {
     /// Empties the fields; with `keepingCapacity`, a buffer that is this value's alone is kept
     /// for the next request (one another holder still shares is left to it).
     public mutating func removeAll(keepingCapacity: Bool = false) {
+        // Already empty (a reused stream's, emptied after its last request): Array's
+        // `removeAll(keepingCapacity:)` takes its general `replaceSubrange` path even then.
+        guard !(keepingCapacity && ends.isEmpty && storage.isEmpty) else { return }
         storage.removeAll(keepingCapacity: keepingCapacity)
         ends.removeAll(keepingCapacity: keepingCapacity)
     }

@@ -46,6 +46,9 @@ public final class MockGateway: HTTPHandler {
     private let recordsLines: Bool
     /// Judges each request against the push specs (`serve --specs`), when given.
     public let judge: SpecJudge?
+    /// `judge != nil`, read first on every request: testing the optional copied the judge
+    /// (its spec set, a retain of each of its parts) each time (perf, ~1% of a push).
+    private let judges: Bool
     private let clock: WallClock
     private let identifiers = IdentifierSource()
     private let apns: APNSService
@@ -61,6 +64,7 @@ public final class MockGateway: HTTPHandler {
         self.observers = observers
         recordsLines = observers.contains { $0.wantsRecordedRequestHead }
         self.judge = judge
+        judges = judge != nil
         self.clock = clock
         tokens = DeviceTokenRegistry(configuration: configuration.tokens, nowMillis: UInt64(clock.nowMilliseconds))
         faults = FaultInjector(configuration: configuration.faults)
@@ -235,7 +239,7 @@ public final class MockGateway: HTTPHandler {
     /// the body (else the judge reads the body itself); a body over the route's limit is judged
     /// from its size alone. With `--reject-violations` a would-be 200 becomes the rejection.
     private func judge(_ request: HTTPRequest, route: GatewayRoute, answer: inout ServiceOutcome) -> SpecVerdict? {
-        guard let judge, route != .unknown else { return nil }
+        guard judges, route != .unknown, let judge else { return nil }
         let bodyOverLimit = route.maxBodyBytes.map { request.body.count > $0 } ?? false
         let verdict = bodyOverLimit ? judge.oversizedBodyVerdict(request, route: route)
                                     : judge.judge(request, route: route, tape: answer.payloadTape)
@@ -256,10 +260,9 @@ public final class MockGateway: HTTPHandler {
                          specVerdict: SpecVerdict?, clientCertificateSubject: String?, state: GatewayConnectionState) {
         var verdict: RecordedVerdict?
         var verdictEncoding: [UInt8]?
-        if let specVerdict, !specVerdict.outOfScope, let judge {
-            let judgement: RecordedVerdict.Judgement
-            (judgement, verdictEncoding) = judge.recordedForm(of: specVerdict)
-            verdict = RecordedVerdict(judgement: judgement)
+        if judges, let specVerdict, !specVerdict.outOfScope, let recorded = judge?.recordedForm(of: specVerdict) {
+            verdictEncoding = recorded.encoded
+            verdict = RecordedVerdict(judgement: recorded.judgement)
         }
         if !answer.warnings.isEmpty {
             verdictEncoding = nil
@@ -298,7 +301,7 @@ public final class MockGateway: HTTPHandler {
     /// payload tape it reads `aps` from (`ServiceOutcome.payloadTape`) for it.
     private func dispatch(_ request: HTTPRequest, route: GatewayRoute, state: GatewayConnectionState) -> ServiceOutcome {
         switch route {
-        case .apns: return apns.handle(request, connection: state, keepPayloadTape: judge != nil)
+        case .apns: return apns.handle(request, connection: state, keepPayloadTape: judges)
         case .fcm: return fcm.handle(request, connection: state)
         case .oauth: return oauth.handle(request)
         case .unknown:

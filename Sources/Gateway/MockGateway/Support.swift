@@ -44,16 +44,18 @@ final class IdentifierSource: Sendable {
         let high = random.next() & 0xFFFF_FFFF_FFFF_0FFF | 0x0000_0000_0000_4000
         let low = random.next() & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000
         return String(unsafeUninitializedCapacity: 36) { out in
+            // A byte (two digits) a step, high word first; hyphens before bytes 4, 6, 8 and 10.
             var w = 0
-            for nibbleIndex in 0..<32 {
-                if nibbleIndex == 8 || nibbleIndex == 12 || nibbleIndex == 16 || nibbleIndex == 20 {
+            for byteIndex in 0..<16 {
+                if byteIndex == 4 || byteIndex == 6 || byteIndex == 8 || byteIndex == 10 {
                     out[w] = UInt8(ascii: "-")
                     w += 1
                 }
-                let word = nibbleIndex < 16 ? high : low
-                let shift = UInt64(60 - 4 * (nibbleIndex % 16))
-                out[w] = hexDigit(UInt8(truncatingIfNeeded: (word >> shift) & 0xF))
-                w += 1
+                let word = byteIndex < 8 ? high : low
+                let byte = UInt8(truncatingIfNeeded: word >> UInt64(56 - 8 * (byteIndex % 8)))
+                out[w] = hexDigit(byte >> 4)
+                out[w + 1] = hexDigit(byte & 0xF)
+                w += 2
             }
             return w
         }
@@ -128,6 +130,19 @@ func utf8HasSuffix(_ text: Substring.UTF8View, _ suffix: String) -> Bool {
 /// Case-insensitive ASCII prefix test without allocating.
 func hasPrefixIgnoringASCIICase(_ text: Substring.UTF8View, _ prefix: StaticString) -> Bool {
     let p = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+    // On the bytes when they are contiguous (a native String's): walking the view's indices
+    // was ~0.6% of a push (perf, the bearer check of every APNs request).
+    if let contiguous = text.withContiguousStorageIfAvailable({ bytes -> Bool in
+        guard bytes.count >= p.count else { return false }
+        for i in 0..<p.count {
+            var b = bytes[i]
+            if b >= 0x41 && b <= 0x5A { b += 0x20 }
+            if b != p[i] { return false }
+        }
+        return true
+    }) {
+        return contiguous
+    }
     guard text.count >= p.count else { return false }
     var i = text.startIndex
     for expected in p {

@@ -152,6 +152,7 @@ public final class EmbeddedGateway: ScenarioGateway {
                                           judge: judge)
             var settings = ServerConfiguration(threads: 1)
             settings.http2.streamLimitGoAwayDebugData = APNSGoAway.streamLimitDebugData
+            settings.http2.neverIndexedResponseHeaders = APNSResponseHeaders.neverIndexed
             let server = HTTPServer(listeners: [ListenerConfiguration(
                 host: "127.0.0.1", port: 0,
                 tls: TLSConfiguration(certificateChainPEM: certificate.certificatePEM, privateKeyPEM: certificate.privateKeyPEM),

@@ -28,20 +28,21 @@ public enum Timestamp {
             let day = Int(dayOfYear - (153 * mp + 2) / 5 + 1)
             let month = Int(mp < 10 ? mp + 3 : mp - 9)
             if month <= 2 { year += 1 }
-            func put(_ value: Int, at offset: Int, width: Int) {
-                var v = value
-                for i in stride(from: offset + width - 1, through: offset, by: -1) {
-                    out[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                    v /= 10
-                }
+            // Two digits a step, straight-line: the loop a field was ~0.7% of the server's time.
+            func put2(_ value: Int, at offset: Int) {
+                let tens = value / 10
+                out[offset] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: tens)
+                out[offset + 1] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value - tens * 10)
             }
-            put(Int(year), at: 0, width: 4); out[4] = UInt8(ascii: "-")
-            put(month, at: 5, width: 2); out[7] = UInt8(ascii: "-")
-            put(day, at: 8, width: 2); out[10] = UInt8(ascii: "T")
-            put(secondOfDay / 3600, at: 11, width: 2); out[13] = UInt8(ascii: ":")
-            put(secondOfDay / 60 % 60, at: 14, width: 2); out[16] = UInt8(ascii: ":")
-            put(secondOfDay % 60, at: 17, width: 2); out[19] = UInt8(ascii: ".")
-            put(micros, at: 20, width: 6); out[26] = UInt8(ascii: "Z")
+            let yearValue = Int(year)
+            put2(yearValue / 100 % 100, at: 0); put2(yearValue % 100, at: 2); out[4] = UInt8(ascii: "-")
+            put2(month, at: 5); out[7] = UInt8(ascii: "-")
+            put2(day, at: 8); out[10] = UInt8(ascii: "T")
+            put2(secondOfDay / 3600, at: 11); out[13] = UInt8(ascii: ":")
+            put2(secondOfDay / 60 % 60, at: 14); out[16] = UInt8(ascii: ":")
+            put2(secondOfDay % 60, at: 17); out[19] = UInt8(ascii: ".")
+            put2(micros / 10_000, at: 20); put2(micros / 100 % 100, at: 22); put2(micros % 100, at: 24)
+            out[26] = UInt8(ascii: "Z")
             return body(UnsafeBufferPointer(out))
         }
     }

@@ -226,7 +226,7 @@ final class HTTP1Session {
         readingValue = false
         inTrailers = false
         headerListSize = 0
-        headers = []
+        headers = HTTPFields()
         body = []
         arrivalNanos = SystemClock.wallClockNanoseconds()
         headDeadline.startIfIdle(nowNanos: resources.clock.now)
@@ -322,7 +322,7 @@ final class HTTP1Session {
                                   scheme: context.isTLS ? "https" : "http", headers: headers, body: body,
                                   version: .http1_1, isTLS: context.isTLS, connectionID: context.id,
                                   streamID: requestCount, arrivalNanos: arrivalNanos)
-        headers = []
+        headers = HTTPFields()
         body = []
         let response = handler.handle(request, on: context)
         context.noteCompleted()

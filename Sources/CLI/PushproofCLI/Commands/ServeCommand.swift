@@ -210,6 +210,7 @@ struct ServeCommand: Subcommand {
         settings.responseSendTimeout = .seconds(sendTimeout)
         // APNs' wording when a client opens more streams than allowed.
         settings.http2.streamLimitGoAwayDebugData = APNSGoAway.streamLimitDebugData
+        settings.http2.neverIndexedResponseHeaders = APNSResponseHeaders.neverIndexed
         // Each connection is a descriptor: the soft limit (1024 on Debian) is too few.
         HTTPServer.raiseOpenFileLimit()
         let http = HTTPServer(listeners: listeners, configuration: settings)

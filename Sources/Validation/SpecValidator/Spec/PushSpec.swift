@@ -1,5 +1,6 @@
 import JSON
 import PushModel
+import HTTPCore
 
 /// One push kind on one transport (`poolse.ring.apns`), compiled from its spec file:
 /// how to recognise its requests, and the header, body and derived rules they must keep.
@@ -246,6 +247,7 @@ extension PushSpec {
 
 extension HeaderRule {
     func check(_ request: RequestView, into violations: inout [SpecViolation]) {
+        if passesOnBytes(request.headers) { return }
         let value = request.header(name)
         // The pointer is built only on failure: building it for every rule of every request
         // was ~10% of judging a passing push (perf, poolse ring).
@@ -297,6 +299,36 @@ extension HeaderRule {
                 fail(text, "\(name) must be \(text)")
             }
         }
+    }
+
+    /// Whether the rule holds, read on the field's bytes: true only where the bytes settle it
+    /// (present, absent, equal to the wanted text byte for byte, digits). Otherwise (a failure,
+    /// a pattern, a derived value) `check` reads the value as text and says why. Making each
+    /// header a String to compare it was ~1.2% of a judged push (perf `serve --specs`).
+    private func passesOnBytes(_ fields: HTTPFields) -> Bool {
+        fields.withUnsafeFields { fields in
+            let index = fields.firstIndex(of: name)
+            switch kind {
+            case .required: return index != nil
+            case .forbidden: return index == nil
+            case .equals(let wanted): return index.map { Self.bytes(fields.value(at: $0), equal: wanted) } ?? false
+            case .oneOf(let allowed):
+                guard let index else { return false }
+                let value = fields.value(at: index)
+                return allowed.contains { Self.bytes(value, equal: $0) }
+            case .integer:
+                guard let index else { return false }
+                let value = fields.value(at: index)
+                return !value.isEmpty && value.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+            case .prefix, .suffix, .pattern, .derived: return false
+            }
+        }
+    }
+
+    /// The same bytes make the same String, so equal bytes pass as `==` would.
+    private static func bytes(_ value: UnsafeBufferPointer<UInt8>, equal text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytesEqual(value, $0) }
     }
 
     var expectedText: String {
