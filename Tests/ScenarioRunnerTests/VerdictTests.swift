@@ -201,3 +201,28 @@ private func name(_ token: String) -> String { names[token] ?? token }
         #expect(reference.cuttingToken("another") == nil)
     }
 }
+
+@Suite struct DeliveredPushesTests {
+    /// The pushes that counted for their own expectation are kept as its position; the list
+    /// reads back in arrival order with every device, spec and sequence as judged.
+    @Test func aJudgedEventListsItsDeliveriesInTheOrderTheyCame() {
+        let expected = [ExpectedPush(device: "alice/a-android", token: "tok-a", spec: "poolse.ring.fcm"),
+                        ExpectedPush(device: "bob/b-android", token: "tok-b", spec: "poolse.ring.fcm")]
+        let verdict = EventJudge.judge(index: 0, type: "call.placed", oracle: "reference rules", source: nil, expected: expected,
+                                       exchanges: [push(7, token: "tok-b", status: 200), push(8, token: "tok-c", status: 200),
+                                                   push(9, token: "tok-a", status: 200), push(10, token: "tok-a", status: 200)],
+                                       cleanup: CleanupState(), deviceName: name)
+        let listed = verdict.delivered.map { "\($0.device) \($0.spec ?? "-") #\($0.sequence)" }
+        #expect(listed == ["bob/b-android poolse.ring.fcm #7", "bob/b-ios poolse.ring.fcm #8",
+                           "alice/a-android poolse.ring.fcm #9", "alice/a-android poolse.ring.fcm #10"])
+        #expect(verdict.delivered.count == 4)
+    }
+
+    @Test func anArrayOfDeliveriesReadsBackAsItWas() {
+        let pushes: [DeliveredPushes.Element] = [("d1", "s", 1), ("d2", nil, 2)]
+        let delivered = DeliveredPushes(pushes)
+        #expect(delivered.map(\.device) == ["d1", "d2"])
+        #expect(delivered.map(\.sequence) == [1, 2])
+        #expect(delivered[1].spec == nil)
+    }
+}

@@ -46,7 +46,8 @@ public struct EventJudgement: Sendable {
     private var retryProblems = ProblemList()
     private var deadTokenProblems = ProblemList()
     private var retryAfter = RetryAfterRule()
-    private var delivered: [(device: String, spec: String?, sequence: Int)] = []
+    /// Accepted pushes: those that counted for their device and spec as positions in `expected`.
+    private var delivered = DeliveredPushes(capacity: 0)
     /// Spec ids as first seen: the deliveries of a fan-out share one string each.
     private var specIDs: Set<String> = []
 
@@ -66,7 +67,7 @@ public struct EventJudgement: Sendable {
         // would each pass through twice their size.
         entryOfSpec.reserveCapacity(expected.count)
         expectedTokens.reserveCapacity(expected.count)
-        delivered.reserveCapacity(expected.count)
+        delivered = DeliveredPushes(capacity: expected.count)
         for (position, entry) in expected.enumerated() {
             let token = DeviceToken(entry.token)
             expectedTokens.insert(token)
@@ -100,8 +101,13 @@ public struct EventJudgement: Sendable {
         }
         if push.accepted {
             let spec = push.specID.map { specIDs.insert($0).memberAfterInsert }
-            delivered.append((written.map(deviceName) ?? "?", spec, sequence))
-            if let token { count(push, token: token, spec: spec, sequence: sequence) }
+            let position = token.flatMap { count(push, token: $0, spec: spec, sequence: sequence) }
+            let device = written.map(deviceName) ?? "?"
+            if let position, expected[position].device == device, DeliveredPushes.fits(position: position, sequence: sequence) {
+                delivered.append(position: position, sequence: sequence)
+            } else {
+                delivered.append((device, spec, sequence))
+            }
         } else if let token, expectedTokens.contains(token) {
             refusals[token, default: []].append((push.sequence, push.answer))
         }
@@ -120,18 +126,22 @@ public struct EventJudgement: Sendable {
 
     /// An accepted push: counted for its entry (the first one of a device and spec also has
     /// its pinned fields and content checked), or unexpected.
-    private mutating func count(_ push: RecordedExchange, token: DeviceToken, spec: String?, sequence: Int) {
+    /// Returns the entry's position when the push counted for an entry of its own spec (then
+    /// the entry's device and spec are the push's, for `DeliveredPushes`).
+    private mutating func count(_ push: RecordedExchange, token: DeviceToken, spec: String?, sequence: Int) -> Int? {
         if let spec, let entry = entryOfSpec[EventJudge.DeviceSpec(token: token, spec: spec)] {
             if matched[entry] == 0 {
                 check(entry, on: push)
                 for later in sameDeviceSpec[entry] ?? [] { check(later, on: push) }
             }
             take(entry, sequence)
+            return entry
         } else if let entry = entryOfAnySpec[token] {
             take(entry, sequence)
         } else {
             unexpected.append((token.comparable, spec, sequence))
         }
+        return nil
     }
 
     private mutating func take(_ entry: Int, _ sequence: Int) {
@@ -255,7 +265,10 @@ public struct EventJudgement: Sendable {
         for position in contentProblems.keys.sorted() { for problem in contentProblems[position]! { problems.append(problem) } }
         problems.append(contentsOf: retryProblems)
         problems.append(contentsOf: deadTokenProblems)
-        return EventVerdict(index: index, type: type, oracle: oracle, source: source, expected: expectedListing, delivered: delivered,
+        let listing = expectedListing
+        var delivered = delivered
+        delivered.setListing(listing)
+        return EventVerdict(index: index, type: type, oracle: oracle, source: source, expected: listing, delivered: delivered,
                             problems: problems.listed)
     }
 

@@ -131,7 +131,7 @@ public struct EventVerdict: Sendable {
     /// fields and reference pushes are dropped once judged).
     public var expected: [ExpectedListing]
     /// Accepted pushes: device (id or token), spec, request sequence.
-    public var delivered: [(device: String, spec: String?, sequence: Int)]
+    public var delivered: DeliveredPushes
     public var problems: [Problem]
     /// Devices whose token this event's answers made dead (gone or bad), for the cleanup timeline.
     public var tokensDied: [(device: String, answer: AnswerClass)] = []
@@ -143,11 +143,70 @@ public struct EventVerdict: Sendable {
         self.oracle = oracle
         self.source = source
         self.expected = expected
-        self.delivered = delivered
+        self.delivered = DeliveredPushes(delivered)
         self.problems = problems
     }
 
+    /// With `delivered` as a judgement keeps it (mostly positions in `expected`).
+    init(index: Int, type: String, oracle: String, source: String?, expected: [ExpectedListing],
+         delivered: DeliveredPushes, problems: [Problem]) {
+        self.init(index: index, type: type, oracle: oracle, source: source, expected: expected, delivered: [], problems: problems)
+        self.delivered = delivered
+    }
+
     public var passed: Bool { problems.isEmpty }
+}
+
+/// An event's accepted pushes in the order they were answered, as (device, spec, sequence).
+/// One that counted for an expected push of its device and spec is kept as that expectation's
+/// position and its sequence (8 bytes, where a tuple of two strings and a number is 48: a
+/// 100,000-person call's report lists 150,000 of them an event); any other is kept whole.
+public struct DeliveredPushes: RandomAccessCollection, Sendable, ExpressibleByArrayLiteral {
+    public typealias Element = (device: String, spec: String?, sequence: Int)
+    /// The listing the positions are in (shared with the verdict's `expected`).
+    private var listing: [ExpectedListing] = []
+    /// Per push: position << 32 | sequence, or (for a push kept whole) the top bit and its
+    /// index in `whole`.
+    private var pushes: [UInt64] = []
+    private var whole: [Element] = []
+    private static let wholeBit: UInt64 = 1 << 63
+
+    public init(_ elements: [Element]) {
+        for element in elements { append(element) }
+    }
+
+    public init(arrayLiteral elements: Element...) { self.init(elements) }
+
+    init(capacity: Int) { pushes.reserveCapacity(capacity) }
+
+    /// The listing the positions `append(position:sequence:)` takes are in.
+    mutating func setListing(_ listing: [ExpectedListing]) { self.listing = listing }
+
+    /// Whether a push at this position and sequence can be kept as the two.
+    static func fits(position: Int, sequence: Int) -> Bool {
+        (0..<(1 << 31)).contains(position) && (0..<(1 << 32)).contains(sequence)
+    }
+
+    /// A push that counted for the expectation at `position` of the listing (`fits`): the
+    /// listing's device and spec are its own.
+    mutating func append(position: Int, sequence: Int) {
+        pushes.append(UInt64(position) << 32 | UInt64(sequence))
+    }
+
+    mutating func append(_ element: Element) {
+        pushes.append(Self.wholeBit | UInt64(whole.count))
+        whole.append(element)
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { pushes.count }
+
+    public subscript(index: Int) -> Element {
+        let push = pushes[index]
+        if push & Self.wholeBit != 0 { return whole[Int(push & ~Self.wholeBit)] }
+        let entry = listing[Int(push >> 32)]
+        return (entry.device, entry.spec, Int(push & 0xFFFF_FFFF))
+    }
 }
 
 /// An expected push as a report lists it: the device and the spec.
