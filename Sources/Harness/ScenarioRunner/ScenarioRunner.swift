@@ -278,7 +278,8 @@ final class ArrivingExchanges: Sendable {
         state.withLock { state in
             let clock = MonotonicClock()
             let began = clock.now
-            let verdict = state.judgement.verdict()
+            // Done with the event: its expectation goes before the store is compared.
+            let verdict = state.judgement.finish()
             return (verdict, state.cleanup, state.spent + (clock.now - began))
         }
     }

@@ -261,8 +261,15 @@ public final class ReferenceSender: ScenarioSender {
     public func devices() async -> [ListedDevice]? {
         state.withLock { state in
             guard let world = state.world else { return nil }
-            return world.store.allDevices().filter { state.owned?.contains(DeviceToken($0.token)) ?? true }
-                .map { ListedDevice(id: world.deviceID(ofToken: $0.token) ?? $0.userID, token: $0.token) }
+            var listed: [ListedDevice] = []
+            listed.reserveCapacity(world.store.count)
+            world.store.forEachDevice { device, position in
+                if let owned = state.owned, !owned.contains(DeviceToken(device.token)) { return }
+                // An initial device's id is its index entry's; one registered since, the world's.
+                let id = position.map { world.devices.entries[$0].device.id } ?? world.deviceID(ofToken: device.token) ?? device.userID
+                listed.append(ListedDevice(id: id, token: device.token))
+            }
+            return listed
         }
     }
 
