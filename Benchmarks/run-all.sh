@@ -20,3 +20,6 @@ echo "== the sender process's CPU and context switches"
 echo
 echo "== hostile clients: every attack of the issue-9 probe, one fresh server each"
 ./hostile.sh
+echo
+echo "== a scenario as load: drive --scenario vs send ring, the same 10,000-member fan-out"
+./drive-vs-send.sh 3
