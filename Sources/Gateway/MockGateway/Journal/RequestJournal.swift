@@ -282,7 +282,7 @@ extension RequestJournal {
     /// seen it; the lines a filter must read are copied and read outside the lock.
     func evaluateWaiters() {
         let waiters = state.withLock { Array($0.waiters.values) }
-        var positions = waiters.map(\.position)
+        let positions = waiters.map(\.position)
         guard var floor = positions.compactMap({ $0 }).min() else { return }
         var counts = [Int](repeating: 0, count: waiters.count)
         // The pass covers the lines held when it began: it never chases a flood's newest line.
