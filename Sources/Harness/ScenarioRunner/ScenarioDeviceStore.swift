@@ -101,7 +101,8 @@ public final class ScenarioDeviceStore: DeviceStore {
 
     /// Every device held, in `allDevices`' order, with its position in the index when it is
     /// one of the people's initial devices (nil: registered since). No list is made: a store
-    /// dump of 150,000 devices is one array, not three.
+    /// dump of 150,000 devices is one array, not three. `body` runs under the store's lock:
+    /// it must not call the store.
     func forEachDevice(_ body: (Device, Int?) -> Void) {
         state.withLock { state in
             // The index holds each person's devices together: a person's later ones follow
