@@ -2,8 +2,9 @@
 # `pushproof run` at scale (issue 11): a generated poolse group call (ring, one answer, the
 # call ends) through the reference sender and the embedded gateway, at several sizes. Prints
 # pushes/s, where the run's time went (`run --json` timing: sending, settling, the oracle,
-# judging) and peak RSS (/usr/bin/time -v), with the memory each push over the previous size
-# cost, to show judging stays a small share and memory per push stays flat.
+# judging, and the wall time of the reads judged beside the sender) and peak RSS
+# (/usr/bin/time -v), with the memory each push over the previous size cost, to show judging
+# stays a small share and memory per push stays flat.
 # Usage: Benchmarks/run-scenario.sh [MEMBERS…]   (default: 1000 10000)
 # BINARIES="/tmp/before /tmp/after" ROUNDS=2 runs each size that many rounds, the binaries in
 # turn within each round (before/after alternated), each row naming its binary.
@@ -13,8 +14,8 @@ TEMPLATE="$ROOT/Benchmarks/scenarios/group-call-10000.json"
 
 read -r -a BINARIES <<< "${BINARIES:-$PUSHPROOF}"
 ROUNDS="${ROUNDS:-1}"
-printf '%8s %8s %8s %9s %8s %8s %7s %8s %7s %13s  %s\n' \
-  members pushes total_s pushes/s sending settling oracle judging rss_mb kb/extra_push binary
+printf '%8s %8s %8s %9s %8s %8s %7s %8s %10s %7s %13s  %s\n' \
+  members pushes total_s pushes/s sending settling oracle judging reads_wall rss_mb kb/extra_push binary
 declare -A previous current
 for members in "${SIZES[@]}"; do
   scenario="$WORK/group-call-$members.json"
@@ -38,9 +39,12 @@ pushes = sum(len(e["delivered"]) for e in scenario["events"])
 share = lambda key: "%.1f%%" % (100 * t[key] / t["total_s"])
 # What the pushes beyond the previous size cost in peak RSS (the first row: over an empty process).
 extra = "%.2f" % ((rss - previous_rss) / (pushes - previous_pushes)) if pushes > previous_pushes else "-"
-print("%8s %8d %8.2f %9.0f %8s %8s %7s %8s %7.1f %13s|%d %d" % (
+# judging_s counts the reads beside the sender by their CPU time; reads_wall is their wall time
+# (the same reads, with whatever else had the cores meanwhile). Older binaries have none.
+reads_wall = share("judging_reads_wall_s") if "judging_reads_wall_s" in t else "-"
+print("%8s %8d %8.2f %9.0f %8s %8s %7s %8s %10s %7.1f %13s|%d %d" % (
     members, pushes, t["total_s"], pushes / t["total_s"], share("sending_s"), share("settling_s"), share("oracle_s"),
-    share("judging_s"), rss / 1024, extra, pushes, rss))
+    share("judging_s"), reads_wall, rss / 1024, extra, pushes, rss))
 PY
   )
   echo "${row%%|*}  ${binary}"

@@ -47,6 +47,22 @@ import Testing
         #expect(found.map(\.pointer.description) == ["/body/sent_at"])
     }
 
+    /// An FCM fan-out's reference is one body with the device's token cut out; the push is
+    /// compared with it as if it were whole, and a reference's header names in any case count.
+    @Test func aReferenceWithItsTokenCutOutComparesAsTheWholeOne() throws {
+        let whole: JSONValue = ["aps": ["thread-id": "t-ping", "badge": 2], "kind": "ping", "sent_at": 1000, "token": "tok-1"]
+        let cut = try #require(ContentReference(headers: [(name: "APNS-Push-Type", value: "alert"), referenceHeaders[1]],
+                                                body: whole.bytes(), decidedAtMs: 1_000_000_000).cuttingToken("tok-1"))
+        let compare = { (body: JSONValue, token: String) throws -> [String] in
+            try self.spec().compareContent(headers: self.referenceHeaders, body: body.bytes(), with: cut, token: token,
+                                           wallClockMs: 1_700_000_000_000).map(\.description)
+        }
+        #expect(try compare(whole, "tok-1") == [])
+        #expect(try compare(whole, "tok-2") == [#"/body/token is "tok-1", expected "tok-2""#])
+        let other: JSONValue = ["aps": ["thread-id": "t-ping", "badge": 2], "kind": "pong", "sent_at": 1000, "token": "tok-1"]
+        #expect(try compare(other, "tok-1") == [#"/body/kind is "pong", expected "ping""#])
+    }
+
     @Test func theHeadersTheRulesSetAreCompared() throws {
         let sent = referenceHeaders + [(name: "apns-collapse-id", value: "c1"), (name: "apns-priority", value: "10")]
         let found = try differences(referenceBody, headers: sent)

@@ -59,15 +59,18 @@ final class ExchangeLog: GatewayObserver {
     /// Both counters under one lock, so they agree.
     var counts: (exchanges: Int, acceptedPushes: Int) { state.withLock { ($0.total, $0.acceptedPushes) } }
 
-    /// The exchanges from position `start` on, each with its token read (on the caller's thread,
-    /// not the gateway's event loop, which only appends). Events are judged in order, so the
-    /// ones before `start` are done with and dropped here.
+    /// The exchanges from position `start` on, handed over: the log keeps none of them, so the
+    /// gateway's next append never copies a list the reader still holds. Each has its token
+    /// read on the caller's thread, not the gateway's event loop, which only appends. Events are
+    /// judged in order, so the ones before `start` are done with and dropped here.
     func exchanges(from start: Int) -> [RecordedExchange] {
         var list = state.withLock { state in
             let judged = min(max(0, start - state.firstPosition), state.exchanges.count)
             state.exchanges.removeFirst(judged)
-            state.firstPosition += judged
-            return state.exchanges
+            state.firstPosition += state.exchanges.count + judged
+            var taken: [RecordedExchange] = []
+            swap(&taken, &state.exchanges)
+            return taken
         }
         for index in list.indices { list[index].readToken() }
         return list

@@ -50,7 +50,12 @@ public struct EventJudgement: Sendable {
     private var delivered = DeliveredPushes(capacity: 0)
     /// Spec ids as first seen: the deliveries of a fan-out share one string each.
     private var specIDs: Set<String> = []
+    private var lastSpecID: String?
+    /// The spec last looked up by id (`spec(id:)`).
+    private var lastSpec: PushSpec?
 
+    /// `deviceName` names a device by its token as the entries of `expected` are named: a push
+    /// that counts for an entry is listed under the entry's `device`.
     public init(index: Int, type: String, oracle: String, source: String?, expected: [ExpectedPush], cleanup: CleanupState,
                 deviceName: @escaping @Sendable (String) -> String, specs: SpecSet? = nil, wallClockMs: Int64 = 0) {
         self.index = index
@@ -68,10 +73,11 @@ public struct EventJudgement: Sendable {
         entryOfSpec.reserveCapacity(expected.count)
         expectedTokens.reserveCapacity(expected.count)
         delivered = DeliveredPushes(capacity: expected.count)
-        for (position, entry) in expected.enumerated() {
-            let token = DeviceToken(entry.token)
+        // By index: `enumerated()` copied each entry, its six strings and arrays retained.
+        for position in expected.indices {
+            let token = DeviceToken(expected[position].token)
             expectedTokens.insert(token)
-            if let spec = entry.spec {
+            if let spec = expected[position].spec {
                 let key = EventJudge.DeviceSpec(token: token, spec: spec)
                 if let first = entryOfSpec[key] { sameDeviceSpec[first, default: []].append(position) } else { entryOfSpec[key] = position }
             } else if entryOfAnySpec[token] == nil {
@@ -100,13 +106,14 @@ public struct EventJudgement: Sendable {
             }
         }
         if push.accepted {
-            let spec = push.specID.map { specIDs.insert($0).memberAfterInsert }
+            let spec = push.specID.map { sharedSpecID($0) }
             let position = token.flatMap { count(push, token: $0, spec: spec, sequence: sequence) }
-            let device = written.map(deviceName) ?? "?"
-            if let position, expected[position].device == device, DeliveredPushes.fits(position: position, sequence: sequence) {
+            // A push that counted for an entry is the entry's device (same token, named by the
+            // same `deviceName`): it is not named again, which was a tenth of judging a push.
+            if let position, DeliveredPushes.fits(position: position, sequence: sequence) {
                 delivered.append(position: position, sequence: sequence)
             } else {
-                delivered.append((device, spec, sequence))
+                delivered.append((written.map(deviceName) ?? "?", spec, sequence))
             }
         } else if let token, expectedTokens.contains(token) {
             refusals[token, default: []].append((push.sequence, push.answer))
@@ -152,8 +159,8 @@ public struct EventJudgement: Sendable {
     /// Pinned fields and headers, and what the push says against the reference rules' push;
     /// then the entry's copies of them go.
     private mutating func check(_ position: Int, on push: RecordedExchange) {
-        let entry = expected[position]
-        if !entry.fields.isEmpty || !entry.headers.isEmpty {
+        if !expected[position].fields.isEmpty || !expected[position].headers.isEmpty {
+            let entry = expected[position]
             var problems: [Problem] = []
             for (name, value) in entry.headers {
                 let found = push.headers.first { $0.name == name }?.value
@@ -175,10 +182,13 @@ public struct EventJudgement: Sendable {
             }
             if !problems.isEmpty { fieldProblems[position] = problems }
         }
-        if let specs, let reference = entry.reference, let spec = entry.spec.flatMap(specs.spec(id:)) {
-            let differences = spec.compareContent(headers: push.headers, body: push.body, with: reference.withToken(entry.token),
+        if specs != nil, let reference = expected[position].reference, let spec = expected[position].spec.flatMap({ spec(id: $0) }) {
+            // The entry is read in place: a copy of it (six strings and arrays) a push was a
+            // tenth of judging.
+            let differences = spec.compareContent(headers: push.headers, body: push.body, with: reference, token: expected[position].token,
                                                   wallClockMs: wallClockMs)
             if !differences.isEmpty {
+                let entry = expected[position]
                 contentProblems[position] = differences.map { difference in
                     Problem(.content, "content: \(entry.specName) to \(entry.device) (request \(push.requestNumber)): \(difference)",
                             source: difference.source?.sentence)
@@ -190,12 +200,34 @@ public struct EventJudgement: Sendable {
         expected[position].reference = nil
     }
 
+    /// `id` as the string first seen: the deliveries of a fan-out share it.
+    private mutating func sharedSpecID(_ id: String) -> String {
+        if let lastSpecID, lastSpecID == id { return lastSpecID }
+        let shared = specIDs.insert(id).memberAfterInsert
+        lastSpecID = shared
+        return shared
+    }
+
+    /// The spec with this id: a fan-out's pushes name one or two, so the last one found is
+    /// asked first.
+    private mutating func spec(id: String) -> PushSpec? {
+        if let lastSpec, lastSpec.id == id { return lastSpec }
+        lastSpec = specs?.spec(id: id)
+        return lastSpec
+    }
+
     /// What had to arrive, as the report lists it.
     public var expectedListing: [ExpectedListing] {
         var specIDs = specIDs
+        var last: String?
         return expected.map { entry in
             var listing = ExpectedListing(entry)
-            listing.spec = listing.spec.map { specIDs.insert($0).memberAfterInsert }
+            // Shared as the deliveries' are; a fan-out's entries name one spec after another.
+            listing.spec = listing.spec.map { id in
+                if let last, last == id { return last }
+                last = specIDs.insert(id).memberAfterInsert
+                return last!
+            }
             return listing
         }
     }

@@ -86,8 +86,13 @@ public struct CleanupState: Sendable {
 
     /// Notes what one exchange said about its token (a push's only).
     public mutating func absorb(_ exchange: RecordedExchange, event: Int, badTokens: Set<DeviceToken>) {
-        guard exchange.isPush, let token = exchange.deviceToken else { return }
-        let answer = AnswerClass.of(status: exchange.status ?? 0, reason: exchange.reason, tokenIsBad: badTokens.contains(token))
+        guard exchange.isPush else { return }
+        // An accepted push changes nothing while no token waits on a refusal: most pushes
+        // of a fan-out, so none of them reads its token here.
+        if exchange.accepted, refused.isEmpty { return }
+        guard let token = exchange.deviceToken else { return }
+        let answer = AnswerClass.of(status: exchange.status ?? 0, reason: exchange.reason,
+                                    tokenIsBad: !badTokens.isEmpty && badTokens.contains(token))
         switch answer {
         case .gone, .bad:
             if dead[token] == nil { dead[token] = (event, answer) }
@@ -255,7 +260,8 @@ public enum EventJudge {
     /// The sender's store against what it should hold: every live device, no dead one.
     public static func compareStore(listed: [ListedDevice], live: Set<DeviceToken>, dead: Set<DeviceToken>,
                                     deviceName: (String) -> String) -> [Problem] {
-        let held = Set(listed.map { DeviceToken($0.token) })
+        var held = Set<DeviceToken>(minimumCapacity: listed.count)
+        for device in listed { held.insert(DeviceToken(device.token)) }
         // Sorted for a stable report, but only the differences: a large population has tens
         // of thousands of live tokens and this runs after every event.
         let kept = dead.filter { held.contains($0) }.sorted()
@@ -293,19 +299,22 @@ public struct RetryAfterRule: Sendable {
     /// `push`, to `token`, answered at `at` nanoseconds (any one clock; nil: not known, it only
     /// ends a wait), named `label` in findings ("request #3", "push #3"). Returns the finding's
     /// words when it came too soon.
-    public mutating func observe(_ push: RecordedExchange, token: DeviceToken, label: String, at: UInt64?,
+    public mutating func observe(_ push: RecordedExchange, token: DeviceToken, label: @autoclosure () -> String, at: UInt64?,
                                  deviceName: () -> String) -> String? {
+        // Most pushes are accepted while nothing waits: then there is nothing to look up or name.
+        let refused = push.status == 429 || push.status == 503
+        guard refused || !waiting.isEmpty else { return nil }
         let key = EventJudge.DeviceSpec(token: token, spec: push.specID ?? "")
         var finding: String?
         if let refusal = waiting.removeValue(forKey: key), let at, at >= refusal.at {
             let gap = Double(at - refusal.at) / 1e9
             if gap < Double(refusal.wait) {
-                finding = "retry too soon: \(label) to \(deviceName()) came " + String(format: "%.3f", gap)
+                finding = "retry too soon: \(label()) to \(deviceName()) came " + String(format: "%.3f", gap)
                     + " s after \(refusal.label) was answered \(refusal.answer) with Retry-After: \(refusal.wait) (wait at least \(refusal.wait) s)"
             }
         }
-        if let at, push.status == 429 || push.status == 503, let wait = push.retryAfterSeconds, wait > 0 {
-            waiting[key] = Refusal(label: label, answer: push.answer, wait: wait, at: at)
+        if let at, refused, let wait = push.retryAfterSeconds, wait > 0 {
+            waiting[key] = Refusal(label: label(), answer: push.answer, wait: wait, at: at)
         }
         return finding
     }

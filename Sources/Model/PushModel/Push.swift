@@ -1,4 +1,5 @@
 // What a sender hands to a transport: one HTTP request to one gateway for one device.
+import JSON
 
 /// The gateway a push goes through.
 public enum PushTransport: String, Sendable, Codable, CaseIterable {
@@ -179,6 +180,24 @@ public struct ContentReference: Sendable {
     }
 
     private static let tokenKey = Array(#""token":""#.utf8)
+
+    /// Whether `body` is this reference's body with `token` where it was cut out: the whole
+    /// reference is not built to find that out (a fan-out's pushes mostly say exactly it).
+    public func bodyEquals(_ sent: [UInt8], token: String) -> Bool {
+        guard let offset = tokenOffset else { return sent == body }
+        var token = token
+        return token.withUTF8 { token in
+            sent.withUnsafeBufferPointer { sent in
+                body.withUnsafeBufferPointer { body in
+                    sent.count == body.count + token.count
+                        && bytesEqual(UnsafeBufferPointer(rebasing: sent[..<offset]), UnsafeBufferPointer(rebasing: body[..<offset]))
+                        && bytesEqual(UnsafeBufferPointer(rebasing: sent[offset..<(offset + token.count)]), token)
+                        && bytesEqual(UnsafeBufferPointer(rebasing: sent[(offset + token.count)...]),
+                                      UnsafeBufferPointer(rebasing: body[offset...]))
+                }
+            }
+        }
+    }
 
     /// The reference whole again, with `token` where it was cut out.
     public func withToken(_ token: String) -> ContentReference {

@@ -43,6 +43,7 @@ public enum RunReportText {
             "settling_s": .number(timing.settling.inSeconds), "oracle_s": .number(timing.oracle.inSeconds),
             "judging_s": .number(timing.judging.inSeconds),
             "judging_share": .number(timing.judgingShare),
+            "judging_reads_wall_s": .number(timing.judgingReadsWall.inSeconds),
         ])
     }
 

@@ -41,6 +41,8 @@ extension PushSpec {
     /// The APNs request headers the product rules set (apns.md: push type, topic, priority,
     /// expiration, collapse id); `authorization`, `apns-id` and the like are the transport's.
     static let decidedHeaders = ["apns-push-type", "apns-topic", "apns-priority", "apns-expiration", "apns-collapse-id"]
+    /// Where each of `decidedHeaders` is named in a difference: made once, not once a push.
+    private static let decidedHeaderPointers = decidedHeaders.map { JSONPointer(tokens: ["headers", $0]) }
 
     /// An expiration ("expires after 24 hours") is a time after the send, not a value: the
     /// sender's, measured from its own clock (the scenario's, or the wall clock), may sit this
@@ -53,17 +55,20 @@ extension PushSpec {
     }
 
     /// Where the push (`headers`, lowercase names; `body`) differs from `reference` on what the
-    /// rules decide, at most `limit` places. `wallClockMs`: now, for an expiration the sender
-    /// computed from the wall clock.
+    /// rules decide, at most `limit` places. `token`: the device's, where `reference` has it cut
+    /// out of its body (a fan-out's one template). `wallClockMs`: now, for an expiration the
+    /// sender computed from the wall clock.
     public func compareContent(headers: [(name: String, value: String)], body: [UInt8], with reference: ContentReference,
-                               wallClockMs: Int64, limit: Int = 10) -> [ContentDifference] {
+                               token: String? = nil, wallClockMs: Int64, limit: Int = 10) -> [ContentDifference] {
         var differences: [ContentDifference] = []
         if transport == .apns {
-            for name in Self.decidedHeaders {
-                let pointer = JSONPointer(tokens: ["headers", name])
+            for (name, pointer) in zip(Self.decidedHeaders, Self.decidedHeaderPointers) {
                 guard !isFree(pointer) else { continue }
                 var sent = headers.first { $0.name == name }?.value
-                var expected = reference.headers.first { $0.name.lowercased() == name }?.value
+                // The reference's names as its sender wrote them: lowered only when they are not already.
+                var expected = reference.headers.first {
+                    $0.name.utf8.count == name.utf8.count && ($0.name == name || $0.name.lowercased() == name)
+                }?.value
                 // Apple: a push without apns-priority is sent at 10.
                 if name == "apns-priority" {
                     sent = sent ?? "10"
@@ -82,8 +87,10 @@ extension PushSpec {
         }
         // The same bytes say the same thing (most pushes of a sender that writes JSON as the
         // rules do): two trees are built only for bodies that differ somewhere.
-        if body != reference.body {
-            compare(try? JSONParser.parse(body), try? JSONParser.parse(reference.body), at: JSONPointer(tokens: ["body"]), into: &differences)
+        let same = token.map { reference.bodyEquals(body, token: $0) } ?? (body == reference.body)
+        if !same {
+            let whole = token.map { reference.withToken($0) } ?? reference
+            compare(try? JSONParser.parse(body), try? JSONParser.parse(whole.body), at: JSONPointer(tokens: ["body"]), into: &differences)
         }
         return Array(differences.prefix(limit))
     }
