@@ -54,7 +54,7 @@ test: deps test-data
 # gateway in-process, the driver on a test clock, state machines): for iterating on a change,
 # in parallel. `make test` runs them too. Measured as above: 586 tests, 11 s of tests (13 s in all, built).
 UNIT_TESTS := ^(ClocksTests|CryptoTests|EncodingTests|DescriptorsTests|HashingTests|HTTPCoreTests|JSONTests|MetricsTests|RecordLineTests|ScenarioTests|SpecValidatorTests|MockGatewayTests|ReportsTests|DriverTests|ScenarioLoadTests|RecordCheckTests|FleetTests)\. \
-              |^ScenarioRunnerTests\.(AdapterConversation|Verdict)Tests \
+              |^ScenarioRunnerTests\.(AdapterConversation|Verdict|JudgingTime)Tests \
               |^SenderTests\.([A-Za-z]+(Payload|Rules)Tests|SQLiteDeviceStoreTests|DeliveryClassificationTests) \
               |^HTTP2ServerTests\.(PseudoHeaderStrings|DeferredResponseState|HostileClientDecision|ConnectionState|HTTP1SessionActions|HTTP2SessionActions)Tests
 test-unit: deps test-data

@@ -45,6 +45,7 @@ import Testing
         let events = try #require(report["scenarios"]?[0]?["events"]?.arrayValue)
         #expect(events.map { $0["passed"]?.boolValue } == [true, false, true])
         #expect(report["scenarios"]?[0]?["timing"]?["judging_s"]?.doubleValue != nil)
+        #expect(report["scenarios"]?[0]?["timing"]?["judging_reads_wall_s"]?.doubleValue != nil)
 
         // Well-formed XHTML, self-contained, one verdict cell per event in order.
         let document = try XMLDocument(contentsOf: URL(fileURLWithPath: html))
