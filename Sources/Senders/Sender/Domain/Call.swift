@@ -72,7 +72,9 @@ public struct Call: Sendable, Hashable {
 
     /// Everyone ever rung, placed first then added, without repeats.
     public var everyoneRung: [String] {
-        var seen = Set<String>()
+        // Sized once: a 100,000-member ring grew its set through every power of two, each
+        // time the rules asked (perf: half of this getter's time was `resize`).
+        var seen = Set<String>(minimumCapacity: rung.count + added.count)
         return (rung + added).filter { seen.insert($0).inserted }
     }
 
@@ -84,9 +86,11 @@ public struct Call: Sendable, Hashable {
     /// "the caller, everyone rung, and everyone who joined" (poolse seed, "Call finished").
     /// Joiners not otherwise listed follow in id order so the fan-out is deterministic.
     public var everyoneInvolved: [String] {
-        var seen = Set<String>()
+        let candidates = [caller.id] + everyoneRung + joined.sorted()
+        var seen = Set<String>(minimumCapacity: candidates.count)
         var people: [String] = []
-        for id in [caller.id] + everyoneRung + joined.sorted() where seen.insert(id).inserted {
+        people.reserveCapacity(candidates.count)
+        for id in candidates where seen.insert(id).inserted {
             people.append(id)
         }
         return people
