@@ -30,12 +30,10 @@ public struct EventJudgement: Sendable {
     /// The entry a push of a device and spec counts for: the first naming that spec, else the
     /// device's first entry of any spec (an entry naming a spec takes its pushes first, and
     /// each entry takes every push it matches: `DeliveryTally.compare`).
-    private var entryOfSpec: [EventJudge.DeviceSpec: Int] = [:]
-    private var entryOfAnySpec: [DeviceToken: Int] = [:]
+    private var entries: ExpectationIndex
     /// Later entries of a device and spec an earlier one takes the pushes of (rare): they are
     /// checked on the same first accepted push.
     private var sameDeviceSpec: [Int: [Int]] = [:]
-    private var expectedTokens: Set<DeviceToken> = []
     /// Field and content findings on the first accepted push, by entry.
     private var fieldProblems: [Int: [Problem]] = [:]
     private var contentProblems: [Int: [Problem]] = [:]
@@ -70,18 +68,12 @@ public struct EventJudgement: Sendable {
         matched = Array(repeating: 0, count: expected.count)
         // Sized once: grown by doubling, a 150,000-push event's index and list of deliveries
         // would each pass through twice their size.
-        entryOfSpec.reserveCapacity(expected.count)
-        expectedTokens.reserveCapacity(expected.count)
+        entries = ExpectationIndex(capacity: expected.count)
         delivered = DeliveredPushes(capacity: expected.count)
         // By index: `enumerated()` copied each entry, its six strings and arrays retained.
         for position in expected.indices {
-            let token = DeviceToken(expected[position].token)
-            expectedTokens.insert(token)
-            if let spec = expected[position].spec {
-                let key = EventJudge.DeviceSpec(token: token, spec: spec)
-                if let first = entryOfSpec[key] { sameDeviceSpec[first, default: []].append(position) } else { entryOfSpec[key] = position }
-            } else if entryOfAnySpec[token] == nil {
-                entryOfAnySpec[token] = position
+            if let first = entries.add(position, token: DeviceToken(expected[position].token), spec: expected[position].spec) {
+                sameDeviceSpec[first, default: []].append(position)
             }
         }
     }
@@ -115,7 +107,7 @@ public struct EventJudgement: Sendable {
             } else {
                 delivered.append((written.map(deviceName) ?? "?", spec, sequence))
             }
-        } else if let token, expectedTokens.contains(token) {
+        } else if let token, entries.contains(token) {
             refusals[token, default: []].append((push.sequence, push.answer))
         }
         guard let token else { return }
@@ -136,14 +128,15 @@ public struct EventJudgement: Sendable {
     /// Returns the entry's position when the push counted for an entry of its own spec (then
     /// the entry's device and spec are the push's, for `DeliveredPushes`).
     private mutating func count(_ push: RecordedExchange, token: DeviceToken, spec: String?, sequence: Int) -> Int? {
-        if let spec, let entry = entryOfSpec[EventJudge.DeviceSpec(token: token, spec: spec)] {
+        let device = entries.key(of: token)
+        if let spec, let device, let entry = entries.entry(device: device, spec: spec) {
             if matched[entry] == 0 {
                 check(entry, on: push)
                 for later in sameDeviceSpec[entry] ?? [] { check(later, on: push) }
             }
             take(entry, sequence)
             return entry
-        } else if let entry = entryOfAnySpec[token] {
+        } else if let device, let entry = entries.entryOfAnySpec(device: device) {
             take(entry, sequence)
         } else {
             unexpected.append((token.comparable, spec, sequence))
@@ -242,9 +235,7 @@ public struct EventJudgement: Sendable {
         expected = []
         matched = []
         extra = [:]
-        entryOfSpec = [:]
-        entryOfAnySpec = [:]
-        expectedTokens = []
+        entries = ExpectationIndex(capacity: 0)
         delivered = DeliveredPushes(capacity: 0)
         return verdict
     }
@@ -280,7 +271,9 @@ public struct EventJudgement: Sendable {
                     + ": " + answers.joined(separator: "; ")
             }
             // The source of the device's first entry of that spec.
-            let first = entry.spec.map { entryOfSpec[EventJudge.DeviceSpec(token: token, spec: $0)] } ?? entryOfAnySpec[token]
+            let first = entries.key(of: token).flatMap { device in
+                entry.spec.map { entries.entry(device: device, spec: $0) } ?? entries.entryOfAnySpec(device: device)
+            }
             problems.append(Problem(.missing, message, source: first.flatMap { expected[$0].source } ?? source))
         }
         for position in repeated {
@@ -327,6 +320,68 @@ public struct EventJudgement: Sendable {
     private static func ownerKey(spec: String?, owner: String) -> String {
         (spec.map { "+" + $0 } ?? "-") + "\u{0}" + owner
     }
+}
+
+/// Where an event's expected pushes are, by device and spec: each expected token once, as a
+/// small integer, and the entries keyed by that and the spec's integer. Keyed by the token and
+/// spec strings themselves, a 150,000-push event's index hashed both strings into a second
+/// table an entry and again a push, and took ~15 MB; now a token is hashed into one table and
+/// the rest are integers (~8 MB).
+struct ExpectationIndex: Sendable {
+    private var deviceKeys: [DeviceToken: UInt32] = [:]
+    /// A fan-out names one or two specs: their keys, in the order first seen.
+    private var specs: [String] = []
+    private var entryOfSpec: [UInt64: Int32] = [:]
+    private var entryOfAnySpecByDevice: [UInt32: Int32] = [:]
+
+    init(capacity: Int) {
+        deviceKeys.reserveCapacity(capacity)
+        entryOfSpec.reserveCapacity(capacity)
+    }
+
+    /// Adds the entry at `position`; returns the earlier entry of the same device and spec
+    /// when there is one (that one takes the pushes), else nil.
+    mutating func add(_ position: Int, token: DeviceToken, spec: String?) -> Int? {
+        let device: UInt32
+        if let known = deviceKeys[token] {
+            device = known
+        } else {
+            device = UInt32(deviceKeys.count)
+            deviceKeys[token] = device
+        }
+        guard let spec else {
+            if entryOfAnySpecByDevice[device] == nil { entryOfAnySpecByDevice[device] = Int32(position) }
+            return nil
+        }
+        let specKey = specKey(spec) ?? {
+            specs.append(spec)
+            return UInt32(specs.count - 1)
+        }()
+        let key = Self.key(device, specKey)
+        if let first = entryOfSpec[key] { return Int(first) }
+        entryOfSpec[key] = Int32(position)
+        return nil
+    }
+
+    /// The key of an expected device's token; nil for a token nothing was expected for.
+    func key(of token: DeviceToken) -> UInt32? { deviceKeys[token] }
+
+    func contains(_ token: DeviceToken) -> Bool { deviceKeys[token] != nil }
+
+    /// The first entry of `device` naming `spec`.
+    func entry(device: UInt32, spec: String) -> Int? {
+        guard let specKey = specKey(spec) else { return nil }
+        return entryOfSpec[Self.key(device, specKey)].map(Int.init)
+    }
+
+    /// The first entry of `device` that names no spec.
+    func entryOfAnySpec(device: UInt32) -> Int? {
+        entryOfAnySpecByDevice.isEmpty ? nil : entryOfAnySpecByDevice[device].map(Int.init)
+    }
+
+    private func specKey(_ spec: String) -> UInt32? { specs.firstIndex(of: spec).map(UInt32.init) }
+
+    private static func key(_ device: UInt32, _ spec: UInt32) -> UInt64 { UInt64(device) << 32 | UInt64(spec) }
 }
 
 /// An event's problems, at most `listedPerKind` of each kind: the rest of a kind are counted
