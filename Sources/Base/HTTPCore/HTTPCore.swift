@@ -97,15 +97,6 @@ public struct HTTPResponse: Sendable {
     /// `body` is ignored. No `content-length` is sent.
     public var streamedBody: (any StreamedBody)?
 
-    public init(status: Int, headers: [HTTPHeader] = [], body: [UInt8] = [],
-                delayNanos: UInt64 = 0, actions: [ConnectionAction] = []) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.delayNanos = delayNanos
-        self.actions = actions
-    }
-
     /// How long a 429 or 503 asks the client to wait before it tries again: `retry-after` as
     /// delay-seconds (RFC 9110 §10.2.3); nil for any other answer, or for the date form.
     public var retryAfterSeconds: Int? {
@@ -127,6 +118,17 @@ public struct HTTPResponse: Sendable {
         var response = HTTPResponse(status: 0)
         response.deferred = responder
         return response
+    }
+}
+
+extension HTTPResponse {
+    /// Here, not in the type's body, so the type keeps its memberwise initializer, which this
+    /// one calls: an initializer that sets the members one by one built the response aside and
+    /// copied it whole (a retain and a release of each of its arrays, perf).
+    public init(status: Int, headers: [HTTPHeader] = [], body: [UInt8] = [],
+                delayNanos: UInt64 = 0, actions: [ConnectionAction] = []) {
+        self.init(status: status, headers: headers, body: body, delayNanos: delayNanos, actions: actions,
+                  deferred: nil, streamedBody: nil)
     }
 }
 
