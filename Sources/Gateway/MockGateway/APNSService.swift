@@ -120,36 +120,6 @@ final class APNSService: Sendable {
             case unknown
         }
 
-        init(_ fields: HTTPFields, texts: inout HeaderTexts) {
-            var seen: UInt8 = 0  // one bit a `Field`
-            fields.withUnsafeFields { fields in
-                for index in 0..<fields.count {
-                    let name = fields.name(at: index)
-                    guard let field = Self.field(named: name) else {
-                        // Other apns-* headers (apns-unique-id, future ones) count too.
-                        if fields.name(at: index, hasPrefix: "apns-"), fields.nameRepeatsEarlier(index) { duplicate = true }
-                        continue
-                    }
-                    let bit: UInt8 = 1 << field.rawValue
-                    guard seen & bit == 0 else {
-                        duplicate = true
-                        continue
-                    }
-                    seen |= bit
-                    let value = fields.value(at: index)
-                    switch field {
-                    case .authorization: authorization = texts.authorization.string(value)
-                    case .id: id = String(decoding: value, as: UTF8.self)
-                    case .pushType: pushType = Self.pushType(value)
-                    case .topic: topic = texts.topic.string(value)
-                    case .priority: priority = .some(decimalInteger(value))
-                    case .expiration: expirationIsMalformed = !isInteger(value)
-                    case .collapseID: collapseIDBytes = value.count
-                    }
-                }
-            }
-        }
-
         private enum Field: UInt8 { case authorization, id, pushType, topic, priority, expiration, collapseID }
 
         /// The field a (lowercase) header name is, by its length first.
@@ -178,6 +148,54 @@ final class APNSService: Sendable {
         }
     }
 
+}
+
+extension APNSService.Headers {
+    /// Here, not in the type's body, so the type keeps its memberwise initializer, which this
+    /// one calls with what it read: setting the members one by one built the value aside and
+    /// copied it whole (a retain and a release of each String, perf).
+    init(_ fields: HTTPFields, texts: inout APNSService.HeaderTexts) {
+        var authorization: String?
+        var id: String?
+        var pushType: PushTypeField?
+        var topic: String?
+        var priority: Int??
+        var expirationIsMalformed = false
+        var collapseIDBytes: Int?
+        var duplicate = false
+        var seen: UInt8 = 0  // one bit a `Field`
+        fields.withUnsafeFields { fields in
+            for index in 0..<fields.count {
+                let name = fields.name(at: index)
+                guard let field = Self.field(named: name) else {
+                    // Other apns-* headers (apns-unique-id, future ones) count too.
+                    if fields.name(at: index, hasPrefix: "apns-"), fields.nameRepeatsEarlier(index) { duplicate = true }
+                    continue
+                }
+                let bit: UInt8 = 1 << field.rawValue
+                guard seen & bit == 0 else {
+                    duplicate = true
+                    continue
+                }
+                seen |= bit
+                let value = fields.value(at: index)
+                switch field {
+                case .authorization: authorization = texts.authorization.string(value)
+                case .id: id = String(decoding: value, as: UTF8.self)
+                case .pushType: pushType = Self.pushType(value)
+                case .topic: topic = texts.topic.string(value)
+                case .priority: priority = .some(decimalInteger(value))
+                case .expiration: expirationIsMalformed = !isInteger(value)
+                case .collapseID: collapseIDBytes = value.count
+                }
+            }
+        }
+        self.init(authorization: authorization, id: id, pushType: pushType, topic: topic, priority: priority,
+                  expirationIsMalformed: expirationIsMalformed, collapseIDBytes: collapseIDBytes, duplicate: duplicate)
+    }
+}
+
+extension APNSService {
     /// The connection's previous topic and authorization, as text (`Headers`).
     struct HeaderTexts {
         var topic = RepeatedText()
