@@ -2,7 +2,7 @@ import HTTPCore
 import JSON
 import PushModel
 import Testing
-import RecordLine
+@testable import RecordLine
 
 @Suite struct RecordLineTests {
     static let valid = #"{"v":1,"seq":4,"protocol":"h2","route":"apns","method":"POST","path":"/3/device/ab","headers":[["apns-topic","com.x"]],"#
@@ -192,7 +192,7 @@ import RecordLine
             let tail = String(decoding: RecordLine.encodeTail(request: request, response: response, route: .apns, reason: reason,
                                                               detail: detail, fault: nil, rule: "r", verdict: nil, answeredNanos: 6,
                                                               clientCertificateSubject: nil, redactAssertion: false), as: UTF8.self)
-            let start = try #require(tail.range(of: #","response":"#))
+            let start = try #require(tail.firstRange(of: #","response":"#))
             return String(tail[start.lowerBound...])
         }
         #expect(String(decoding: RecordLine.successResponseStart, as: UTF8.self) == #","response":{"status":200,"reason":null,"headers":"#)
