@@ -2,7 +2,7 @@ import HTTPCore
 import JSON
 import PushModel
 import Testing
-import RecordLine
+@testable import RecordLine
 
 @Suite struct RecordLineTests {
     static let valid = #"{"v":1,"seq":4,"protocol":"h2","route":"apns","method":"POST","path":"/3/device/ab","headers":[["apns-topic","com.x"]],"#
@@ -181,6 +181,33 @@ import RecordLine
         #expect(Self.tail(body: [], response: Array(#"{"reason":"BadDeviceToken"}"#.utf8))
             .contains(#""headers":[],"json":{"reason":"BadDeviceToken"}}"#))
         #expect(Self.tail(body: []).contains(#""body":"","response":{"status":200,"reason":null,"headers":[],"body":""}"#))
+    }
+
+    /// A plain success's `response` is written from templates (`successResponseStart`,
+    /// `emptyResponseEnd`); the bytes are those of the member-by-member writes, which every
+    /// other answer still takes (a reason, a detail, a body, a delay, actions).
+    @Test func theResponseReadsTheSameFromTemplatesAndMemberByMember() throws {
+        func response(_ response: HTTPResponse, reason: String? = nil, detail: String? = nil) throws -> String {
+            let request = HTTPRequest(method: "POST", path: "/3/device/ab", connectionID: 1, streamID: 1, arrivalNanos: 5)
+            let tail = String(decoding: RecordLine.encodeTail(request: request, response: response, route: .apns, reason: reason,
+                                                              detail: detail, fault: nil, rule: "r", verdict: nil, answeredNanos: 6,
+                                                              clientCertificateSubject: nil, redactAssertion: false), as: UTF8.self)
+            let start = try #require(tail.firstRange(of: #","response":"#))
+            return String(tail[start.lowerBound...])
+        }
+        #expect(String(decoding: RecordLine.successResponseStart, as: UTF8.self) == #","response":{"status":200,"reason":null,"headers":"#)
+        #expect(String(decoding: RecordLine.emptyResponseEnd, as: UTF8.self) == #","body":""}"#)
+        let ids = [HTTPHeader("apns-id", "5b1e…"), HTTPHeader("apns-unique-id", "q\"uote")]
+        #expect(try response(HTTPResponse(status: 200, headers: ids))
+            == #","response":{"status":200,"reason":null,"headers":[["apns-id","5b1e…"],["apns-unique-id","q\"uote"]],"body":""},"rule":"r"}"# + "\n")
+        #expect(try response(HTTPResponse(status: 200))
+            == #","response":{"status":200,"reason":null,"headers":[],"body":""},"rule":"r"}"# + "\n")
+        #expect(try response(HTTPResponse(status: 200), detail: "d")
+            == #","response":{"status":200,"reason":null,"detail":"d","headers":[],"body":""},"rule":"r"}"# + "\n")
+        #expect(try response(HTTPResponse(status: 410, headers: ids, body: Array(#"{"reason":"Unregistered"}"#.utf8)), reason: "Unregistered")
+            == #","response":{"status":410,"reason":"Unregistered","headers":[["apns-id","5b1e…"],["apns-unique-id","q\"uote"]],"json":{"reason":"Unregistered"}},"rule":"r"}"# + "\n")
+        #expect(try response(HTTPResponse(status: 200, delayNanos: 7, actions: [.closeConnection]))
+            == #","response":{"status":200,"reason":null,"headers":[],"body":"","delay_ns":7,"actions":["close"]},"rule":"r"}"# + "\n")
     }
 
     /// A version-1 line reads as before, whatever it holds; a version-2 one holds one body.

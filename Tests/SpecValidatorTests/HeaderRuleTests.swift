@@ -31,6 +31,33 @@ import Testing
         #expect(violations(.oneOf(["x", "\u{e9}"]), [("x-rule", "e\u{301}")]).isEmpty)
     }
 
+    /// A derived `concat` (the poolse specs' `apns-topic`: a bundle id and `.voip`) passes on
+    /// the field's bytes when they spell it; otherwise the text path decides and explains.
+    @Test func aDerivedConcatPassesOnTheBytesThatSpellIt() {
+        let bundles = SpecExpression.elements(.reference(.constant(.array([.string("com.a"), .string("com.b\u{e9}")]))))
+        let topic = HeaderRule.Kind.derived(.concat([bundles, .literal(.string(".voip"))]), tolerance: 0)
+        #expect(violations(topic, [("x-rule", "com.a.voip")]).isEmpty)
+        #expect(violations(topic, [("x-rule", "com.b\u{e9}.voip")]).isEmpty)
+        #expect(violations(topic, [("x-rule", "com.c.voip")]).count == 1)
+        #expect(violations(topic, [("x-rule", "com.a")]).count == 1)
+        #expect(violations(topic, [("x-rule", "com.a.voip.voip")]).count == 1)
+        #expect(violations(topic, [("x-rule", "com.c.voip"), ("x-rule", "com.a.voip")]).count == 1)
+        #expect(violations(topic, []).count == 1)
+        #expect(violations(topic, optional: true, []).isEmpty)
+        // One that reads the request is matched part by part on the bytes.
+        let fromHeader = HeaderRule.Kind.derived(.concat([.reference(.header("x-base")), .literal(.string(".voip"))]), tolerance: 0)
+        #expect(violations(fromHeader, [("x-base", "com.a"), ("x-rule", "com.a.voip")]).isEmpty)
+        #expect(violations(fromHeader, [("x-base", "com.a"), ("x-rule", "com.b.voip")]).count == 1)
+        // Bytes that are not UTF-8 spell no part: the text path reads them as before.
+        var fields = HTTPFields()
+        let bytes: [UInt8] = Array("com.a".utf8) + [0xFF] + Array(".voip".utf8)
+        Array("x-rule".utf8).withUnsafeBufferPointer { name in bytes.withUnsafeBufferPointer { fields.append(name: name, value: $0) } }
+        let rule = HeaderRule(id: "header:x-rule", name: "x-rule", kind: topic, optional: false, source: SpecSource(sentence: "test"))
+        var found: [SpecViolation] = []
+        rule.check(RequestView(path: "/", headers: fields, body: nil), into: &found)
+        #expect(found.count == 1)
+    }
+
     @Test func presenceAbsenceAndIntegers() {
         #expect(violations(.required, [("x-rule", "")]).isEmpty)
         #expect(violations(.required, []).count == 1)

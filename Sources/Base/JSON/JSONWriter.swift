@@ -125,6 +125,51 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: "null".utf8)
     }
 
+    /// `["first","second"]`: the bytes `beginArray`, `string`, `string`, `endArray` write, in
+    /// one append when neither needs escaping (a record line's header pairs: four appends and
+    /// two escape scans a pair were most of writing an answer's headers, perf).
+    public mutating func stringPair(_ first: String, _ second: String) {
+        var first = first
+        var second = second
+        let written = first.withUTF8 { a in
+            second.withUTF8 { b -> Bool in
+                let count = a.count + b.count + 7
+                guard count <= 256, let aBase = a.baseAddress ?? b.baseAddress, let bBase = b.baseAddress ?? a.baseAddress,
+                      !Self.containsEscape(aBase, count: a.count), !Self.containsEscape(bBase, count: b.count) else { return false }
+                separate()
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { out in
+                    let o = out.baseAddress!
+                    o[0] = UInt8(ascii: "["); o[1] = UInt8(ascii: "\"")
+                    (o + 2).update(from: aBase, count: a.count)
+                    var i = 2 + a.count
+                    o[i] = UInt8(ascii: "\""); o[i + 1] = UInt8(ascii: ","); o[i + 2] = UInt8(ascii: "\"")
+                    i += 3
+                    (o + i).update(from: bBase, count: b.count)
+                    i += b.count
+                    o[i] = UInt8(ascii: "\""); o[i + 1] = UInt8(ascii: "]")
+                    bytes.append(contentsOf: UnsafeBufferPointer(out))
+                }
+                needsComma = true
+                return true
+            }
+        }
+        if !written {
+            beginArray()
+            string(first)
+            string(second)
+            endArray()
+        }
+    }
+
+    /// Bytes another writer wrote for this place in the document, commas included (a template
+    /// of members, made once with the same calls), appended as they are: they follow a value,
+    /// and `endsWithKey` says whether they end with a key (the next value takes no comma) or
+    /// with a value (the next member takes one).
+    public mutating func append(piece: [UInt8], endsWithKey: Bool) {
+        bytes.append(contentsOf: piece)
+        needsComma = !endsWithKey
+    }
+
     /// Already-serialized JSON, written as one value.
     public mutating func raw(_ json: [UInt8]) {
         separate()

@@ -477,17 +477,21 @@ final class HTTP2Session {
         guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue) else { return 0 }
         if type == UInt8(NGHTTP2_HEADERS.rawValue) { headerBlockDeadline.stop() }
         let streamID = frame.pointee.hd.stream_id
-        guard let stream = stream(streamID), !stream.answered else { return 0 }
-        if stream.headersTooLarge {
-            refuse(streamID: streamID, stream: stream, status: 431)
+        // Unretained, as for a header or a DATA chunk: `streams` holds the stream while nghttp2
+        // reports its frames, and nothing here closes it (a retain and a release a request, perf).
+        return withStream(streamID) { stream in
+            guard !stream.answered else { return 0 }
+            if stream.headersTooLarge {
+                refuse(streamID: streamID, stream: stream, status: 431)
+                return 0
+            }
+            if frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 {
+                dispatch(streamID: streamID, stream: stream)
+            } else if stream.headEndedNanos == nil {
+                stream.headEndedNanos = resources.clock.now
+            }
             return 0
         }
-        if frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 {
-            dispatch(streamID: streamID, stream: stream)
-        } else if stream.headEndedNanos == nil {
-            stream.headEndedNanos = resources.clock.now
-        }
-        return 0
     }
 
     /// nghttp2 is about to end the connection over an invalid frame. If the frame is a

@@ -85,9 +85,11 @@ public final class RecordFile: Sendable {
         let sequence = pending.withLock { state -> UInt64 in
             state.sequence += 1
             guard !state.closed else { return state.sequence }
-            state.buffer.append(contentsOf: prefix)
+            // Through buffer pointers: appending the arrays themselves retained and released
+            // each (perf: ~1.3% of a request, the release after the line's copy).
+            prefix.withUnsafeBufferPointer { state.buffer.append(contentsOf: $0) }
             appendDecimal(state.sequence, to: &state.buffer)
-            state.buffer.append(contentsOf: suffix)
+            suffix.withUnsafeBufferPointer { state.buffer.append(contentsOf: $0) }
             overflow = state.buffer.count >= highWater
             return state.sequence
         }

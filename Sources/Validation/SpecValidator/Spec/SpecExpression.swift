@@ -165,6 +165,17 @@ indirect enum SpecExpression: Sendable {
         }
     }
 
+    /// Whether the values it allows depend on the request: false for literals and config
+    /// values (resolved at load) and what is made of them by `concat`, `oneOf` and `string`.
+    var readsRequest: Bool {
+        switch self {
+        case .literal, .reference(.constant): false
+        case .concat(let parts), .oneOf(let parts): parts.contains { $0.readsRequest }
+        case .elements(let inner), .string(let inner): inner.readsRequest
+        default: true
+        }
+    }
+
     /// True when `found` is certainly one of the values `candidates` yields, worked out without
     /// building them (the hot path: most requests pass). False means "not shown here": the
     /// caller then asks `candidates`, which decides and explains.
@@ -207,7 +218,7 @@ indirect enum SpecExpression: Sendable {
     /// can take. On UTF-8 bytes: a part's text that matches a prefix ends on a scalar boundary,
     /// so byte offsets are the String positions the rule means (the Substring version of this
     /// was ~20% of the header rules of a ring push, perf `serve --specs`).
-    private static func concatAccepts(_ parts: ArraySlice<SpecExpression>, _ text: UnsafeBufferPointer<UInt8>,
+    static func concatAccepts(_ parts: ArraySlice<SpecExpression>, _ text: UnsafeBufferPointer<UInt8>,
                                       from offset: Int, _ request: RequestView) -> Bool {
         guard let part = parts.first else { return offset == text.count }
         func tryText(_ candidate: String) -> Bool {
