@@ -147,6 +147,23 @@ private func name(_ token: String) -> String { names[token] ?? token }
         #expect(problems.count == 2)
         #expect(problems.allSatisfy { $0.kind == .storeMismatch })
     }
+
+    /// A store that lists one device twice and lost another is not even: the loss is named.
+    /// Tokens are compared in any case, and a dead token still held is named however it is listed.
+    @Test func aDeviceListedTwiceDoesNotHideALostOne() {
+        let lowercase = String(repeating: "ab", count: 32), other = String(repeating: "cd", count: 32)
+        let listed = [ListedDevice(id: "alice-phone", token: lowercase.uppercased()), ListedDevice(id: "alice-phone", token: lowercase),
+                      ListedDevice(id: "bob-phone", token: "tok-dead"), ListedDevice(id: "bob-phone", token: "tok-dead")]
+        let problems = EventJudge.compareStore(listed: listed, live: [DeviceToken(lowercase), DeviceToken(other)], dead: ["tok-dead"],
+                                               deviceName: { $0 == other ? "carol/c-phone" : $0 })
+        #expect(problems.map(\.message) == [
+            "the sender's store still holds tok-dead, whose token was answered gone or bad",
+            "the sender's store lost carol/c-phone, whose token is live",
+        ])
+        let even = EventJudge.compareStore(listed: Array(listed.prefix(1)) + [ListedDevice(id: "carol-phone", token: other)],
+                                           live: [DeviceToken(lowercase), DeviceToken(other)], dead: ["tok-dead"], deviceName: { $0 })
+        #expect(even.isEmpty)
+    }
 }
 
 /// A verdict lists at most `ProblemList.listedPerKind` problems of a kind and counts the rest,

@@ -260,12 +260,21 @@ public enum EventJudge {
     /// The sender's store against what it should hold: every live device, no dead one.
     public static func compareStore(listed: [ListedDevice], live: Set<DeviceToken>, dead: Set<DeviceToken>,
                                     deviceName: (String) -> String) -> [Problem] {
-        var held = Set<DeviceToken>(minimumCapacity: listed.count)
-        for device in listed { held.insert(DeviceToken(device.token)) }
+        // One look-up a listed device, in `live` itself: the live devices held are kept as
+        // their places in `live` (integers), and `live` is walked only when some are missing.
+        // A set of the listed tokens, then `live` walked against it, was two look-ups a device
+        // in 150,000-entry tables of strings, a quarter of judging a 100,000-person call (perf).
+        var liveHeld = Set<Set<DeviceToken>.Index>(minimumCapacity: Swift.min(listed.count, live.count))
+        var keptDead: Set<DeviceToken> = []
+        for device in listed {
+            let token = DeviceToken(device.token)
+            if !dead.isEmpty, dead.contains(token) { keptDead.insert(token) }
+            if let place = live.firstIndex(of: token) { liveHeld.insert(place) }
+        }
         // Sorted for a stable report, but only the differences: a large population has tens
         // of thousands of live tokens and this runs after every event.
-        let kept = dead.filter { held.contains($0) }.sorted()
-        let lost = live.filter { !held.contains($0) }.sorted()
+        let kept = keptDead.sorted()
+        let lost = liveHeld.count == live.count ? [] : live.indices.filter { !liveHeld.contains($0) }.map { live[$0] }.sorted()
         var problems = ProblemList()
         for token in kept {
             problems.append(Problem(.storeMismatch, "the sender's store still holds \(deviceName(token.comparable)), whose token was answered gone or bad"))
