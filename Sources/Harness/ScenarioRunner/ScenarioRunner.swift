@@ -151,7 +151,7 @@ public enum ScenarioRunner {
             let source = scenario.expectations?.first { $0.event == index }?.source
             if scenario.expectations == nil {
                 let notValid = walk.answeredNotValid
-                if !notValid.isEmpty { expected.removeAll { push in notValid.contains(DeviceToken(push.token)) } }
+                if !notValid.isEmpty { expected.removeAll { push in notValid[DeviceToken(push.token)] != nil } }
             }
             let start: GatewayMark
             do {

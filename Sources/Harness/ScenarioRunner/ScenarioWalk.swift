@@ -25,12 +25,10 @@ public struct ScenarioWalk: Sendable {
     private let startMs: Int64
     /// Unix ms of the current event: `start_ms` plus the latest `at_ms` seen.
     public private(set) var nowMs: Int64
-    /// Token states as the gateway answers them.
-    public private(set) var states: [DeviceToken: TokenState] = [:]
-    /// The tokens of `states` the gateway does not answer as valid: a few in a population, so
-    /// asking this for each of an event's 150,000 pushes stays in the cache where `states`
-    /// does not.
-    public private(set) var answeredNotValid: Set<DeviceToken> = []
+    /// The tokens the gateway answers as other than valid, and how: a few in a population.
+    /// Every other token is valid, so no table of all of them is kept (150,000 entries at
+    /// 100,000 people), and asking this for each of an event's expected pushes stays in the cache.
+    public private(set) var answeredNotValid: [DeviceToken: TokenState] = [:]
     /// Tokens the sender should hold: registered, not unregistered, not answered dead.
     public private(set) var live: Set<DeviceToken>
 
@@ -66,13 +64,12 @@ public struct ScenarioWalk: Sendable {
     }
 
     private mutating func set(_ token: DeviceToken, _ state: TokenState) {
-        states[token] = state
-        if state == .valid { answeredNotValid.remove(token) } else { answeredNotValid.insert(token) }
+        answeredNotValid[token] = state == .valid ? nil : state
     }
 
     /// The gateway answered `token` dead: the sender should no longer hold it.
     public mutating func died(_ token: DeviceToken) { live.remove(token) }
 
     /// Tokens the gateway holds as bad (an FCM INVALID_ARGUMENT for one is about the token).
-    public var badTokens: Set<DeviceToken> { Set(states.filter { $0.value == .bad }.map(\.key)) }
+    public var badTokens: Set<DeviceToken> { Set(answeredNotValid.filter { $0.value == .bad }.map(\.key)) }
 }
