@@ -47,8 +47,7 @@ public struct EventJudgement: Sendable {
     /// Accepted pushes: those that counted for their device and spec as positions in `expected`.
     private var delivered = DeliveredPushes(capacity: 0)
     /// Spec ids as first seen: the deliveries of a fan-out share one string each.
-    private var specIDs: Set<String> = []
-    private var lastSpecID: String?
+    private var specIDs = SharedStrings()
     /// The spec last looked up by id (`spec(id:)`).
     private var lastSpec: PushSpec?
 
@@ -98,7 +97,7 @@ public struct EventJudgement: Sendable {
             }
         }
         if push.accepted {
-            let spec = push.specID.map { sharedSpecID($0) }
+            let spec = push.specID.map { specIDs.shared($0) }
             let position = token.flatMap { count(push, token: $0, spec: spec, sequence: sequence) }
             // A push that counted for an entry is the entry's device (same token, named by the
             // same `deviceName`): it is not named again, which was a tenth of judging a push.
@@ -193,14 +192,6 @@ public struct EventJudgement: Sendable {
         expected[position].reference = nil
     }
 
-    /// `id` as the string first seen: the deliveries of a fan-out share it.
-    private mutating func sharedSpecID(_ id: String) -> String {
-        if let lastSpecID, lastSpecID == id { return lastSpecID }
-        let shared = specIDs.insert(id).memberAfterInsert
-        lastSpecID = shared
-        return shared
-    }
-
     /// The spec with this id: a fan-out's pushes name one or two, so the last one found is
     /// asked first.
     private mutating func spec(id: String) -> PushSpec? {
@@ -212,15 +203,9 @@ public struct EventJudgement: Sendable {
     /// What had to arrive, as the report lists it.
     public var expectedListing: [ExpectedListing] {
         var specIDs = specIDs
-        var last: String?
         return expected.map { entry in
             var listing = ExpectedListing(entry)
-            // Shared as the deliveries' are; a fan-out's entries name one spec after another.
-            listing.spec = listing.spec.map { id in
-                if let last, last == id { return last }
-                last = specIDs.insert(id).memberAfterInsert
-                return last!
-            }
+            listing.spec = listing.spec.map { specIDs.shared($0) }
             return listing
         }
     }
@@ -322,11 +307,25 @@ public struct EventJudgement: Sendable {
     }
 }
 
+/// Strings as first seen, so equal ones share storage (a fan-out's 150,000 deliveries name one
+/// or two spec ids). The last one is compared first: a fan-out names one spec after another.
+struct SharedStrings: Sendable {
+    private var seen: Set<String> = []
+    private var last: String?
+
+    mutating func shared(_ text: String) -> String {
+        if let last, last == text { return last }
+        let first = seen.insert(text).memberAfterInsert
+        last = first
+        return first
+    }
+}
+
 /// Where an event's expected pushes are, by device and spec: each expected token once, as a
 /// small integer, and the entries keyed by that and the spec's integer. Keyed by the token and
 /// spec strings themselves, a 150,000-push event's index hashed both strings into a second
-/// table an entry and again a push, and took ~15 MB; now a token is hashed into one table and
-/// the rest are integers (~8 MB).
+/// string-keyed table an entry, and again a push; now a token is hashed into one table and the
+/// rest are integers.
 struct ExpectationIndex: Sendable {
     private var deviceKeys: [DeviceToken: UInt32] = [:]
     /// A fan-out names one or two specs: their keys, in the order first seen.
