@@ -36,6 +36,56 @@ private func scenario() -> Scenario {
         #expect(index.hasAndroidDevices)
     }
 
+    @Test func devicePositionsAreBitsByPosition() {
+        var positions = DevicePositions(count: 70)
+        for position in [0, 3, 63, 64, 69] { positions.insert(position) }
+        positions.insert(130)  // past the count: grows
+        positions.remove(3)
+        positions.remove(1_000)  // never held: nothing happens
+        #expect(positions.positions == [0, 63, 64, 69, 130])
+        #expect(positions.count == 5)
+        #expect(positions.contains(64) && !positions.contains(3) && !positions.contains(10_000))
+        var other = DevicePositions(count: 0)
+        other.insert(63)
+        other.insert(69)
+        #expect(positions.subtracting(other) == [0, 64, 130])
+        #expect(other.subtracting(positions).isEmpty)
+    }
+
+    /// `run`'s store comparison by position says what the one by token says.
+    @Test func theStoreComparedByPositionSaysWhatTheOneByTokenSays() {
+        let scenario = scenario()
+        let index = ScenarioDeviceIndex(scenario)
+        let tokens = index.entries.map(\.device.token)
+        var live = DevicePositions(count: index.count)
+        for position in [0, 1, 2, 4, 6] { live.insert(position) }
+        let liveTokens = Set([0, 1, 2, 4, 6].map { DeviceToken(tokens[$0]) })
+        let dead: Set<DeviceToken> = [DeviceToken(tokens[3]), "tok-unknown-dead"]
+        let listings: [[ListedDevice]] = [
+            [],
+            tokens.map { ListedDevice(id: "x", token: $0) },
+            [ListedDevice(id: "x", token: tokens[0].uppercased()), ListedDevice(id: "x", token: tokens[0]),
+             ListedDevice(id: "x", token: tokens[3]), ListedDevice(id: "x", token: "tok-unknown-dead"), ListedDevice(id: "x", token: "stray")],
+            [0, 1, 2, 4, 6].map { ListedDevice(id: "x", token: tokens[$0]) },
+        ]
+        for listed in listings {
+            let byToken = EventJudge.compareStore(listed: listed, live: liveTokens, dead: dead, deviceName: { index.name(ofToken: $0) })
+            let byPosition = EventJudge.compareStore(listed: listed, live: live, dead: dead, devices: index,
+                                                     deviceName: { index.name(ofToken: $0) })
+            #expect(byPosition == byToken)
+        }
+        let third = EventJudge.compareStore(listed: listings[2], live: live, dead: dead, devices: index, deviceName: { index.name(ofToken: $0) })
+        #expect(third.prefix(2).allSatisfy { $0.message.contains("still holds") }, "kept dead tokens first")
+        #expect(Set(third.map(\.message)) == [
+            "the sender's store still holds p1/p1-android, whose token was answered gone or bad",
+            "the sender's store still holds tok-unknown-dead, whose token was answered gone or bad",
+            "the sender's store lost p0/p0-android, whose token is live",
+            "the sender's store lost p1/p1-voip, whose token is live",
+            "the sender's store lost p2/p2-voip, whose token is live",
+            "the sender's store lost p3/p3-ios, whose token is live",
+        ])
+    }
+
     /// Every operation, in a long pseudo-random sequence, answers as an `InMemoryDeviceStore`
     /// into which the people's devices were registered in order.
     @Test func itBehavesAsAStoreFilledWithThePopulation() {

@@ -251,3 +251,47 @@ private func name(_ token: String) -> String { names[token] ?? token }
         #expect(delivered[1].spec == nil)
     }
 }
+
+/// `run` keys an event's expectation by the device positions of its device index: arrays for an
+/// event that reaches many of the devices, a table for a few pushes, and keys of its own for a
+/// token the index does not know. Each way, the verdict is the one keyed by token.
+@Suite struct ExpectationByPositionTests {
+    @Test func positionsAndTokensGiveTheSameVerdict() {
+        var scenario = Scenario(name: "positions", product: .poolse)
+        scenario.people = (0..<20).map { person in
+            Person(id: "p\(person)", name: "P\(person)", externalID: "x\(person)",
+                   devices: [ScenarioDevice(id: "p\(person)-voip", platform: .ios, voip: true),
+                             ScenarioDevice(id: "p\(person)-android", platform: .android)])
+        }
+        let index = ScenarioDeviceIndex(scenario)
+        let tokens = index.entries.map(\.device.token)
+        #expect(tokens[2] != tokens[2].uppercased(), "an APNs token, compared without case")
+        // Two of 40 devices: a table; all 40: arrays.
+        for reached in [[2, 4], Array(0..<40)] {
+            let expected = reached.map { ExpectedPush(device: index.name(at: $0), token: tokens[$0], spec: "poolse.ring.fcm",
+                                                      devicePosition: Int32($0)) }
+                + [ExpectedPush(device: "stranger", token: "tok-stranger", spec: "poolse.ring.fcm")]
+            let exchanges = [push(1, token: tokens[2].uppercased(), status: 200), push(2, token: tokens[2], status: 200),
+                             push(3, token: tokens[6], status: 200, spec: "poolse.message.fcm"), push(4, token: "tok-stranger", status: 200),
+                             push(5, token: tokens[4], status: 410, reason: "UNREGISTERED"), push(6, token: "tok-other", status: 200)]
+            var byPosition = EventJudgement(index: 0, type: "call.placed", oracle: "expect", source: nil, expected: expected,
+                                            cleanup: CleanupState(), deviceName: { index.name(ofToken: $0) }, devices: index)
+            var byToken = EventJudgement(index: 0, type: "call.placed", oracle: "expect", source: nil, expected: expected,
+                                         cleanup: CleanupState(), deviceName: { index.name(ofToken: $0) })
+            for exchange in exchanges {
+                byPosition.observe(exchange)
+                byToken.observe(exchange)
+            }
+            let (positioned, tokened) = (byPosition.verdict(), byToken.verdict())
+            #expect(positioned.problems == tokened.problems)
+            #expect(positioned.delivered.map(\.sequence) == tokened.delivered.map(\.sequence))
+            #expect(positioned.delivered.map(\.device) == tokened.delivered.map(\.device))
+            let messages = positioned.problems.map(\.message)
+            #expect(messages.contains { $0.hasPrefix("duplicate: poolse.ring.fcm to p1/p1-voip accepted 2 times") })
+            #expect(messages.contains { $0.hasPrefix("missing: poolse.ring.fcm to p2/p2-voip (accepted 0 of 1); the gateway answered #5") })
+            #expect(messages.contains("unexpected: poolse.message.fcm to p3/p3-voip (request #3)"))
+            #expect(messages.contains("unexpected: poolse.ring.fcm to tok-other (request #6)"))
+            #expect(!messages.contains { $0.contains("stranger") }, "a token the index does not know is expected by its own key")
+        }
+    }
+}

@@ -8,6 +8,13 @@ import Testing
         #expect(DeviceToken("7F3C5D1E").comparable == "7f3c5d1e")
         #expect(DeviceToken("fcm-Token-1") != DeviceToken("fcm-token-1"))
         #expect(DeviceToken("fcm-Token-1").description == "fcm-Token-1")
+        // Hex with anything else in it is not an APNs token, and keeps its case.
+        #expect(DeviceToken("AB/CD").comparable == "AB/CD")
+        #expect(DeviceToken("ABCDEFG").comparable == "ABCDEFG")
+        #expect(DeviceToken("abc0123").comparable == "abc0123")
+        #expect(DeviceToken("").comparable == "")
+        let bridged = String(decoding: Array("7F3C".utf8), as: UTF8.self)
+        #expect(DeviceToken(bridged).comparable == "7f3c")
     }
 
     /// One expected push, whatever lists it: a scenario's (a spec, once) or `check --expect`'s

@@ -1,3 +1,4 @@
+import PushModel
 import Synchronization
 
 /// What the gateway knows about one device token.
@@ -128,11 +129,5 @@ public final class DeviceTokenRegistry: Sendable {
     }
 
     /// Hex tokens (APNs) are case-insensitive; everything else (FCM) is kept as is.
-    static func key(_ token: String) -> String {
-        var hasUpper = false
-        for b in token.utf8 {
-            if b >= 0x41 && b <= 0x46 { hasUpper = true } else if !isHexDigit(b) { return token }
-        }
-        return hasUpper ? token.lowercased() : token
-    }
+    static func key(_ token: String) -> String { AddressedDevice.comparable(token) }
 }

@@ -403,7 +403,7 @@ public enum ScenarioLoad {
         feed.finish()
         await consumer.value
 
-        let live = walk.live
+        let live = walk.liveTokens
         let (finished, measured) = shared.withLock { matcher in
             let finished = matcher.finish(plan: plan, played: played, planned: scenario.events.count, elapsed: elapsed,
                                           lateAfter: options.lateAfter.clampedNanoseconds,

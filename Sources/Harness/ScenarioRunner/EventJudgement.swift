@@ -52,9 +52,11 @@ public struct EventJudgement: Sendable {
     private var lastSpec: PushSpec?
 
     /// `deviceName` names a device by its token as the entries of `expected` are named: a push
-    /// that counts for an entry is listed under the entry's `device`.
+    /// that counts for an entry is listed under the entry's `device`. `devices`: the run's
+    /// device index, whose positions the entries' `devicePosition` are.
     public init(index: Int, type: String, oracle: String, source: String?, expected: [ExpectedPush], cleanup: CleanupState,
-                deviceName: @escaping @Sendable (String) -> String, specs: SpecSet? = nil, wallClockMs: Int64 = 0) {
+                deviceName: @escaping @Sendable (String) -> String, specs: SpecSet? = nil, wallClockMs: Int64 = 0,
+                devices: ScenarioDeviceIndex? = nil) {
         self.index = index
         self.type = type
         self.oracle = oracle
@@ -67,11 +69,12 @@ public struct EventJudgement: Sendable {
         matched = Array(repeating: 0, count: expected.count)
         // Sized once: grown by doubling, a 150,000-push event's index and list of deliveries
         // would each pass through twice their size.
-        entries = ExpectationIndex(capacity: expected.count)
+        entries = ExpectationIndex(capacity: expected.count, devices: devices)
         delivered = DeliveredPushes(capacity: expected.count)
         // By index: `enumerated()` copied each entry, its six strings and arrays retained.
         for position in expected.indices {
-            if let first = entries.add(position, token: DeviceToken(expected[position].token), spec: expected[position].spec) {
+            if let first = entries.add(position, token: expected[position].token,
+                                       devicePosition: expected[position].devicePosition, spec: expected[position].spec) {
                 sameDeviceSpec[first, default: []].append(position)
             }
         }
@@ -321,32 +324,52 @@ struct SharedStrings: Sendable {
     }
 }
 
-/// Where an event's expected pushes are, by device and spec: each expected token once, as a
-/// small integer, and the entries keyed by that and the spec's integer. Keyed by the token and
-/// spec strings themselves, a 150,000-push event's index hashed both strings into a second
-/// string-keyed table an entry, and again a push; now a token is hashed into one table and the
-/// rest are integers.
+/// Where an event's expected pushes are, by device and spec: each device as an integer key
+/// (its position in the run's device index, else a key given here to a token the index does
+/// not know), each spec as a small integer. Keyed by the token and spec strings themselves,
+/// a 150,000-push event's index hashed both into string-keyed tables an entry, and again a
+/// push; now a push's token is hashed once, into the run's index, and an event that reaches a
+/// good part of the population finds its entries in arrays by position.
 struct ExpectationIndex: Sendable {
-    private var deviceKeys: [DeviceToken: UInt32] = [:]
+    /// The run's devices, whose positions are the keys; nil: every token gets a key here.
+    private let devices: ScenarioDeviceIndex?
+    /// Keys of expected tokens with no position, from `firstOwnKey` on.
+    private var ownKeys: [DeviceToken: UInt32] = [:]
+    private let firstOwnKey: UInt32
     /// A fan-out names one or two specs: their keys, in the order first seen.
     private var specs: [String] = []
-    private var entryOfSpec: [UInt64: Int32] = [:]
+    /// Dense: by spec key, by device key, the first entry naming that spec (-1: none). Made
+    /// when the event reaches at least an eighth of the devices; a few pushes in a large
+    /// population use `sparse` instead of arrays of the whole population.
+    private var dense: [[Int32]]?
+    private var sparse: [UInt64: Int32] = [:]
     private var entryOfAnySpecByDevice: [UInt32: Int32] = [:]
 
-    init(capacity: Int) {
-        deviceKeys.reserveCapacity(capacity)
-        entryOfSpec.reserveCapacity(capacity)
+    /// `capacity`: the event's expected pushes.
+    init(capacity: Int, devices: ScenarioDeviceIndex? = nil) {
+        self.devices = devices
+        firstOwnKey = UInt32(devices?.count ?? 0)
+        if let devices, capacity > 0, capacity * 8 >= devices.count {
+            dense = []
+        } else {
+            sparse.reserveCapacity(capacity)
+            if devices == nil { ownKeys.reserveCapacity(capacity) }
+        }
     }
 
-    /// Adds the entry at `position`; returns the earlier entry of the same device and spec
-    /// when there is one (that one takes the pushes), else nil.
-    mutating func add(_ position: Int, token: DeviceToken, spec: String?) -> Int? {
+    /// Adds the entry at `position` for the token as `written` (`devicePosition`: its device's
+    /// position in `devices`, when known); returns the earlier entry of the same device and spec when there is one (that
+    /// one takes the pushes), else nil.
+    mutating func add(_ position: Int, token written: String, devicePosition: Int32?, spec: String?) -> Int? {
         let device: UInt32
-        if let known = deviceKeys[token] {
+        if devices != nil, let devicePosition {
+            device = UInt32(devicePosition)
+        } else if case let token = DeviceToken(written), let known = key(of: token) {
             device = known
         } else {
-            device = UInt32(deviceKeys.count)
-            deviceKeys[token] = device
+            let token = DeviceToken(written)
+            device = firstOwnKey + UInt32(ownKeys.count)
+            ownKeys[token] = device
         }
         guard let spec else {
             if entryOfAnySpecByDevice[device] == nil { entryOfAnySpecByDevice[device] = Int32(position) }
@@ -354,23 +377,48 @@ struct ExpectationIndex: Sendable {
         }
         let specKey = specKey(spec) ?? {
             specs.append(spec)
+            dense?.append(Array(repeating: -1, count: Int(firstOwnKey)))
             return UInt32(specs.count - 1)
         }()
-        let key = Self.key(device, specKey)
-        if let first = entryOfSpec[key] { return Int(first) }
-        entryOfSpec[key] = Int32(position)
+        if let first = entry(device: device, specKey: specKey) { return first }
+        if dense != nil {
+            let index = Int(device)
+            if index >= dense![Int(specKey)].count {
+                dense![Int(specKey)].append(contentsOf: repeatElement(-1, count: index - dense![Int(specKey)].count + 1))
+            }
+            dense![Int(specKey)][index] = Int32(position)
+        } else {
+            sparse[Self.key(device, specKey)] = Int32(position)
+        }
         return nil
     }
 
-    /// The key of an expected device's token; nil for a token nothing was expected for.
-    func key(of token: DeviceToken) -> UInt32? { deviceKeys[token] }
+    /// The key of `token`: its position in the run's devices, else the key given to it here;
+    /// nil for a token nothing was expected for that the run does not know.
+    func key(of token: DeviceToken) -> UInt32? {
+        if let position = devices?.position(ofToken: token) { return UInt32(position) }
+        return ownKeys.isEmpty ? nil : ownKeys[token]
+    }
 
-    func contains(_ token: DeviceToken) -> Bool { deviceKeys[token] != nil }
+    /// Whether some entry is for the device of `token`.
+    func contains(_ token: DeviceToken) -> Bool {
+        guard let device = key(of: token) else { return false }
+        if entryOfAnySpec(device: device) != nil { return true }
+        return specs.indices.contains { entry(device: device, specKey: UInt32($0)) != nil }
+    }
 
     /// The first entry of `device` naming `spec`.
     func entry(device: UInt32, spec: String) -> Int? {
-        guard let specKey = specKey(spec) else { return nil }
-        return entryOfSpec[Self.key(device, specKey)].map(Int.init)
+        specKey(spec).flatMap { entry(device: device, specKey: $0) }
+    }
+
+    private func entry(device: UInt32, specKey: UInt32) -> Int? {
+        if let dense {
+            let entries = dense[Int(specKey)]
+            let index = Int(device)
+            return index < entries.count && entries[index] >= 0 ? Int(entries[index]) : nil
+        }
+        return sparse[Self.key(device, specKey)].map(Int.init)
     }
 
     /// The first entry of `device` that names no spec.

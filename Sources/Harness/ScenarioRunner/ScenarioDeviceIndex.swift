@@ -82,7 +82,12 @@ public final class ScenarioDeviceIndex: Sendable {
     /// Made when asked: a load run names devices only in its findings.
     public func name(ofToken token: String) -> String {
         guard let position = positionOfToken[DeviceToken(token)].map(Int.init) else { return token }
-        return names.withLock { names in
+        return name(at: position)
+    }
+
+    /// How reports name the device at `position`: `<person>/<device>`.
+    public func name(at position: Int) -> String {
+        names.withLock { names in
             if let name = names[position] { return name }
             let entry = entries[position]
             let name = entry.person + "/" + entry.device.id
@@ -91,6 +96,9 @@ public final class ScenarioDeviceIndex: Sendable {
         }
     }
 
+    /// How many devices there are: positions run from 0 to this.
+    public var count: Int { entries.count }
+
     /// The positions of the person's devices at the start (empty for someone unknown).
     public func initialPositions(of person: String) -> Range<Int> {
         initialRangeOfPerson[person].map { Int($0.lowerBound)..<Int($0.upperBound) } ?? 0..<0
@@ -98,4 +106,48 @@ public final class ScenarioDeviceIndex: Sendable {
 
     /// The scenario has an Android device (then FCM pushes, and its project, matter).
     public var hasAndroidDevices: Bool { entries.contains { $0.device.platform == .android } }
+}
+
+/// Positions of a `ScenarioDeviceIndex`'s devices, a bit each: the walk's live devices, the
+/// devices a sender's store lists. A set of 150,000 tokens hashed every token it was asked
+/// about; a bit is found by its position.
+public struct DevicePositions: Sendable, Equatable {
+    private var words: [UInt64]
+
+    /// Room for positions below `count` (more grow it).
+    public init(count: Int) { words = Array(repeating: 0, count: (count + 63) / 64) }
+
+    public func contains(_ position: Int) -> Bool {
+        let word = position >> 6
+        return word < words.count && words[word] & (1 << UInt64(position & 63)) != 0
+    }
+
+    public mutating func insert(_ position: Int) {
+        let word = position >> 6
+        if word >= words.count { words.append(contentsOf: repeatElement(0, count: word - words.count + 1)) }
+        words[word] |= 1 << UInt64(position & 63)
+    }
+
+    public mutating func remove(_ position: Int) {
+        let word = position >> 6
+        if word < words.count { words[word] &= ~(1 << UInt64(position & 63)) }
+    }
+
+    public var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
+
+    /// The positions in this set and not in `other`, ascending.
+    public func subtracting(_ other: DevicePositions) -> [Int] {
+        var positions: [Int] = []
+        for (index, word) in words.enumerated() {
+            var left = word & ~(index < other.words.count ? other.words[index] : 0)
+            while left != 0 {
+                positions.append(index << 6 | left.trailingZeroBitCount)
+                left &= left - 1
+            }
+        }
+        return positions
+    }
+
+    /// Every position in the set, ascending.
+    public var positions: [Int] { subtracting(DevicePositions(count: 0)) }
 }

@@ -101,8 +101,10 @@ public final class ScenarioOracle: Sendable {
             for entry in entries {
                 byEvent[entry.event, default: []] += entry.deliveries.compactMap { delivery in
                     devices.token(ofDevice: delivery.device).map { token in
-                        ExpectedPush(device: devices.name(ofToken: token), token: token, spec: delivery.spec, fields: delivery.fields,
-                                     headers: delivery.headers, source: delivery.source)
+                        let position = devices.position(ofToken: DeviceToken(token))
+                        return ExpectedPush(device: position.map(devices.name(at:)) ?? token, token: token, spec: delivery.spec,
+                                            fields: delivery.fields, headers: delivery.headers, source: delivery.source,
+                                            devicePosition: position.map(Int32.init))
                     }
                 }
             }
@@ -144,8 +146,11 @@ public final class ScenarioOracle: Sendable {
                 } else {
                     reference = ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs)
                 }
-                return ExpectedPush(device: namingDevices ? devices.name(ofToken: push.device.token) : nil, token: push.device.token,
-                                    spec: specID(of: push), reference: reference)
+                // Looked up once: the report's name and `run`'s expectation index both start from
+                // it. A load run's matcher keys by token and needs neither.
+                let position = namingDevices ? devices.position(ofToken: DeviceToken(push.device.token)) : nil
+                return ExpectedPush(device: namingDevices ? position.map(devices.name(at:)) : nil, token: push.device.token,
+                                    spec: specID(of: push), reference: reference, devicePosition: position.map(Int32.init))
             }
         }
     }

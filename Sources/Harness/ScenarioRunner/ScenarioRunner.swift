@@ -151,7 +151,14 @@ public enum ScenarioRunner {
             let source = scenario.expectations?.first { $0.event == index }?.source
             if scenario.expectations == nil {
                 let notValid = walk.answeredNotValid
-                if !notValid.isEmpty { expected.removeAll { push in notValid[DeviceToken(push.token)] != nil } }
+                if !notValid.isEmpty {
+                    // By position: the oracle found each push's; the few not-valid tokens are looked up here.
+                    var notValidPositions = DevicePositions(count: devices.count)
+                    for token in notValid.keys { if let position = devices.position(ofToken: token) { notValidPositions.insert(position) } }
+                    expected.removeAll { push in
+                        push.devicePosition.map { notValidPositions.contains(Int($0)) } ?? (notValid[DeviceToken(push.token)] != nil)
+                    }
+                }
             }
             let start: GatewayMark
             do {
@@ -164,7 +171,7 @@ public enum ScenarioRunner {
             let arriving = ArrivingExchanges(
                 EventJudgement(index: index, type: event.type, oracle: oracleName, source: source, expected: consume expected,
                                cleanup: cleanup, deviceName: deviceName, specs: opening.judge.specs,
-                               wallClockMs: Int64(Date().timeIntervalSince1970 * 1000)),
+                               wallClockMs: Int64(Date().timeIntervalSince1970 * 1000), devices: devices),
                 cleanup: cleanup, badTokens: walk.badTokens, from: start)
             // The embedded gateway's exchanges are read and judged every few milliseconds while
             // the sender sends, so an event's pushes never pile up in memory.
@@ -218,7 +225,8 @@ public enum ScenarioRunner {
             }
             if let listed {
                 mark = clock.now
-                verdict.problems += EventJudge.compareStore(listed: listed, live: walk.live, dead: Set(cleanup.dead.keys), deviceName: deviceName)
+                verdict.problems += EventJudge.compareStore(listed: listed, live: walk.live, dead: Set(cleanup.dead.keys),
+                                                            devices: devices, deviceName: deviceName)
                 judging += clock.now - mark
             }
             report.events.append(verdict)

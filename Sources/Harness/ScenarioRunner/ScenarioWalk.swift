@@ -29,14 +29,19 @@ public struct ScenarioWalk: Sendable {
     /// Every other token is valid, so no table of all of them is kept (150,000 entries at
     /// 100,000 people), and asking this for each of an event's expected pushes stays in the cache.
     public private(set) var answeredNotValid: [DeviceToken: TokenState] = [:]
-    /// Tokens the sender should hold: registered, not unregistered, not answered dead.
-    public private(set) var live: Set<DeviceToken>
+    /// The devices the sender should hold, by their positions in `devices`: registered, not
+    /// unregistered, not answered dead.
+    public private(set) var live: DevicePositions
 
     public init(_ scenario: Scenario, devices: ScenarioDeviceIndex, opening: GatewayOpening) {
         self.devices = devices
         startMs = scenario.startMs
         nowMs = scenario.startMs
-        live = Set(scenario.people.flatMap { $0.devices.map { DeviceToken($0.token) } })
+        // By the position of its token: a token two devices share is one device to a store.
+        live = DevicePositions(count: devices.count)
+        for position in 0..<devices.initialCount {
+            if let held = devices.position(ofToken: DeviceToken(devices.entries[position].device.token)) { live.insert(held) }
+        }
         for (token, state) in opening.tokens { set(DeviceToken(token), state) }
     }
 
@@ -52,11 +57,11 @@ public struct ScenarioWalk: Sendable {
             set(DeviceToken(token), state)
             return .tokenState(token: token, state: state)
         case .deviceRegistered(_, let device, _):
-            live.insert(DeviceToken(device.token))
+            if let position = devices.position(ofToken: DeviceToken(device.token)) { live.insert(position) }
             return .registered(token: device.token)
         case .deviceUnregistered(let deviceID):
             let token = devices.token(ofDevice: deviceID)!
-            live.remove(DeviceToken(token))
+            if let position = devices.position(ofToken: DeviceToken(token)) { live.remove(position) }
             return .unregistered(token: token)
         default:
             return .none
@@ -68,7 +73,14 @@ public struct ScenarioWalk: Sendable {
     }
 
     /// The gateway answered `token` dead: the sender should no longer hold it.
-    public mutating func died(_ token: DeviceToken) { live.remove(token) }
+    public mutating func died(_ token: DeviceToken) {
+        if let position = devices.position(ofToken: token) { live.remove(position) }
+    }
+
+    /// The tokens of the `live` devices.
+    public var liveTokens: Set<DeviceToken> {
+        Set(live.positions.map { DeviceToken(devices.entries[$0].device.token) })
+    }
 
     /// Tokens the gateway holds as bad (an FCM INVALID_ARGUMENT for one is about the token).
     public var badTokens: Set<DeviceToken> { Set(answeredNotValid.filter { $0.value == .bad }.map(\.key)) }

@@ -271,15 +271,45 @@ public enum EventJudge {
             if !dead.isEmpty, dead.contains(token) { keptDead.insert(token) }
             if let place = live.firstIndex(of: token) { liveHeld.insert(place) }
         }
-        // Sorted for a stable report, but only the differences: a large population has tens
-        // of thousands of live tokens and this runs after every event.
-        let kept = keptDead.sorted()
-        let lost = liveHeld.count == live.count ? [] : live.indices.filter { !liveHeld.contains($0) }.map { live[$0] }.sorted()
+        let lost = liveHeld.count == live.count ? [] : live.indices.filter { !liveHeld.contains($0) }.map { live[$0] }
+        return storeProblems(kept: keptDead, lost: lost, deviceName: deviceName)
+    }
+
+    /// `compareStore` for `run`, whose live devices are positions of the scenario's `devices`:
+    /// one look-up a listed device (its token's position), then bits. Only a dead token the
+    /// scenario has no device for is looked for by token.
+    public static func compareStore(listed: [ListedDevice], live: DevicePositions, dead: Set<DeviceToken>,
+                                    devices: ScenarioDeviceIndex, deviceName: (String) -> String) -> [Problem] {
+        var deadPositions = DevicePositions(count: 0)
+        var deadElsewhere: Set<DeviceToken> = []
+        for token in dead {
+            if let position = devices.position(ofToken: token) { deadPositions.insert(position) } else { deadElsewhere.insert(token) }
+        }
+        var held = DevicePositions(count: devices.count)
+        var keptDead: Set<DeviceToken> = []
+        for device in listed {
+            let token = DeviceToken(device.token)
+            if let position = devices.position(ofToken: token) {
+                held.insert(position)
+                if deadPositions.contains(position) { keptDead.insert(token) }
+            } else if !deadElsewhere.isEmpty, deadElsewhere.contains(token) {
+                keptDead.insert(token)
+            }
+        }
+        let lost = live.subtracting(held).map { DeviceToken(devices.entries[$0].device.token) }
+        return storeProblems(kept: keptDead, lost: lost, deviceName: deviceName)
+    }
+
+    /// The store's problems: dead tokens it kept, live ones it lost, each sorted for a stable
+    /// report (only the differences are: this runs after every event).
+    private static func storeProblems(kept: Set<DeviceToken>, lost: [DeviceToken], deviceName: (String) -> String) -> [Problem] {
         var problems = ProblemList()
-        for token in kept {
+        for token in kept.sorted() {
             problems.append(Problem(.storeMismatch, "the sender's store still holds \(deviceName(token.comparable)), whose token was answered gone or bad"))
         }
-        for token in lost { problems.append(Problem(.storeMismatch, "the sender's store lost \(deviceName(token.comparable)), whose token is live")) }
+        for token in lost.sorted() {
+            problems.append(Problem(.storeMismatch, "the sender's store lost \(deviceName(token.comparable)), whose token is live"))
+        }
         return problems.listed
     }
 }

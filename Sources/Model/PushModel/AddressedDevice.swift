@@ -24,16 +24,41 @@ public enum AddressedDevice {
     /// The token as compared: APNs tokens are hex, and Apple treats them case-insensitively,
     /// so an all-hex token is lowercased; FCM tokens are case-sensitive and kept as they are.
     public static func comparable(_ token: String) -> String {
-        var hasUppercase = false
-        for byte in token.utf8 {
-            switch byte {
-            case 0x30...0x39, 0x61...0x66: continue
-            case 0x41...0x46: hasUppercase = true
-            default: return token
-            }
+        // On the string's own bytes where it has them (a native string does): the byte view's
+        // iterator and a compare chain a byte were a tenth of judging a 100,000-person call.
+        let classes = token.utf8.withContiguousStorageIfAvailable(TokenBytes.classes) ?? Array(token.utf8).withUnsafeBufferPointer(TokenBytes.classes)
+        // Already lowercase (as senders mostly send them), or not hex at all: no copy.
+        return classes & (TokenBytes.other | TokenBytes.slash) == 0 && classes & TokenBytes.upperHex != 0 ? token.lowercased() : token
+    }
+}
+
+/// What the bytes of a device token are, one bit a class, OR-ed over the token: one table load
+/// a byte, where a chain of compares and branches a byte was ~1.7% of a gateway's request
+/// (perf). The gateway's path check and `AddressedDevice.comparable` read tokens this way.
+public enum TokenBytes {
+    /// 0-9, a-f.
+    public static let lowerHex: UInt8 = 1
+    /// A-F.
+    public static let upperHex: UInt8 = 2
+    public static let slash: UInt8 = 4
+    public static let other: UInt8 = 8
+
+    private static let table: [UInt8] = (0...255).map { (byte: Int) -> UInt8 in
+        switch byte {
+        case 0x30...0x39, 0x61...0x66: lowerHex
+        case 0x41...0x46: upperHex
+        case 0x2F: slash
+        default: other
         }
-        // Already lowercase (as senders mostly send them): no copy.
-        return hasUppercase ? token.lowercased() : token
+    }
+
+    /// The classes of `bytes`, OR-ed.
+    public static func classes(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt8 {
+        var classes: UInt8 = 0
+        table.withUnsafeBufferPointer { table in
+            for byte in bytes { classes |= table[Int(byte)] }
+        }
+        return classes
     }
 }
 

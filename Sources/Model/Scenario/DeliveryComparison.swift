@@ -25,10 +25,14 @@ public struct ExpectedPush: Sendable {
     /// The reference rules' push for this device, when they are the oracle: what the sender's
     /// push must say (`PushSpec.compareContent`).
     public var reference: ContentReference?
+    /// The device's position in the run's device index, when a scenario's oracle listed the
+    /// push: `run` keys the expectation by it rather than by hashing the token again.
+    public var devicePosition: Int32?
 
     public init(device: String? = nil, token: String, spec: String?, count: Int = 1,
                 fields: [(pointer: JSONPointer, value: JSONValue)] = [], headers: [(name: String, value: String?)] = [],
-                source: String? = nil, reference: ContentReference? = nil) {
+                source: String? = nil, reference: ContentReference? = nil, devicePosition: Int32? = nil) {
+        self.devicePosition = devicePosition
         self.token = token
         self.spec = spec
         self.count = count
