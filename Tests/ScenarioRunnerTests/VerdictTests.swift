@@ -267,17 +267,23 @@ private func name(_ token: String) -> String { names[token] ?? token }
         let tokens = index.entries.map(\.device.token)
         #expect(tokens[2] != tokens[2].uppercased(), "an APNs token, compared without case")
         // Two of 40 devices: a table; all 40: arrays.
-        for reached in [[2, 4], Array(0..<40)] {
+        // Dead before the event: a device of the index, and a token it does not know too.
+        var deadKnown = CleanupState()
+        deadKnown.absorb(push(0, token: tokens[10], status: 410, reason: "UNREGISTERED"), event: 0, badTokens: [])
+        var deadUnknownToo = deadKnown
+        deadUnknownToo.absorb(push(0, token: "tok-dead-elsewhere", status: 410, reason: "UNREGISTERED"), event: 0, badTokens: [])
+        for reached in [[2, 4], Array(0..<40)] { for cleanup in [CleanupState(), deadKnown, deadUnknownToo] {
             let expected = reached.map { ExpectedPush(device: index.name(at: $0), token: tokens[$0], spec: "poolse.ring.fcm",
                                                       devicePosition: Int32($0)) }
                 + [ExpectedPush(device: "stranger", token: "tok-stranger", spec: "poolse.ring.fcm")]
             let exchanges = [push(1, token: tokens[2].uppercased(), status: 200), push(2, token: tokens[2], status: 200),
                              push(3, token: tokens[6], status: 200, spec: "poolse.message.fcm"), push(4, token: "tok-stranger", status: 200),
-                             push(5, token: tokens[4], status: 410, reason: "UNREGISTERED"), push(6, token: "tok-other", status: 200)]
+                             push(5, token: tokens[4], status: 410, reason: "UNREGISTERED"), push(6, token: "tok-other", status: 200),
+                             push(7, token: tokens[10], status: 200), push(8, token: "tok-dead-elsewhere", status: 200)]
             var byPosition = EventJudgement(index: 0, type: "call.placed", oracle: "expect", source: nil, expected: expected,
-                                            cleanup: CleanupState(), deviceName: { index.name(ofToken: $0) }, devices: index)
+                                            cleanup: cleanup, deviceName: { index.name(ofToken: $0) }, devices: index)
             var byToken = EventJudgement(index: 0, type: "call.placed", oracle: "expect", source: nil, expected: expected,
-                                         cleanup: CleanupState(), deviceName: { index.name(ofToken: $0) })
+                                         cleanup: cleanup, deviceName: { index.name(ofToken: $0) })
             for exchange in exchanges {
                 byPosition.observe(exchange)
                 byToken.observe(exchange)
@@ -292,6 +298,9 @@ private func name(_ token: String) -> String { names[token] ?? token }
             #expect(messages.contains("unexpected: poolse.message.fcm to p3/p3-voip (request #3)"))
             #expect(messages.contains("unexpected: poolse.ring.fcm to tok-other (request #6)"))
             #expect(!messages.contains { $0.contains("stranger") }, "a token the index does not know is expected by its own key")
-        }
+            let deadPushes = positioned.problems.filter { $0.kind == .deadTokenPush }.map(\.message)
+            #expect(deadPushes.count == cleanup.dead.count)
+            #expect(deadPushes.contains { $0.contains("p5/p5-voip") } == !cleanup.dead.isEmpty)
+        } }
     }
 }

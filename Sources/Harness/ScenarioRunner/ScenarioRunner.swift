@@ -275,16 +275,20 @@ final class ArrivingExchanges: Sendable {
         let began = clock.now
         let (thread, cpuBegan) = (pthread_self(), SystemClock.threadCPUNanoseconds())
         let cursor = state.withLock { $0.cursor }
-        var batch = try await gateway.exchanges(after: cursor)
-        state.withLock { state in
-            // By index: `for exchange in batch` copied each exchange, a retain of each of its fields.
-            for position in batch.indices {
-                state.judgement.observe(batch[position])
-                state.cleanup.absorb(batch[position], event: index, badTokens: badTokens)
+        do {
+            // A constant, freed at the end of this block, inside the time judging is charged
+            // (freeing is judging's too). A variable captured by the closure below was copied
+            // out exchange by exchange, a retain of each of its fields (perf: ~7% of the reads).
+            let batch = try await gateway.exchanges(after: cursor)
+            state.withLock { state in
+                // By index: `for exchange in batch` copied each exchange too.
+                for position in batch.indices {
+                    state.judgement.observe(batch[position])
+                    state.cleanup.absorb(batch[position], event: index, badTokens: badTokens)
+                }
+                state.cursor.position = batch.last?.sequence ?? (state.cursor.position + batch.count)
             }
-            state.cursor.position = batch.last?.sequence ?? (state.cursor.position + batch.count)
         }
-        batch = []  // freeing the batch is judging's too
         let wall = clock.now - began
         // A thread's CPU clock: a read that resumed on another thread is charged its wall time.
         let cpu = pthread_equal(thread, pthread_self()) != 0

@@ -316,7 +316,9 @@ public enum EventJudge {
 
 extension RecordedExchange {
     /// How findings name a request: `#12`, its `seq`.
-    var requestNumber: String { "#" + (sequence.map(String.init) ?? "?") }
+    var requestNumber: String { Self.requestNumber(sequence) }
+
+    static func requestNumber(_ sequence: Int?) -> String { "#" + (sequence.map(String.init) ?? "?") }
 }
 
 /// The Retry-After rule, written once for `run`'s verdicts and a load run's matcher. Apple and

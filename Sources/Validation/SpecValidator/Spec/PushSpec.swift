@@ -24,6 +24,9 @@ public final class PushSpec: Sendable {
     let schemaSource: SpecSource?
     /// The fields the sender chooses (`content.free`): not compared with the reference rules'.
     public let freeContent: [FreeContent]
+    /// The `decidedHeaders` not declared free, with where a difference names each: worked out
+    /// once, not for every push `compareContent` reads.
+    let comparedHeaders: [(name: String, pointer: JSONPointer)]
 
     init(id: String, product: String, transport: PushTransport, file: String, examples: [SpecExample], match: SpecMatch,
          headerRules: [HeaderRule], derivedRules: [DerivedRule], schema: JSONSchema?, schemaDocument: JSONValue,
@@ -40,6 +43,7 @@ public final class PushSpec: Sendable {
         self.schemaDocument = schemaDocument
         self.schemaSource = schemaSource
         self.freeContent = freeContent
+        comparedHeaders = zip(Self.decidedHeaders, Self.decidedHeaderPointers).filter { !Self.isFree($1, in: freeContent) }
     }
 
     /// How many match conditions it has: when several specs recognise a request, the most

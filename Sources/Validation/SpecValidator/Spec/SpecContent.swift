@@ -42,7 +42,7 @@ extension PushSpec {
     /// expiration, collapse id); `authorization`, `apns-id` and the like are the transport's.
     static let decidedHeaders = ["apns-push-type", "apns-topic", "apns-priority", "apns-expiration", "apns-collapse-id"]
     /// Where each of `decidedHeaders` is named in a difference: made once, not once a push.
-    private static let decidedHeaderPointers = decidedHeaders.map { JSONPointer(tokens: ["headers", $0]) }
+    static let decidedHeaderPointers = decidedHeaders.map { JSONPointer(tokens: ["headers", $0]) }
 
     /// An expiration ("expires after 24 hours") is a time after the send, not a value: the
     /// sender's, measured from its own clock (the scenario's, or the wall clock), may sit this
@@ -50,7 +50,9 @@ extension PushSpec {
     public static let expirationToleranceSeconds: Int64 = 60
 
     /// Whether `pointer` lies in a field declared free.
-    func isFree(_ pointer: JSONPointer) -> Bool {
+    func isFree(_ pointer: JSONPointer) -> Bool { Self.isFree(pointer, in: freeContent) }
+
+    static func isFree(_ pointer: JSONPointer, in freeContent: [FreeContent]) -> Bool {
         freeContent.contains { pointer.tokens.starts(with: $0.pointer.tokens) }
     }
 
@@ -62,8 +64,7 @@ extension PushSpec {
                                token: String? = nil, wallClockMs: Int64, limit: Int = 10) -> [ContentDifference] {
         var differences: [ContentDifference] = []
         if transport == .apns {
-            for (name, pointer) in zip(Self.decidedHeaders, Self.decidedHeaderPointers) {
-                guard !isFree(pointer) else { continue }
+            for (name, pointer) in comparedHeaders {
                 var sent = headers.first { $0.name == name }?.value
                 // The reference's names as its sender wrote them: lowered only when they are not already.
                 var expected = reference.headers.first {
@@ -101,7 +102,8 @@ extension PushSpec {
         guard let sentSeconds = Int64(sent), let expectedSeconds = Int64(expected) else { return false }
         if sentSeconds == 0 || expectedSeconds == 0 { return sentSeconds == expectedSeconds }
         let wanted = expectedSeconds - decidedAtMs / 1000
-        return [decidedAtMs, wallClockMs].contains { clock in abs(sentSeconds - clock / 1000 - wanted) <= Self.expirationToleranceSeconds }
+        func agrees(clock: Int64) -> Bool { abs(sentSeconds - clock / 1000 - wanted) <= Self.expirationToleranceSeconds }
+        return agrees(clock: decidedAtMs) || agrees(clock: wallClockMs)
     }
 
     private func compare(_ sent: JSONValue?, _ expected: JSONValue?, at pointer: JSONPointer, into differences: inout [ContentDifference]) {
