@@ -69,7 +69,7 @@ let package = Package(
 
         // `pushproof run`: the sender seam, the reference sender behind it, an embedded
         // gateway, and the verdicts per event and per token-cleanup rule.
-        .target(name: "ScenarioRunner", dependencies: ["JSON", "Clocks", "Descriptors", "PushModel", "Crypto", "HTTPCore", "HTTP2Server",
+        .target(name: "ScenarioRunner", dependencies: ["JSON", "Clocks", "Descriptors", "Hashing", "PushModel", "Crypto", "HTTPCore", "HTTP2Server",
                                                        "MockGateway", "SpecValidator", "Sender", "Scenario", "RecordLine", "Reports"], path: "Sources/Harness/ScenarioRunner"),
 
         // Scenario-driven load (`drive --scenario`, `plan --scenario`): a scenario's events through any

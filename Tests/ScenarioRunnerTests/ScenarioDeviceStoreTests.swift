@@ -36,6 +36,33 @@ private func scenario() -> Scenario {
         #expect(index.hasAndroidDevices)
     }
 
+    /// The index's table of tokens finds what a dictionary of them finds: every token in any
+    /// case (APNs hex) or exactly (FCM), any length, a token two devices share at its last
+    /// position, and nothing for a token it does not hold.
+    @Test func theTokenTableFindsWhatADictionaryFinds() {
+        var scenario = Scenario(name: "tokens", product: .poolse)
+        scenario.people = (0..<3_000).map { person in
+            var devices = [ScenarioDevice(id: "p\(person)-voip", platform: .ios, voip: true),
+                           ScenarioDevice(id: "p\(person)-android", platform: .android)]
+            // Lengths around the hash's eight-byte words, and one token two people share.
+            if person % 7 == 0 { devices.append(ScenarioDevice(id: "p\(person)-short", platform: .android, token: String(repeating: "x", count: person % 17))) }
+            if person == 5 || person == 2_000 { devices.append(ScenarioDevice(id: "p\(person)-shared", platform: .ios, token: "ABCDEF0123")) }
+            return Person(id: "p\(person)", name: "P", externalID: "x\(person)", devices: devices)
+        }
+        let index = ScenarioDeviceIndex(scenario)
+        var reference: [DeviceToken: Int] = [:]
+        for (position, entry) in index.entries.enumerated() { reference[DeviceToken(entry.device.token)] = position }
+        for (token, position) in reference {
+            #expect(index.position(ofToken: token) == position)
+            #expect(index.position(ofToken: DeviceToken(token.comparable.uppercased())) == (token.comparable.allSatisfy(\.isHexDigit) ? position : nil))
+        }
+        #expect(index.position(ofToken: "abcdef0123") == reference["ABCDEF0123"], "the shared token: its last device")
+        #expect(index.entries[index.position(ofToken: "abcdef0123")!].person == "p2000")
+        for stray in ["", "nope", String(repeating: "a", count: 64), String(repeating: "x", count: 40)] where reference[DeviceToken(stray)] == nil {
+            #expect(index.position(ofToken: DeviceToken(stray)) == nil)
+        }
+    }
+
     @Test func devicePositionsAreBitsByPosition() {
         var positions = DevicePositions(count: 70)
         for position in [0, 3, 63, 64, 69] { positions.insert(position) }

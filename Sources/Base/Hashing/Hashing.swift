@@ -28,10 +28,10 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
 
     /// What a generator whose state is `value` gives next: a mixer that spreads every input
     /// bit over the word.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func mix(_ value: UInt64) -> UInt64 { finalize(value &+ gamma) }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     static func finalize(_ value: UInt64) -> UInt64 {
         var z = value
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -3,6 +3,7 @@
 // device stores each kept their own dictionaries of those strings (~40 MB a copy at that
 // size). This index is built once and shared: the devices themselves stay in the scenario's
 // `people` (their strings are shared, not copied), and the index keeps positions.
+import Hashing
 import PushModel
 import Scenario
 import Synchronization
@@ -26,7 +27,7 @@ public final class ScenarioDeviceIndex: Sendable {
     public let entries: [Entry]
     /// How many of `entries` the people have at the start (what a sender's store starts with).
     public let initialCount: Int
-    private let positionOfToken: [DeviceToken: Int32]
+    private let positionOfToken: TokenPositions
     private let positionOfID: [String: Int32]
     /// Each person's devices at the start: a range of `entries` (people's are contiguous).
     private let initialRangeOfPerson: [String: Range<Int32>]
@@ -53,35 +54,30 @@ public final class ScenarioDeviceIndex: Sendable {
                 entries.append(Entry(person: person, device: device))
             }
         }
-        var byToken: [DeviceToken: Int32] = [:]
         var byID: [String: Int32] = [:]
-        byToken.reserveCapacity(entries.count)
         byID.reserveCapacity(entries.count)
-        for (position, entry) in entries.enumerated() {
-            byToken[DeviceToken(entry.device.token)] = Int32(position)
-            byID[entry.device.id] = Int32(position)
-        }
+        for (position, entry) in entries.enumerated() { byID[entry.device.id] = Int32(position) }
         self.entries = entries
-        positionOfToken = byToken
+        positionOfToken = TokenPositions(entries.map { DeviceToken($0.device.token) })
         positionOfID = byID
         initialRangeOfPerson = ranges
         names = Mutex(Array(repeating: nil, count: entries.count))
     }
 
     /// The position in `entries` of the device with `token` (any form).
-    public func position(ofToken token: DeviceToken) -> Int? { positionOfToken[token].map(Int.init) }
+    public func position(ofToken token: DeviceToken) -> Int? { positionOfToken.position(of: token) }
 
     /// The token, as written, of the device with this id.
     public func token(ofDevice id: String) -> String? { positionOfID[id].map { entries[Int($0)].device.token } }
 
     /// The token as the scenario writes it (what the reference rules and the sender's store
     /// hold) of `token` in any form.
-    public func writtenToken(_ token: DeviceToken) -> String? { positionOfToken[token].map { entries[Int($0)].device.token } }
+    public func writtenToken(_ token: DeviceToken) -> String? { position(ofToken: token).map { entries[$0].device.token } }
 
     /// How reports name the device of `token` (any form): `<person>/<device>`, else the token.
     /// Made when asked: a load run names devices only in its findings.
     public func name(ofToken token: String) -> String {
-        guard let position = positionOfToken[DeviceToken(token)].map(Int.init) else { return token }
+        guard let position = position(ofToken: DeviceToken(token)) else { return token }
         return name(at: position)
     }
 
@@ -106,6 +102,77 @@ public final class ScenarioDeviceIndex: Sendable {
 
     /// The scenario has an Android device (then FCM pushes, and its project, matter).
     public var hasAndroidDevices: Bool { entries.contains { $0.device.platform == .android } }
+}
+
+/// Device positions by token, for the index: every push `run` judges and every device a
+/// sender's store lists is looked up here. A `[DeviceToken: Int32]` of 150,000 tokens was the
+/// largest part of judging a 100,000-person call (perf: Swift's SipHash over each 64- or
+/// 160-byte token, then the key, the bitmap and the value in three arrays). Here a slot holds
+/// a tag of the hash and the position in one word, the hash reads the token eight bytes at a
+/// time, and a tag that matches is confirmed against the token itself. Built once and never
+/// changed: a token not in the table (a sender's stray push) only walks the slots the
+/// scenario's own tokens filled, so no input can make a look-up long.
+struct TokenPositions: Sendable {
+    /// The hash's top 32 bits, then the position + 1; 0 is an empty slot.
+    private let slots: [UInt64]
+    private let mask: Int
+    private let seed: UInt64
+    /// Each position's token, as compared.
+    private let tokens: [DeviceToken]
+
+    /// `tokens` in position order; a token listed twice is found at its last position.
+    init(_ tokens: [DeviceToken]) {
+        self.tokens = tokens
+        seed = UInt64.random(in: .min ... .max)
+        // At most ~2/3 full: a few probes a look-up, most in the same cache line.
+        var capacity = 8
+        while capacity < tokens.count + tokens.count / 2 { capacity *= 2 }
+        mask = capacity - 1
+        var slots = [UInt64](repeating: 0, count: capacity)
+        for (position, token) in tokens.enumerated() {
+            let hash = Self.hash(token, seed: seed)
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while slots[slot] != 0, !(slots[slot] >> 32 == hash >> 32 && tokens[Int(slots[slot] & 0xFFFF_FFFF) - 1] == token) {
+                slot = (slot + 1) & mask
+            }
+            slots[slot] = hash & 0xFFFF_FFFF_0000_0000 | UInt64(position + 1)
+        }
+        self.slots = slots
+    }
+
+    func position(of token: DeviceToken) -> Int? {
+        let hash = Self.hash(token, seed: seed)
+        let tag = hash >> 32
+        return slots.withUnsafeBufferPointer { slots -> Int? in
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while true {
+                let entry = slots[slot]
+                if entry == 0 { return nil }
+                if entry >> 32 == tag {
+                    let position = Int(entry & 0xFFFF_FFFF) - 1
+                    if tokens[position] == token { return position }
+                }
+                slot = (slot + 1) & mask
+            }
+        }
+    }
+
+    /// The token's bytes, eight at a time, each word mixed in (SplitMix64's mixer).
+    private static func hash(_ token: DeviceToken, seed: UInt64) -> UInt64 {
+        var text = token.comparable
+        return text.withUTF8 { bytes -> UInt64 in
+            let raw = UnsafeRawBufferPointer(bytes)
+            var hash = seed ^ UInt64(raw.count)
+            var offset = 0
+            while offset + 8 <= raw.count {
+                hash = SplitMix64.mix(hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                offset += 8
+            }
+            var tail: UInt64 = 0
+            for (shift, byte) in raw[offset...].enumerated() { tail |= UInt64(byte) << UInt64(8 * shift) }
+            return SplitMix64.mix(hash ^ tail)
+        }
+    }
 }
 
 /// Positions of a `ScenarioDeviceIndex`'s devices, a bit each: the walk's live devices, the
