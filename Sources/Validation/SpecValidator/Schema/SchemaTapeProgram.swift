@@ -267,7 +267,13 @@ private struct TapeRun {
     /// `minLength`, `minimum`): those are decided here, in the loop, and only the others call
     /// `keyword`. A call of `keyword` for each (its frame is sized for the object and array
     /// keywords) was most of the time a ring's fourteen members took (perf, `serve --specs`).
-    func valid(_ node: Int32, _ at: Int) -> Bool {
+    @inline(never)
+    func valid(_ node: Int32, _ at: Int) -> Bool { holds(node, at) }
+
+    /// `valid`, inlined where an object's members are walked: a call a member was ~1/10 of a
+    /// ring's schema time (perf).
+    @inline(__always)
+    func holds(_ node: Int32, _ at: Int) -> Bool {
         let header = ops[Int(node)]
         var i = Int(header.a)
         let end = Int(header.b)
@@ -348,26 +354,39 @@ private struct TapeRun {
     /// non-ASCII byte has one code point a byte, so its length is its byte count: counting the
     /// code points of every id and grant of a ring was ~1/7 of its schema's time (perf,
     /// `serve --specs`).
+    @inline(__always)
     func length(_ at: Int, atLeast limit: Int) -> Bool {
         let entry = tape[at]
-        let byteCount = Int(entry.end - entry.start)
-        if entry.flags == 0 { return byteCount >= limit }
+        if entry.flags == 0 { return Int(entry.end - entry.start) >= limit }
+        return codePointLength(at, atLeast: limit)
+    }
+
+    @inline(__always)
+    func length(_ at: Int, atMost limit: Int) -> Bool {
+        let entry = tape[at]
+        if entry.flags == 0 { return Int(entry.end - entry.start) <= limit }
+        return codePointLength(at, atMost: limit)
+    }
+
+    /// `length` of a string with an escape or a non-ASCII byte.
+    @inline(never)
+    func codePointLength(_ at: Int, atLeast limit: Int) -> Bool {
+        let entry = tape[at]
         guard entry.flags & JSONTape.Entry.escapedFlag == 0 else {
             let string = document.string(at: at)
             return string.utf8.count >= limit && codePointCount(string) >= limit
         }
-        return byteCount >= limit && Self.codePoints(raw(entry)) >= limit
+        return Int(entry.end - entry.start) >= limit && Self.codePoints(raw(entry)) >= limit
     }
 
-    func length(_ at: Int, atMost limit: Int) -> Bool {
+    @inline(never)
+    func codePointLength(_ at: Int, atMost limit: Int) -> Bool {
         let entry = tape[at]
-        let byteCount = Int(entry.end - entry.start)
-        if entry.flags == 0 { return byteCount <= limit }
         guard entry.flags & JSONTape.Entry.escapedFlag == 0 else {
             let string = document.string(at: at)
             return string.utf8.count <= limit || codePointCount(string) <= limit
         }
-        return byteCount <= limit || Self.codePoints(raw(entry)) <= limit
+        return Int(entry.end - entry.start) <= limit || Self.codePoints(raw(entry)) <= limit
     }
 
     /// Every scalar has one byte that is not a continuation byte (as `codePointCount`).
@@ -395,9 +414,7 @@ private struct TapeRun {
         case .object: return types.contains(.object)
         case .array: return types.contains(.array)
         case .string: return types.contains(.string)
-        case .number:
-            let d = entry.number
-            return types.contains(.number) || (types.contains(.integer) && d.isFinite && d.rounded(.towardZero) == d)
+        case .number: return types.admits(number: entry.number)
         }
     }
 
@@ -480,7 +497,7 @@ private struct TapeRun {
                             present |= 1 << UInt64(found - namedStart)
                             hint = i
                             matched = true
-                            guard valid(name.c, value) else { return false }
+                            guard holds(name.c, value) else { return false }
                             break
                         }
                     }
