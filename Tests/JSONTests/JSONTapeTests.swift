@@ -39,6 +39,19 @@ struct JSONTapeTests {
         try expectSameTree("0")
     }
 
+    /// A small body's tape is written on the stack first (`stackEntries` entries): documents
+    /// of just under, at and just over that many entries are built whole, on the stack or again.
+    @Test func smallDocumentsAroundTheStackBufferAreBuiltWhole() throws {
+        for count in 26...40 {
+            // `count` entries: the array, then its elements.
+            try expectSameTree("[" + (1..<count).map { String($0 % 10) }.joined(separator: ",") + "]")
+            // 1 + 2 × members entries, keys long enough to reach the size bound.
+            try expectSameTree("{" + (0..<(count / 2)).map { #""key_\#($0)":"v\#($0)""# }.joined(separator: ",") + "}")
+            let tape = try #require(JSONParser.tape(Array(("[" + (1..<count).map { _ in "1" }.joined(separator: ",") + "]").utf8)))
+            #expect(tape.entries.count == count)
+        }
+    }
+
     @Test func manyMembersWithSimilarKeysAreNotTakenForRepeats() throws {
         // Keys sharing length and end bytes collide in the repeat filter and must still pass.
         let members = (0..<40).map { #""k\#($0 % 10)\#($0 / 10)x":\#($0)"# }

@@ -20,6 +20,15 @@ private func compileError(_ text: String, options: JSONSchema.Options = .init())
 
 @Suite("JSONSchema violations")
 struct JSONSchemaViolationTests {
+    /// `type: integer` tells integers by a conversion below 2^52 and by finiteness above: the
+    /// same answer as "finite, and equal to itself rounded toward zero" at and around the edges.
+    @Test(arguments: [0.0, -0.0, 1, -1, 1.5, -1.5, 0.1, 4_503_599_627_370_495.5, 4_503_599_627_370_496, 4_503_599_627_370_497,
+                      -4_503_599_627_370_496, 9_007_199_254_740_993, 1e300, -1e300, 9.223372036854775807e18, -9.223372036854775808e18,
+                      Double.infinity, -Double.infinity, Double.nan, Double.leastNonzeroMagnitude, Double.greatestFiniteMagnitude])
+    func integersAreToldAsRoundingTowardZeroTellsThem(_ d: Double) {
+        #expect(TypeSet.isIntegral(d) == (d.isFinite && d.rounded(.towardZero) == d), "\(d)")
+    }
+
     @Test func constViolationNamesBothLocationsAndValues() throws {
         let s = try schema(##"{"properties": {"cv": {"const": "1"}}}"##)
         let violations = s.validate(try instance(##"{"cv": 1}"##))

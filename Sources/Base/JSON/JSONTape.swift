@@ -108,6 +108,24 @@ extension JSONParser {
     /// as for `parse`).
     static func tape(_ bytes: [UInt8], options: Options = .init(), keyComparisons: inout Int) -> JSONTape? {
         guard !bytes.isEmpty, bytes.count < Int(UInt32.max) else { return nil }
+        if bytes.count <= stackEntries * 15 {
+            // A push's tape (a ring: 29 entries) is written on the stack, then copied into an
+            // array of its own size. The array of a sixth of the body's size it was written
+            // into before was 2.8 KB for a ring, past glibc's per-thread cache of blocks up to
+            // ~1 KB, and its malloc and free were ~1% of a judged push (perf, `serve --specs`).
+            // A body this small usually fits (push payloads run 12-15 bytes an entry); one that
+            // does not is written again below.
+            let written = withUnsafeTemporaryAllocation(of: JSONTape.Entry.self, capacity: stackEntries) { buffer in
+                var writer = TapeWriter(base: buffer.baseAddress!, capacity: buffer.count)
+                let outcome = write(bytes, options: options, to: &writer, keyComparisons: &keyComparisons)
+                return (outcome, outcome == .complete ? Array(UnsafeBufferPointer(start: buffer.baseAddress, count: writer.count)) : [])
+            }
+            switch written.0 {
+            case .complete: return JSONTape(bytes: bytes, entries: written.1)
+            case .invalid: return nil
+            case .full: break
+            }
+        }
         // Push payloads run 12-15 bytes per entry, so a sixth of the size is one allocation
         // with room to spare. Every entry starts at its own byte (a quote, a bracket, a digit or
         // a letter), so the size itself always suffices: a denser document starts again with that.
@@ -118,19 +136,7 @@ extension JSONParser {
                 initialized = 0
                 guard let base = buffer.baseAddress else { return }
                 var writer = TapeWriter(base: base, capacity: buffer.count)
-                outcome = bytes.withUnsafeBufferPointer { bytes in
-                    var reader = Reader(bytes: bytes, options: options)
-                    do throws(JSONError) {
-                        reader.skipWhitespace()
-                        try reader.appendTapeValue(depth: 0, to: &writer)
-                        reader.skipWhitespace()
-                        keyComparisons += reader.keyComparisons
-                        return reader.atEnd ? .complete : .invalid
-                    } catch {
-                        keyComparisons += reader.keyComparisons
-                        return writer.isFull ? .full : .invalid
-                    }
-                }
+                outcome = write(bytes, options: options, to: &writer, keyComparisons: &keyComparisons)
                 if outcome == .complete { initialized = writer.count }
             }
             switch outcome {
@@ -139,6 +145,28 @@ extension JSONParser {
             case .full:
                 guard capacity < bytes.count else { return nil }
                 capacity = bytes.count
+            }
+        }
+    }
+
+    /// Entries of the stack buffer a small body's tape is written into first: 1 KB, the most
+    /// `withUnsafeTemporaryAllocation` takes from the stack on Linux (beyond, it mallocs).
+    static var stackEntries: Int { 1024 / MemoryLayout<JSONTape.Entry>.stride }
+
+    /// Writes the tape of `bytes` into `writer`.
+    private static func write(_ bytes: [UInt8], options: Options, to writer: inout TapeWriter,
+                              keyComparisons: inout Int) -> TapeWriter.Outcome {
+        bytes.withUnsafeBufferPointer { bytes in
+            var reader = Reader(bytes: bytes, options: options)
+            do throws(JSONError) {
+                reader.skipWhitespace()
+                try reader.appendTapeValue(depth: 0, to: &writer)
+                reader.skipWhitespace()
+                keyComparisons += reader.keyComparisons
+                return reader.atEnd ? .complete : .invalid
+            } catch {
+                keyComparisons += reader.keyComparisons
+                return writer.isFull ? .full : .invalid
             }
         }
     }

@@ -7,7 +7,11 @@ import SpecValidator
 /// Judges live requests against a spec set (`serve --specs DIR`). A violation is a finding
 /// written into the record and counted in `/metrics`; the gateway still answers as Apple or
 /// Google would, unless `rejectViolations` is on.
-public struct SpecJudge: Sendable {
+///
+/// A class of constants: the gateway reads it on every request, and a reference costs one
+/// retain where the struct cost one per part of its spec set (its copy in `MockGateway.judge`,
+/// through the optional's value witnesses, was ~0.5% of a judged push, perf).
+public final class SpecJudge: Sendable {
     public let specs: SpecSet
     /// Answer a request that breaks its spec with 400 (a pushproof reason, not Apple's or
     /// Google's) instead of the real gateway's answer.
@@ -15,26 +19,25 @@ public struct SpecJudge: Sendable {
 
     /// A passing verdict of each spec as it is recorded, value and bytes: the same for every push
     /// that passes (most of them), so it is built once at load instead of a request and
-    /// encoded again into its line (perf: ~4% of a request with `--specs`).
-    private let passingVerdicts: [String: (judgement: RecordedVerdict.Judgement, encoded: [UInt8])]
+    /// encoded again into its line (perf: ~4% of a request with `--specs`). Indexed as
+    /// `specs.specs` (`SpecVerdict.specIndex`).
+    private let passingVerdicts: [(id: String, judgement: RecordedVerdict.Judgement, encoded: [UInt8])]
 
     public init(specs: SpecSet, rejectViolations: Bool = false) {
         self.specs = specs
         self.rejectViolations = rejectViolations
-        var passing: [String: (judgement: RecordedVerdict.Judgement, encoded: [UInt8])] = [:]
-        for spec in specs.specs {
+        passingVerdicts = specs.specs.map { spec in
             let judgement = RecordedVerdict.Judgement(SpecVerdict(specID: spec.id, violations: []))
-            passing[spec.id] = (judgement, RecordLine.encode(RecordedVerdict(judgement: judgement)))
+            return (spec.id, judgement, RecordLine.encode(RecordedVerdict(judgement: judgement)))
         }
-        passingVerdicts = passing
     }
 
     /// `verdict` as the record and the metrics take it, with the bytes of the record line's
     /// `verdict` when it is a spec's passing verdict (kept from load).
     func recordedForm(of verdict: SpecVerdict) -> (judgement: RecordedVerdict.Judgement, encoded: [UInt8]?) {
-        if verdict.passed, !verdict.outOfScope, verdict.uncovered == nil, let id = verdict.specID,
-           let passing = passingVerdicts[id] {
-            return (passing.judgement, passing.encoded)
+        if verdict.passed, !verdict.outOfScope, verdict.uncovered == nil, let index = verdict.specIndex,
+           index < passingVerdicts.count, passingVerdicts[index].id == verdict.specID {
+            return (passingVerdicts[index].judgement, passingVerdicts[index].encoded)
         }
         return (RecordedVerdict.Judgement(verdict), nil)
     }
@@ -48,7 +51,7 @@ public struct SpecJudge: Sendable {
 
     /// Loads `directory`; `configOverrides` replaces values of specset.json's `config`
     /// (e.g. the bundle ids of the app under test).
-    public init(directory: String, configOverrides: JSONObject = [:], rejectViolations: Bool = false) throws(SpecLoadError) {
+    public convenience init(directory: String, configOverrides: JSONObject = [:], rejectViolations: Bool = false) throws(SpecLoadError) {
         self.init(specs: try SpecSet.load(directory: directory, configOverrides: configOverrides), rejectViolations: rejectViolations)
     }
 

@@ -50,10 +50,24 @@ struct TypeSet: OptionSet, Sendable {
         case .object: contains(.object)
         case .array: contains(.array)
         case .string: contains(.string)
-        case .number(let d):
-            // 2020-12 validation §6.1.1: a number with a zero fractional part is an integer.
-            contains(.number) || (contains(.integer) && d.isFinite && d.rounded(.towardZero) == d)
+        case .number(let d): admits(number: d)
         }
+    }
+
+    /// 2020-12 validation §6.1.1: a number with a zero fractional part is an integer.
+    @inline(__always)
+    func admits(number d: Double) -> Bool {
+        contains(.number) || (contains(.integer) && Self.isIntegral(d))
+    }
+
+    /// Whether `d` is finite with no fractional part. Below 2^52 a conversion to Int64 and back
+    /// says it (one instruction each way); `rounded(.towardZero)` is a call to libm's `trunc`
+    /// on this target, which the optimizer hoisted into every node the tape run visits (perf,
+    /// `serve --specs`: ~0.5% of a judged push). Every finite double from 2^52 up is integral.
+    @inline(__always)
+    static func isIntegral(_ d: Double) -> Bool {
+        if abs(d) < 4_503_599_627_370_496 { return Double(Int64(d)) == d }
+        return d.isFinite
     }
 
     var names: String {

@@ -20,6 +20,14 @@ public struct ProductIdentities: Sendable {
     private let topics: [String: [Int]]
     /// FCM project id → the products listing it, in specset.json order.
     private let fcmProjects: [String: [Int]]
+    /// `topics` again as bytes, for `product(ofTopic:)`: a request's topic made a String and
+    /// hashed was ~1/10 of judging a passing push (perf, `serve --specs`). Bucket b (by
+    /// `topicBucket`) is `topicEntries[topicBucketStarts[b]..<topicBucketStarts[b + 1]]`, each
+    /// entry the topic `topicBytes[start..<end]` and its product.
+    private let topicEntries: [(start: Int, end: Int, product: Int)]
+    private let topicBucketStarts: [Int]
+    private let topicBytes: [UInt8]
+    private static let topicBucketCount = 64
     /// Bundle ids listed by more than one product: a configuration error the linter reports
     /// (the first product listed keeps the bundle id).
     let conflicts: [(identity: String, products: [String])]
@@ -50,6 +58,23 @@ public struct ProductIdentities: Sendable {
         }
         self.topics = topics
         self.fcmProjects = fcmProjects
+        // An empty topic is claimed by nobody (`claimants`), so it has no entry.
+        var buckets = [[(topic: String, product: Int)]](repeating: [], count: Self.topicBucketCount)
+        for (topic, products) in topics where !topic.isEmpty {
+            buckets[Self.topicBucket(count: topic.utf8.count, last: topic.utf8.last!)].append((topic, products[0]))
+        }
+        var entries: [(start: Int, end: Int, product: Int)] = [], starts = [0], bytes: [UInt8] = []
+        for bucket in buckets {
+            for (topic, product) in bucket {
+                let start = bytes.count
+                bytes.append(contentsOf: topic.utf8)
+                entries.append((start, bytes.count, product))
+            }
+            starts.append(entries.count)
+        }
+        topicEntries = entries
+        topicBucketStarts = starts
+        topicBytes = bytes
         conflicts = owners.filter { $0.value.count > 1 }.map { ($0.key, $0.value) }.sorted { $0.identity < $1.identity }
         sharedFCMProjects = fcmProjects.filter { $0.value.count > 1 }.map { ($0.key, $0.value.map { products[$0] }) }
             .sorted { $0.project < $1.project }
@@ -95,6 +120,29 @@ public struct ProductIdentities: Sendable {
         case .oauth, .unknown:
             return .failure(UncoveredRequest(route: route, identity: nil))
         }
+    }
+
+    /// The product claiming an APNs request whose `apns-topic` has these bytes, when one of the
+    /// configured topics has exactly them (the same bytes are the same String, so `claimants`
+    /// would find it too); nil otherwise, and `claimants` decides: a topic spelled with other
+    /// bytes may still equal one as a String.
+    func product(ofTopic topic: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard !topic.isEmpty else { return nil }
+        let bucket = Self.topicBucket(count: topic.count, last: topic[topic.count - 1])
+        return topicEntries.withUnsafeBufferPointer { entries in
+            topicBytes.withUnsafeBufferPointer { bytes in
+                for i in topicBucketStarts[bucket]..<topicBucketStarts[bucket + 1] {
+                    let entry = entries[i]
+                    if bytesEqual(UnsafeBufferPointer(rebasing: bytes[entry.start..<entry.end]), topic) { return entry.product }
+                }
+                return nil
+            }
+        }
+    }
+
+    /// Topics of one app differ in length (their suffixes), and apps in their last bytes.
+    private static func topicBucket(count: Int, last: UInt8) -> Int {
+        (count &* 31 &+ Int(last)) & (topicBucketCount - 1)
     }
 
     /// `<p>` of `/v1/projects/<p>/messages:send` (fcm.md, the HTTP v1 endpoint).

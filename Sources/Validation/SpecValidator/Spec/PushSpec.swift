@@ -210,6 +210,11 @@ extension PushSpec {
         for rule in derivedRules { rule.check(request, into: &violations) }
     }
 
+    /// Whether the body on `tape` keeps the body schema (`check`'s fast test; true without one).
+    func bodyAccepts(_ tape: JSONTape) -> Bool {
+        schema?.isValid(tape) ?? true
+    }
+
     private func append(_ violation: SchemaViolation, body: JSONValue, into violations: inout [SpecViolation]) {
         // schemaLocation follows $refs, so it resolves in the document where keywordLocation may not.
         let source = schemaSourceAlong(violation.schemaLocation) ?? schemaSource
@@ -323,32 +328,38 @@ extension HeaderRule {
     /// was ~1.2% of a judged push (perf `serve --specs`), and the derived `apns-topic` rule's
     /// String and `JSONValue` most of the header rules' time.
     private func passesOnBytes(_ request: RequestView) -> Bool {
-        request.headers.withUnsafeFields { fields in
-            let index = fields.firstIndex(of: name)
-            switch kind {
-            case .required: return index != nil
-            case .forbidden: return index == nil
-            case .equals(let wanted): return index.map { Self.bytes(fields.value(at: $0), equal: wanted) } ?? false
-            case .oneOf(let allowed):
-                guard let index else { return false }
-                let value = fields.value(at: index)
-                return allowed.contains { Self.bytes(value, equal: $0) }
-            case .integer:
-                guard let index else { return false }
-                let value = fields.value(at: index)
-                return !value.isEmpty && value.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
-            case .derived(.concat(let parts), _):
-                // As `SpecExpression.accepts` reads the value's text: bytes that spell the parts
-                // are valid UTF-8 (each part is text), so they are that text's bytes.
-                guard let index else { return false }
-                let value = fields.value(at: index)
-                if let texts = constantConcatTexts {
-                    // The parts' concatenations, listed at load: one compare for the usual one.
-                    return texts.contains { $0.withUnsafeBufferPointer { bytesEqual($0, value) } }
-                }
-                return SpecExpression.concatAccepts(parts[...], value, from: 0, request)
-            case .prefix, .suffix, .pattern, .derived: return false
+        request.headers.withUnsafeFields { passes(onBytes: $0, request) }
+    }
+
+    /// `passesOnBytes` on the fields themselves, with no request view (the judge's passing
+    /// path, `SpecSet.passingVerdict`): false, as for any rule the bytes do not settle, when a
+    /// derived `concat` reads the request.
+    func passes(onBytes fields: HTTPFields.UnsafeFields, _ request: RequestView?) -> Bool {
+        let index = fields.firstIndex(of: name)
+        switch kind {
+        case .required: return index != nil
+        case .forbidden: return index == nil
+        case .equals(let wanted): return index.map { Self.bytes(fields.value(at: $0), equal: wanted) } ?? false
+        case .oneOf(let allowed):
+            guard let index else { return false }
+            let value = fields.value(at: index)
+            return allowed.contains { Self.bytes(value, equal: $0) }
+        case .integer:
+            guard let index else { return false }
+            let value = fields.value(at: index)
+            return !value.isEmpty && value.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        case .derived(.concat(let parts), _):
+            // As `SpecExpression.accepts` reads the value's text: bytes that spell the parts
+            // are valid UTF-8 (each part is text), so they are that text's bytes.
+            guard let index else { return false }
+            let value = fields.value(at: index)
+            if let texts = constantConcatTexts {
+                // The parts' concatenations, listed at load: one compare for the usual one.
+                return texts.contains { $0.withUnsafeBufferPointer { bytesEqual($0, value) } }
             }
+            guard let request else { return false }
+            return SpecExpression.concatAccepts(parts[...], value, from: 0, request)
+        case .prefix, .suffix, .pattern, .derived: return false
         }
     }
 

@@ -81,12 +81,25 @@ public struct SpecVerdict: Sendable, Equatable, CustomStringConvertible {
     /// Set when no product claims the request (its APNs topic or FCM project is none of the
     /// products'): nothing was judged, and that is no violation. `check` reports these apart.
     public var uncovered: UncoveredRequest?
+    /// Where that spec is in the judging set's `specs` (nil when no spec recognised the request,
+    /// or for a verdict built by hand), so a reader finds what it keeps per spec without hashing
+    /// the id (`SpecJudge.recordedForm`: ~0.4% of a judged push, perf). Not part of `==`.
+    public internal(set) var specIndex: Int?
 
     public init(specID: String?, violations: [SpecViolation], outOfScope: Bool = false, uncovered: UncoveredRequest? = nil) {
         self.specID = specID
         self.violations = violations
         self.outOfScope = outOfScope
         self.uncovered = uncovered
+    }
+
+    init(specID: String, specIndex: Int, violations: [SpecViolation]) {
+        self.init(specID: specID, violations: violations)
+        self.specIndex = specIndex
+    }
+
+    public static func == (a: SpecVerdict, b: SpecVerdict) -> Bool {
+        a.specID == b.specID && a.violations == b.violations && a.outOfScope == b.outOfScope && a.uncovered == b.uncovered
     }
 
     public var passed: Bool { violations.isEmpty }
