@@ -372,7 +372,8 @@ struct ExpectationIndex: Sendable {
     /// Dense: by spec key, by device key, the first entry naming that spec (-1: none). Made
     /// when the event reaches at least an eighth of the devices; a few pushes in a large
     /// population use `sparse` instead of arrays of the whole population.
-    private var dense: [[Int32]]?
+    private let isDense: Bool
+    private var dense: [[Int32]] = []
     private var sparse: [UInt64: Int32] = [:]
     private var entryOfAnySpecByDevice: [UInt32: Int32] = [:]
 
@@ -380,27 +381,28 @@ struct ExpectationIndex: Sendable {
     init(capacity: Int, devices: ScenarioDeviceIndex? = nil) {
         self.devices = devices
         firstOwnKey = UInt32(devices?.count ?? 0)
-        if let devices, capacity > 0, capacity * 8 >= devices.count {
-            dense = []
-        } else {
+        isDense = devices.map { capacity > 0 && capacity * 8 >= $0.count } ?? false
+        if !isDense {
             sparse.reserveCapacity(capacity)
             if devices == nil { ownKeys.reserveCapacity(capacity) }
         }
     }
 
     /// Adds the entry at `position` for the token as `written` (`devicePosition`: its device's
-    /// position in `devices`, when known); returns the earlier entry of the same device and spec when there is one (that
-    /// one takes the pushes), else nil.
+    /// position in `devices`, when known); returns the earlier entry of the same device and
+    /// spec when there is one (that one takes the pushes), else nil.
     mutating func add(_ position: Int, token written: String, devicePosition: Int32?, spec: String?) -> Int? {
         let device: UInt32
         if devices != nil, let devicePosition {
             device = UInt32(devicePosition)
-        } else if case let token = DeviceToken(written), let known = key(of: token) {
-            device = known
         } else {
             let token = DeviceToken(written)
-            device = firstOwnKey + UInt32(ownKeys.count)
-            ownKeys[token] = device
+            if let known = key(of: token) {
+                device = known
+            } else {
+                device = firstOwnKey + UInt32(ownKeys.count)
+                ownKeys[token] = device
+            }
         }
         guard let spec else {
             if entryOfAnySpecByDevice[device] == nil { entryOfAnySpecByDevice[device] = Int32(position) }
@@ -408,16 +410,15 @@ struct ExpectationIndex: Sendable {
         }
         let specKey = specKey(spec) ?? {
             specs.append(spec)
-            dense?.append(Array(repeating: -1, count: Int(firstOwnKey)))
+            if isDense { dense.append(Array(repeating: -1, count: Int(firstOwnKey))) }
             return UInt32(specs.count - 1)
         }()
         if let first = entry(device: device, specKey: specKey) { return first }
-        if dense != nil {
-            let index = Int(device)
-            if index >= dense![Int(specKey)].count {
-                dense![Int(specKey)].append(contentsOf: repeatElement(-1, count: index - dense![Int(specKey)].count + 1))
-            }
-            dense![Int(specKey)][index] = Int32(position)
+        if isDense {
+            let (spec, index) = (Int(specKey), Int(device))
+            // A key of its own (a token the index does not know) lies past the positions.
+            if index >= dense[spec].count { dense[spec] += repeatElement(-1, count: index - dense[spec].count + 1) }
+            dense[spec][index] = Int32(position)
         } else {
             sparse[Self.key(device, specKey)] = Int32(position)
         }
@@ -446,10 +447,9 @@ struct ExpectationIndex: Sendable {
     }
 
     private func entry(device: UInt32, specKey: UInt32) -> Int? {
-        if let dense {
-            let entries = dense[Int(specKey)]
-            let index = Int(device)
-            return index < entries.count && entries[index] >= 0 ? Int(entries[index]) : nil
+        if isDense {
+            let (spec, index) = (Int(specKey), Int(device))
+            return index < dense[spec].count && dense[spec][index] >= 0 ? Int(dense[spec][index]) : nil
         }
         return sparse[Self.key(device, specKey)].map(Int.init)
     }
