@@ -45,6 +45,23 @@ import Testing
         #expect(total > 10_000)
     }
 
+    /// `run`'s oracle decides by slices too: each event lists exactly the pushes the rules
+    /// decide at once, each with its device's position.
+    @Test func theOracleListsTheWholeDecisionSliceBySlice() throws {
+        let index = ScenarioDeviceIndex(Self.scenario)
+        let whole = ReferenceWorld(scenario: Self.scenario, devices: index, bundleID: "com.example.loop", fcmProject: "p")
+        let oracle = ScenarioOracle(Self.scenario, app: ScenarioApp(bundleID: "com.example.loop", fcmProject: "p"), devices: index)
+        var total = 0
+        for (number, event) in Self.scenario.events.enumerated() {
+            let decided = try whole.decide(event).map { $0.device.token + " " + $0.kind + "." + $0.transport.rawValue }.sorted()
+            let listed = oracle.expected(for: event, index: number)
+            #expect(listed.map { $0.token + " " + ($0.spec ?? "-") }.sorted() == decided, "\(event.type)")
+            #expect(listed.allSatisfy { $0.devicePosition.map { index.entries[Int($0)].device.token } == $0.token })
+            total += listed.count
+        }
+        #expect(total > 10_000)
+    }
+
     @Test func aSmallPopulationIsOneSliceAndItsOrderIsTheRules() throws {
         var scenario = Self.scenario
         scenario.people = Array(scenario.people.prefix(50))
