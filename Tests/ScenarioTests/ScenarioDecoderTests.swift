@@ -1,6 +1,6 @@
 import Foundation
 import JSON
-import Scenario
+@testable import Scenario
 import Testing
 
 private func decode(_ text: String) throws(JSONFieldError) -> Scenario {
@@ -44,6 +44,29 @@ private let minimal = """
         #expect(ios != ScenarioTokens.token(forDevice: "a-ios2", platform: .ios))
         let android = ScenarioTokens.token(forDevice: "x", platform: .android)
         #expect(android.count == 152 && android.contains(":APA91b"))
+    }
+
+    /// The tokens are written in place; every scenario's tokens must stay what the first
+    /// spelling of the derivation (pieces joined) gave, or recordings and reports would move.
+    @Test func derivedTokensAreTheJoinedDerivation() {
+        func hex(_ value: UInt64) -> String {
+            let digits = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        for id in ["a-ios", "x", "", "p0-voip", "p99999-android", "ünïcode"] {
+            let ios = (0..<4).map { hex(ScenarioTokens.fnv1a(id, seed: UInt64($0))) }.joined()
+            #expect(ScenarioTokens.token(forDevice: id, platform: .ios) == ios, "\(id)")
+            var state = ScenarioTokens.fnv1a(id, seed: 0x0fc3)
+            func characters(_ count: Int) -> String {
+                String((0..<count).map { _ in
+                    state = ScenarioTokens.splitmix(state)
+                    return alphabet[Int(state >> 58)]
+                })
+            }
+            let android = characters(22) + ":APA91b" + characters(152 - 29)
+            #expect(ScenarioTokens.token(forDevice: id, platform: .android) == android, "\(id)")
+        }
     }
 
     @Test(arguments: [
