@@ -20,6 +20,8 @@ public struct EventJudgement: Sendable {
     private let deviceName: @Sendable (String) -> String
     private let specs: SpecSet?
     private let wallClockMs: Int64
+    /// The run's devices: an entry with a position is named by it.
+    private let devices: ScenarioDeviceIndex?
 
     /// The expectation in its order; an entry's pinned fields and headers and its reference
     /// push are dropped once they were checked on its device's first accepted push.
@@ -69,6 +71,7 @@ public struct EventJudgement: Sendable {
         self.specs = specs
         self.wallClockMs = wallClockMs
         self.expected = expected
+        self.devices = devices
         deadPositions = devices.flatMap { devices in
             var positions = DevicePositions(count: devices.count)
             for token in cleanup.dead.keys {
@@ -187,11 +190,12 @@ public struct EventJudgement: Sendable {
     private mutating func check(_ position: Int, on push: RecordedExchange) {
         if !expected[position].fields.isEmpty || !expected[position].headers.isEmpty {
             let entry = expected[position]
+            let device = name(of: entry)
             var problems: [Problem] = []
             for (name, value) in entry.headers {
                 let found = push.headers.first { $0.name == name }?.value
                 if found != value {
-                    problems.append(Problem(.field, "\(entry.specName) to \(entry.device) at header \(name): expected "
+                    problems.append(Problem(.field, "\(entry.specName) to \(device) at header \(name): expected "
                                             + (value.map { JSONValue.string($0).serialized() } ?? "none") + ", found "
                                             + (found.map { JSONValue.string($0).serialized() } ?? "none"), source: entry.source ?? source))
                 }
@@ -201,7 +205,7 @@ public struct EventJudgement: Sendable {
                 for (pointer, value) in entry.fields {
                     let found = pointer.resolve(in: body)
                     if found != value {
-                        problems.append(Problem(.field, "\(entry.specName) to \(entry.device) at \(pointer): expected \(value.serialized()), found "
+                        problems.append(Problem(.field, "\(entry.specName) to \(device) at \(pointer): expected \(value.serialized()), found "
                                                 + (found?.serialized() ?? "nothing"), source: entry.source ?? source))
                     }
                 }
@@ -216,7 +220,7 @@ public struct EventJudgement: Sendable {
             if !differences.isEmpty {
                 let entry = expected[position]
                 contentProblems[position] = differences.map { difference in
-                    Problem(.content, "content: \(entry.specName) to \(entry.device) (request \(push.requestNumber)): \(difference)",
+                    Problem(.content, "content: \(entry.specName) to \(name(of: entry)) (request \(push.requestNumber)): \(difference)",
                             source: difference.source?.sentence)
                 }
             }
@@ -224,6 +228,12 @@ public struct EventJudgement: Sendable {
         expected[position].fields = []
         expected[position].headers = []
         expected[position].reference = nil
+    }
+
+    /// How a report names the entry's device: by its position in the run's devices when it has one.
+    private func name(of entry: ExpectedPush) -> String {
+        guard let devices, let position = entry.devicePosition else { return entry.device }
+        return devices.name(at: Int(position))
     }
 
     /// The spec with this id: a fan-out's pushes name one or two, so the last one found is
@@ -238,7 +248,7 @@ public struct EventJudgement: Sendable {
     public var expectedListing: [ExpectedListing] {
         var specIDs = specIDs
         return expected.map { entry in
-            var listing = ExpectedListing(entry)
+            var listing = ExpectedListing(entry, devices: devices)
             listing.spec = listing.spec.map { specIDs.shared($0) }
             return listing
         }

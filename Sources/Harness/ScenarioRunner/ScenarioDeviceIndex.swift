@@ -81,15 +81,21 @@ public final class ScenarioDeviceIndex: Sendable {
         return name(at: position)
     }
 
-    /// How reports name the device at `position`: `<person>/<device>`.
+    /// How reports name the device at `position`: `<person>/<device>`, kept once made (a
+    /// problem or a dead token names its device again and again).
     public func name(at position: Int) -> String {
         names.withLock { names in
             if let name = names[position] { return name }
-            let entry = entries[position]
-            let name = entry.person + "/" + entry.device.id
+            let name = makeName(at: position)
             names[position] = name
             return name
         }
+    }
+
+    /// `name(at:)` made afresh and not kept: for a report listing every push once.
+    public func makeName(at position: Int) -> String {
+        let entry = entries[position]
+        return entry.person + "/" + entry.device.id
     }
 
     /// How many devices there are: positions run from 0 to this.

@@ -93,9 +93,10 @@ public final class ScenarioOracle: Sendable {
     private let devices: ScenarioDeviceIndex
     private let namingDevices: Bool
 
-    /// `namingDevices`: each decided push's `device` is `<person>/<device>`, as `run`'s report
-    /// shows it; a load run, which names devices only in its findings, leaves it the token (the
-    /// lookup was a fifth of the list's cost for a 10,000-member ring).
+    /// `namingDevices`: each decided push carries its device's position in `devices`, by which
+    /// `run` keys its expectation and its report names the device (`<person>/<device>`); a load
+    /// run, which names devices only in its findings, goes by the token (the lookup was a fifth
+    /// of the list's cost for a 10,000-member ring).
     public init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex? = nil, namingDevices: Bool = true) {
         let devices = devices ?? ScenarioDeviceIndex(scenario)
         world = Mutex(ReferenceWorld(scenario: scenario, devices: devices, bundleID: app.bundleID, fcmProject: app.fcmProject))
@@ -156,10 +157,11 @@ public final class ScenarioOracle: Sendable {
                     reference = ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs)
                 }
                 // Looked up once: the report's name and `run`'s expectation index both start from
-                // it. A load run's matcher keys by token and needs neither.
+                // it (a report names the device by it when it lists the push, `ExpectedListing`).
+                // A load run's matcher keys by token and needs neither.
                 let position = namingDevices ? devices.position(ofToken: DeviceToken(push.device.token)) : nil
-                return ExpectedPush(device: namingDevices ? position.map(devices.name(at:)) : nil, token: push.device.token,
-                                    spec: specID(of: push), reference: reference, devicePosition: position.map(Int32.init))
+                return ExpectedPush(token: push.device.token, spec: specID(of: push), reference: reference,
+                                    devicePosition: position.map(Int32.init))
             }
             // Decided a slice of the population at a time, as the reference sender decides
             // them, each slice's pushes made expectations before the next is decided: the

@@ -216,11 +216,39 @@ public struct DeliveredPushes: RandomAccessCollection, Sendable, ExpressibleByAr
 
 /// An expected push as a report lists it: the device and the spec.
 public struct ExpectedListing: Sendable {
-    public var device: String
+    /// A device of the run's index is kept as its position and named when a report asks: a
+    /// 100,000-person call's report lists ~300,000 pushes, and their 150,000 names made and
+    /// kept as the run went were 9.5 MB of its peak (heaptrack).
+    private enum Naming: Sendable {
+        case written(String)
+        case indexed(ScenarioDeviceIndex, Int32)
+    }
+    private var naming: Naming
     public var spec: String?
 
+    /// `<person>/<device>` in a scenario, the token otherwise (made afresh for an indexed device).
+    public var device: String {
+        get {
+            switch naming {
+            case .written(let name): name
+            case .indexed(let devices, let position): devices.makeName(at: Int(position))
+            }
+        }
+        set { naming = .written(newValue) }
+    }
+
     public init(_ push: ExpectedPush) {
-        device = push.device
+        naming = .written(push.device)
+        spec = push.spec
+    }
+
+    /// Named by its position in `devices` when the push has one.
+    init(_ push: ExpectedPush, devices: ScenarioDeviceIndex?) {
+        if let devices, let position = push.devicePosition {
+            naming = .indexed(devices, position)
+        } else {
+            naming = .written(push.device)
+        }
         spec = push.spec
     }
 
