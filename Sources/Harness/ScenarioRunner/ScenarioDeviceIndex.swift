@@ -28,12 +28,16 @@ public final class ScenarioDeviceIndex: Sendable {
     /// How many of `entries` the people have at the start (what a sender's store starts with).
     public let initialCount: Int
     private let positionOfToken: TokenPositions
-    private let positionOfID: [String: Int32]
-    /// Each person's devices at the start: a range of `entries` (people's are contiguous).
-    private let initialRangeOfPerson: [String: Range<Int32>]
-    /// Each device's report name once made: a 100,000-person call's report names every push
-    /// of every event, and a fresh string each time cost ~25 MB at its peak.
-    private let names: Mutex<[String?]>
+    /// Positions by device id, confirmed against `entries` (a `[String: Int32]` was 5 MB at
+    /// 150,000 devices, this 2).
+    private let positionOfID: PositionTable
+    /// The first position of each person's devices at the start, by person, confirmed against
+    /// `entries` (people's devices are contiguous); a person without any is not in it.
+    private let firstPositionOfPerson: PositionTable
+    /// Report names once made, by position: only the devices a finding names (a problem, a
+    /// dead token), again and again; a report's listing names its pushes afresh
+    /// (`makeName(at:)`), so a slot for every device (2.4 MB at 150,000) was mostly empty.
+    private let names = Mutex<[Int32: String]>([:])
 
     public init(_ scenario: Scenario) {
         var entries: [Entry] = []
@@ -41,12 +45,8 @@ public final class ScenarioDeviceIndex: Sendable {
         entries.reserveCapacity(scenario.people.reduce(0) { $0 + $1.devices.count } + scenario.events.count {
             if case .deviceRegistered(_, _, isNew: true) = $0.kind { true } else { false }
         })
-        var ranges: [String: Range<Int32>] = [:]
-        ranges.reserveCapacity(scenario.people.count)
         for person in scenario.people {
-            let first = Int32(entries.count)
             for device in person.devices { entries.append(Entry(person: person.id, device: device)) }
-            ranges[person.id] = first..<Int32(entries.count)
         }
         initialCount = entries.count
         for event in scenario.events {
@@ -54,21 +54,27 @@ public final class ScenarioDeviceIndex: Sendable {
                 entries.append(Entry(person: person, device: device))
             }
         }
-        var byID: [String: Int32] = [:]
-        byID.reserveCapacity(entries.count)
-        for (position, entry) in entries.enumerated() { byID[entry.device.id] = Int32(position) }
         self.entries = entries
         positionOfToken = TokenPositions(entries.map { DeviceToken($0.device.token) })
-        positionOfID = byID
-        initialRangeOfPerson = ranges
-        names = Mutex(Array(repeating: nil, count: entries.count))
+        positionOfID = PositionTable(count: entries.count, hashAt: { entries[$0].device.id.hashed(seed: $1) },
+                                     sameKey: { entries[$0].device.id == entries[$1].device.id })
+        let initialCount = initialCount
+        func startsPerson(_ position: Int) -> Bool {
+            position < initialCount && (position == 0 || entries[position - 1].person != entries[position].person)
+        }
+        // A person's first device is its slot; the other positions hash to nothing (`nil`).
+        firstPositionOfPerson = PositionTable(count: initialCount,
+                                              hashAt: { startsPerson($0) ? entries[$0].person.hashed(seed: $1) : nil },
+                                              sameKey: { entries[$0].person == entries[$1].person })
     }
 
     /// The position in `entries` of the device with `token` (any form).
     public func position(ofToken token: DeviceToken) -> Int? { positionOfToken.position(of: token) }
 
     /// The token, as written, of the device with this id.
-    public func token(ofDevice id: String) -> String? { positionOfID[id].map { entries[Int($0)].device.token } }
+    public func token(ofDevice id: String) -> String? {
+        positionOfID.position(hash: id.hashed(seed: positionOfID.seed)) { entries[$0].device.id == id }.map { entries[$0].device.token }
+    }
 
     /// The token as the scenario writes it (what the reference rules and the sender's store
     /// hold) of `token` in any form.
@@ -85,9 +91,9 @@ public final class ScenarioDeviceIndex: Sendable {
     /// problem or a dead token names its device again and again).
     public func name(at position: Int) -> String {
         names.withLock { names in
-            if let name = names[position] { return name }
+            if let name = names[Int32(position)] { return name }
             let name = makeName(at: position)
-            names[position] = name
+            names[Int32(position)] = name
             return name
         }
     }
@@ -103,7 +109,11 @@ public final class ScenarioDeviceIndex: Sendable {
 
     /// The positions of the person's devices at the start (empty for someone unknown).
     public func initialPositions(of person: String) -> Range<Int> {
-        initialRangeOfPerson[person].map { Int($0.lowerBound)..<Int($0.upperBound) } ?? 0..<0
+        guard let first = firstPositionOfPerson.position(hash: person.hashed(seed: firstPositionOfPerson.seed),
+                                                         matching: { entries[$0].person == person }) else { return 0..<0 }
+        var end = first + 1
+        while end < initialCount, entries[end].person == person { end += 1 }
+        return first..<end
     }
 
     /// The scenario has an Android device (then FCM pushes, and its project, matter).
@@ -113,32 +123,51 @@ public final class ScenarioDeviceIndex: Sendable {
 /// Device positions by token, for the index: every push `run` judges and every device a
 /// sender's store lists is looked up here. A `[DeviceToken: Int32]` of 150,000 tokens was the
 /// largest part of judging a 100,000-person call (perf: Swift's SipHash over each 64- or
-/// 160-byte token, then the key, the bitmap and the value in three arrays). Here a slot holds
-/// a tag of the hash and the position in one word, the hash reads the token eight bytes at a
-/// time, and a tag that matches is confirmed against the token itself. Built once and never
-/// changed: a token not in the table (a sender's stray push) only walks the slots the
-/// scenario's own tokens filled, so no input can make a look-up long.
+/// 160-byte token, then the key, the bitmap and the value in three arrays). Here the hash
+/// reads the token eight bytes at a time (`PositionTable`), and a tag that matches is
+/// confirmed against the token itself.
 struct TokenPositions: Sendable {
-    /// The hash's top 32 bits, then the position + 1; 0 is an empty slot.
-    private let slots: [UInt64]
-    private let mask: Int
-    private let seed: UInt64
+    private let table: PositionTable
     /// Each position's token, as compared.
     private let tokens: [DeviceToken]
 
     /// `tokens` in position order; a token listed twice is found at its last position.
     init(_ tokens: [DeviceToken]) {
         self.tokens = tokens
+        table = PositionTable(count: tokens.count, hashAt: { tokens[$0].comparable.hashed(seed: $1) },
+                              sameKey: { tokens[$0] == tokens[$1] })
+    }
+
+    func position(of token: DeviceToken) -> Int? {
+        table.position(hash: token.comparable.hashed(seed: table.seed)) { tokens[$0] == token }
+    }
+}
+
+/// Positions 0..<count by a key the table does not hold: a slot is a tag of the key's hash and
+/// the position in one word, and a tag that matches is confirmed by the caller against the
+/// key at that position (8 bytes a slot, where a dictionary held the key and the value). Built
+/// once and never changed: a key not in the table only walks the slots the table's own keys
+/// filled, and the seed is random, so no input can make a look-up long.
+struct PositionTable: Sendable {
+    /// The hash's top 32 bits, then the position + 1; 0 is an empty slot.
+    private let slots: [UInt64]
+    private let mask: Int
+    /// What a key's hash is seeded with (`String.hashed(seed:)`).
+    let seed: UInt64
+
+    /// `hashAt(position, seed)`: the hash of the key at `position`, nil for a position not in
+    /// the table. `sameKey`: two positions have one key (the later is found).
+    init(count: Int, hashAt: (Int, UInt64) -> UInt64?, sameKey: (Int, Int) -> Bool) {
         seed = UInt64.random(in: .min ... .max)
         // At most ~2/3 full: a few probes a look-up, most in the same cache line.
         var capacity = 8
-        while capacity < tokens.count + tokens.count / 2 { capacity *= 2 }
+        while capacity < count + count / 2 { capacity *= 2 }
         mask = capacity - 1
         var slots = [UInt64](repeating: 0, count: capacity)
-        for (position, token) in tokens.enumerated() {
-            let hash = Self.hash(token, seed: seed)
+        for position in 0..<count {
+            guard let hash = hashAt(position, seed) else { continue }
             var slot = Int(truncatingIfNeeded: hash) & mask
-            while slots[slot] != 0, !(slots[slot] >> 32 == hash >> 32 && tokens[Int(slots[slot] & 0xFFFF_FFFF) - 1] == token) {
+            while slots[slot] != 0, !(slots[slot] >> 32 == hash >> 32 && sameKey(Int(slots[slot] & 0xFFFF_FFFF) - 1, position)) {
                 slot = (slot + 1) & mask
             }
             slots[slot] = hash & 0xFFFF_FFFF_0000_0000 | UInt64(position + 1)
@@ -146,8 +175,8 @@ struct TokenPositions: Sendable {
         self.slots = slots
     }
 
-    func position(of token: DeviceToken) -> Int? {
-        let hash = Self.hash(token, seed: seed)
+    /// The position whose key hashes to `hash` (seeded with `seed`) and that `matching` confirms.
+    func position(hash: UInt64, matching: (Int) -> Bool) -> Int? {
         let tag = hash >> 32
         return slots.withUnsafeBufferPointer { slots -> Int? in
             var slot = Int(truncatingIfNeeded: hash) & mask
@@ -156,16 +185,19 @@ struct TokenPositions: Sendable {
                 if entry == 0 { return nil }
                 if entry >> 32 == tag {
                     let position = Int(entry & 0xFFFF_FFFF) - 1
-                    if tokens[position] == token { return position }
+                    if matching(position) { return position }
                 }
                 slot = (slot + 1) & mask
             }
         }
     }
+}
 
-    /// The token's bytes, eight at a time, each word mixed in (SplitMix64's mixer).
-    private static func hash(_ token: DeviceToken, seed: UInt64) -> UInt64 {
-        var text = token.comparable
+extension String {
+    /// The UTF-8 bytes, eight at a time, each word mixed in (SplitMix64's mixer): a
+    /// `PositionTable`'s hash.
+    func hashed(seed: UInt64) -> UInt64 {
+        var text = self
         return text.withUTF8 { bytes -> UInt64 in
             let raw = UnsafeRawBufferPointer(bytes)
             var hash = seed ^ UInt64(raw.count)
