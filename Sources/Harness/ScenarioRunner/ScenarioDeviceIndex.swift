@@ -2,7 +2,7 @@
 // 100,000 people; the runner's names, the walk, the oracle's and the in-process sender's
 // device stores each kept their own dictionaries of those strings (~40 MB a copy at that
 // size). This index is built once and shared: the devices themselves stay in the scenario's
-// `people` (their strings are shared, not copied), and the index keeps positions.
+// `people` (read from there, not copied), and the index keeps positions.
 import Hashing
 import PushModel
 import Scenario
@@ -23,49 +23,91 @@ public final class ScenarioDeviceIndex: Sendable {
         }
     }
 
-    /// People's devices person by person (the first `initialCount`), then events' new ones.
-    public let entries: [Entry]
+    /// Every device by position: people's person by person (the first `initialCount`), then
+    /// events' new ones. Read from the scenario's own `people`, not copied: a copy of each
+    /// device with its person was 8.4 MB at 150,000 devices, a position's person 4 bytes.
+    public struct Entries: RandomAccessCollection, Sendable {
+        private let people: [Person]
+        /// Each initial position's person, as an index into `people`.
+        private let personOfPosition: [Int32]
+        /// Each person's first position; then `initialCount`.
+        private let firstPositionOfPerson: [Int32]
+        /// The devices events register, after the people's.
+        private let registered: [Entry]
+
+        init(_ scenario: Scenario) {
+            people = scenario.people
+            var personOfPosition: [Int32] = []
+            var firstPositionOfPerson: [Int32] = []
+            // Exactly: doubling as they grow would leave up to half again unused.
+            personOfPosition.reserveCapacity(people.reduce(0) { $0 + $1.devices.count })
+            firstPositionOfPerson.reserveCapacity(people.count + 1)
+            for (index, person) in people.enumerated() {
+                firstPositionOfPerson.append(Int32(personOfPosition.count))
+                personOfPosition.append(contentsOf: repeatElement(Int32(index), count: person.devices.count))
+            }
+            firstPositionOfPerson.append(Int32(personOfPosition.count))
+            self.personOfPosition = personOfPosition
+            self.firstPositionOfPerson = firstPositionOfPerson
+            registered = scenario.events.compactMap { event in
+                guard case .deviceRegistered(let person, let device, isNew: true) = event.kind else { return nil }
+                return Entry(person: person, device: device)
+            }
+        }
+
+        public var startIndex: Int { 0 }
+        public var endIndex: Int { personOfPosition.count + registered.count }
+
+        public subscript(position: Int) -> Entry {
+            guard position < personOfPosition.count else { return registered[position - personOfPosition.count] }
+            let person = Int(personOfPosition[position])
+            return Entry(person: people[person].id, device: people[person].devices[position - Int(firstPositionOfPerson[person])])
+        }
+
+        /// The id of the device at `position` (no entry made: its token is not retained).
+        func deviceID(at position: Int) -> String {
+            guard position < personOfPosition.count else { return registered[position - personOfPosition.count].device.id }
+            let person = Int(personOfPosition[position])
+            return people[person].devices[position - Int(firstPositionOfPerson[person])].id
+        }
+
+        /// How many people the scenario has: `personID(_:)` and `initialPositions(ofPerson:)` take 0 to this.
+        var personCount: Int { people.count }
+
+        func personID(_ index: Int) -> String { people[index].id }
+
+        /// The positions of the person's devices at the start.
+        func initialPositions(ofPerson index: Int) -> Range<Int> {
+            Int(firstPositionOfPerson[index])..<Int(firstPositionOfPerson[index + 1])
+        }
+
+        /// How many of the positions the people have at the start.
+        var initialCount: Int { personOfPosition.count }
+    }
+
+    public let entries: Entries
     /// How many of `entries` the people have at the start (what a sender's store starts with).
     public let initialCount: Int
     private let positionOfToken: TokenPositions
     /// Positions by device id, confirmed against `entries` (a `[String: Int32]` was 5 MB at
     /// 150,000 devices, this 2).
     private let positionOfID: PositionTable
-    /// The first position of each person's devices at the start, by person, confirmed against
-    /// `entries` (people's devices are contiguous); a person without any is not in it.
-    private let firstPositionOfPerson: PositionTable
+    /// People by id (indices into the scenario's people), confirmed against `entries`.
+    private let personOfID: PositionTable
     /// Report names once made, by position: only the devices a finding names (a problem, a
     /// dead token), again and again; a report's listing names its pushes afresh
     /// (`makeName(at:)`), so a slot for every device (2.4 MB at 150,000) was mostly empty.
     private let names = Mutex<[Int32: String]>([:])
 
     public init(_ scenario: Scenario) {
-        var entries: [Entry] = []
-        // Exactly: doubling as it grows would leave up to half again unused.
-        entries.reserveCapacity(scenario.people.reduce(0) { $0 + $1.devices.count } + scenario.events.count {
-            if case .deviceRegistered(_, _, isNew: true) = $0.kind { true } else { false }
-        })
-        for person in scenario.people {
-            for device in person.devices { entries.append(Entry(person: person.id, device: device)) }
-        }
-        initialCount = entries.count
-        for event in scenario.events {
-            if case .deviceRegistered(let person, let device, isNew: true) = event.kind {
-                entries.append(Entry(person: person, device: device))
-            }
-        }
+        let entries = Entries(scenario)
         self.entries = entries
+        initialCount = entries.initialCount
         positionOfToken = TokenPositions(entries.map { DeviceToken($0.device.token) })
-        positionOfID = PositionTable(count: entries.count, hashAt: { entries[$0].device.id.hashed(seed: $1) },
-                                     sameKey: { entries[$0].device.id == entries[$1].device.id })
-        let initialCount = initialCount
-        func startsPerson(_ position: Int) -> Bool {
-            position < initialCount && (position == 0 || entries[position - 1].person != entries[position].person)
-        }
-        // A person's first device is its slot; the other positions hash to nothing (`nil`).
-        firstPositionOfPerson = PositionTable(count: initialCount,
-                                              hashAt: { startsPerson($0) ? entries[$0].person.hashed(seed: $1) : nil },
-                                              sameKey: { entries[$0].person == entries[$1].person })
+        positionOfID = PositionTable(count: entries.count, hashAt: { entries.deviceID(at: $0).hashed(seed: $1) },
+                                     sameKey: { entries.deviceID(at: $0) == entries.deviceID(at: $1) })
+        personOfID = PositionTable(count: entries.personCount, hashAt: { entries.personID($0).hashed(seed: $1) },
+                                   sameKey: { entries.personID($0) == entries.personID($1) })
     }
 
     /// The position in `entries` of the device with `token` (any form).
@@ -73,7 +115,7 @@ public final class ScenarioDeviceIndex: Sendable {
 
     /// The token, as written, of the device with this id.
     public func token(ofDevice id: String) -> String? {
-        positionOfID.position(hash: id.hashed(seed: positionOfID.seed)) { entries[$0].device.id == id }.map { entries[$0].device.token }
+        positionOfID.position(hash: id.hashed(seed: positionOfID.seed)) { entries.deviceID(at: $0) == id }.map { entries[$0].device.token }
     }
 
     /// The token as the scenario writes it (what the reference rules and the sender's store
@@ -109,11 +151,9 @@ public final class ScenarioDeviceIndex: Sendable {
 
     /// The positions of the person's devices at the start (empty for someone unknown).
     public func initialPositions(of person: String) -> Range<Int> {
-        guard let first = firstPositionOfPerson.position(hash: person.hashed(seed: firstPositionOfPerson.seed),
-                                                         matching: { entries[$0].person == person }) else { return 0..<0 }
-        var end = first + 1
-        while end < initialCount, entries[end].person == person { end += 1 }
-        return first..<end
+        guard let index = personOfID.position(hash: person.hashed(seed: personOfID.seed),
+                                              matching: { entries.personID($0) == person }) else { return 0..<0 }
+        return entries.initialPositions(ofPerson: index)
     }
 
     /// The scenario has an Android device (then FCM pushes, and its project, matter).
