@@ -50,7 +50,9 @@ import Testing
     @Test func theOracleListsTheWholeDecisionSliceBySlice() throws {
         let index = ScenarioDeviceIndex(Self.scenario)
         let whole = ReferenceWorld(scenario: Self.scenario, devices: index, bundleID: "com.example.loop", fcmProject: "p")
-        let oracle = ScenarioOracle(Self.scenario, app: ScenarioApp(bundleID: "com.example.loop", fcmProject: "p"), devices: index)
+        // The sender's slices, so this population is two of them (the oracle's own are larger).
+        let oracle = ScenarioOracle(Self.scenario, app: ScenarioApp(bundleID: "com.example.loop", fcmProject: "p"), devices: index,
+                                    namingDevices: true, sliceDevices: ReferenceSender.sliceDevices)
         var total = 0
         for (number, event) in Self.scenario.events.enumerated() {
             let decided = try whole.decide(event).map { $0.device.token + " " + $0.kind + "." + $0.transport.rawValue }.sorted()

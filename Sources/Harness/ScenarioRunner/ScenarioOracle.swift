@@ -92,12 +92,19 @@ public final class ScenarioOracle: Sendable {
     private let expectations: [Int: [ExpectedPush]]?
     private let devices: ScenarioDeviceIndex
     private let namingDevices: Bool
+    private let sliceDevices: Int
 
     /// `namingDevices`: each decided push carries its device's position in `devices`, by which
     /// `run` keys its expectation and its report names the device (`<person>/<device>`); a load
     /// run, which names devices only in its findings, goes by the token (the lookup was a fifth
     /// of the list's cost for a 10,000-member ring).
-    public init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex? = nil, namingDevices: Bool = true) {
+    public convenience init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex? = nil, namingDevices: Bool = true) {
+        self.init(scenario, app: app, devices: devices, namingDevices: namingDevices, sliceDevices: Self.sliceDevices)
+    }
+
+    /// `sliceDevices`: how many devices a slice of a fan-out has (`ScenarioOracle.sliceDevices`).
+    init(_ scenario: Scenario, app: ScenarioApp, devices: ScenarioDeviceIndex?, namingDevices: Bool, sliceDevices: Int) {
+        self.sliceDevices = sliceDevices
         let devices = devices ?? ScenarioDeviceIndex(scenario)
         world = Mutex(ReferenceWorld(scenario: scenario, devices: devices, bundleID: app.bundleID, fcmProject: app.fcmProject))
         self.devices = devices
@@ -119,6 +126,12 @@ public final class ScenarioOracle: Sendable {
             expectations = nil
         }
     }
+
+    /// Devices a slice the oracle decides at a time: four of the sender's. Each slice runs the
+    /// rules over every member again (only the slice's have devices), so the sender's 32,768
+    /// took the oracle of a 100,000-person call from ~0.85 to ~1.2 s; at 131,072 it is ~0.85 s
+    /// again, and the peak 1 MB higher (Benchmarks/run-scenario.sh, 6 December 2026).
+    static let sliceDevices = 4 * ReferenceSender.sliceDevices
 
     /// The event's pushes. Call once per event, in order: the reference world moves on.
     public func expected(for event: ScenarioEvent, index: Int) -> [ExpectedPush] {
@@ -168,7 +181,7 @@ public final class ScenarioOracle: Sendable {
             // whole fan-out's requests at once (their headers and bodies, every path) were the
             // largest part of a 100,000-person call's peak (23 MB of 145, heaptrack).
             var expected: [ExpectedPush] = []
-            let slices = world.store.slices(ofSize: ReferenceSender.sliceDevices)
+            let slices = world.store.slices(ofSize: sliceDevices)
             for (number, slice) in slices.enumerated() {
                 guard let pushes = try? world.store.narrowed(to: slice, decision) else { return [] }
                 if number == 0, slices.count > 1 {
