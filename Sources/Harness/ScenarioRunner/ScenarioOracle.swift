@@ -138,7 +138,8 @@ public final class ScenarioOracle: Sendable {
         world.withLock { world in
             guard let decision = try? world.plan(event) else { return expectations?[index] ?? [] }
             if let expectations {
-                // Decided all the same: the rules' own state follows their decisions.
+                // Made all the same, as it always was: whatever a decision changes in the
+                // world, the next event finds changed.
                 _ = try? decision()
                 return expectations[index] ?? []
             }
