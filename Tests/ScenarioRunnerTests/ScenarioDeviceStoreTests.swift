@@ -63,6 +63,38 @@ private func scenario() -> Scenario {
         }
     }
 
+    /// Device ids and people are found through position tables, confirmed against the
+    /// scenario's people: what dictionaries built from the people find, for each, with a person
+    /// without devices (an empty range where their devices would start), an id two devices share
+    /// (its last device), and nothing for an id or a person the scenario does not have.
+    @Test func theIdAndPersonTablesFindWhatDictionariesFind() {
+        var scenario = Scenario(name: "ids", product: .poolse)
+        scenario.people = (0..<2_000).map { person in
+            var devices = person % 5 == 0 ? [] : [ScenarioDevice(id: "p\(person)-voip", platform: .ios, voip: true)]
+            if person % 3 == 0 { devices.append(ScenarioDevice(id: "p\(person)-a-longer-device-id-\(person)", platform: .android)) }
+            if person == 7 || person == 1_001 { devices.append(ScenarioDevice(id: "shared", platform: .ios, token: "ab\(person)")) }
+            return Person(id: person == 42 ? "a person whose id is longer than a word or two" : "p\(person)", name: "P",
+                          externalID: "x\(person)", devices: devices)
+        }
+        let index = ScenarioDeviceIndex(scenario)
+        var tokenOfID: [String: String] = [:]
+        var rangeOfPerson: [String: Range<Int>] = [:]
+        var position = 0
+        for person in scenario.people {
+            rangeOfPerson[person.id] = position..<(position + person.devices.count)
+            for device in person.devices { tokenOfID[device.id] = device.token }
+            position += person.devices.count
+        }
+        #expect(index.initialCount == position)
+        for (id, token) in tokenOfID { #expect(index.token(ofDevice: id) == token, "\(id)") }
+        #expect(index.token(ofDevice: "shared") == "ab1001")
+        for (person, range) in rangeOfPerson { #expect(index.initialPositions(of: person) == range, "\(person)") }
+        #expect(index.initialPositions(of: "p10").isEmpty && index.initialPositions(of: "p10").lowerBound > 0)
+        for stray in ["", "p2000", "p1-android", "shared "] {
+            #expect(index.token(ofDevice: stray) == nil && index.initialPositions(of: stray).isEmpty)
+        }
+    }
+
     @Test func devicePositionsAreBitsByPosition() {
         var positions = DevicePositions(count: 70)
         for position in [0, 3, 63, 64, 69] { positions.insert(position) }

@@ -195,9 +195,9 @@ struct PositionTable: Sendable {
     /// What a key's hash is seeded with (`String.hashed(seed:)`).
     let seed: UInt64
 
-    /// `hashAt(position, seed)`: the hash of the key at `position`, nil for a position not in
-    /// the table. `sameKey`: two positions have one key (the later is found).
-    init(count: Int, hashAt: (Int, UInt64) -> UInt64?, sameKey: (Int, Int) -> Bool) {
+    /// `hashAt(position, seed)`: the hash of the key at `position`. `sameKey`: two positions
+    /// have one key (the later is found).
+    init(count: Int, hashAt: (Int, UInt64) -> UInt64, sameKey: (Int, Int) -> Bool) {
         seed = UInt64.random(in: .min ... .max)
         // At most ~2/3 full: a few probes a look-up, most in the same cache line.
         var capacity = 8
@@ -205,7 +205,7 @@ struct PositionTable: Sendable {
         mask = capacity - 1
         var slots = [UInt64](repeating: 0, count: capacity)
         for position in 0..<count {
-            guard let hash = hashAt(position, seed) else { continue }
+            let hash = hashAt(position, seed)
             var slot = Int(truncatingIfNeeded: hash) & mask
             while slots[slot] != 0, !(slots[slot] >> 32 == hash >> 32 && sameKey(Int(slots[slot] & 0xFFFF_FFFF) - 1, position)) {
                 slot = (slot + 1) & mask
