@@ -2,7 +2,7 @@ import JSON
 import PushModel
 import RecordLine
 import Scenario
-import ScenarioRunner
+@testable import ScenarioRunner
 import Testing
 
 private func push(_ sequence: Int, token: String, status: Int, reason: String? = nil, spec: String = "poolse.ring.fcm",
@@ -302,5 +302,37 @@ private func name(_ token: String) -> String { names[token] ?? token }
             #expect(deadPushes.count == cleanup.dead.count)
             #expect(deadPushes.contains { $0.contains("p5/p5-voip") } == !cleanup.dead.isEmpty)
         } }
+    }
+
+    /// A verdict lists an indexed device by its position while the run goes and names it when
+    /// the run is done: the same names either way, one string a device, and no index kept.
+    @Test func aVerdictNamesItsDevicesOnceTheRunIsDone() {
+        var scenario = Scenario(name: "names", product: .poolse)
+        scenario.people = (0..<4).map { person in
+            Person(id: "p\(person)", name: "P", externalID: "x\(person)",
+                   devices: [ScenarioDevice(id: "p\(person)-voip", platform: .ios, voip: true)])
+        }
+        var index: ScenarioDeviceIndex? = ScenarioDeviceIndex(scenario)
+        weak let weakIndex = index
+        let tokens = index!.entries.map(\.device.token)
+        var verdicts = [0, 1].map { event in
+            var judgement = EventJudgement(
+                index: event, type: "call.placed", oracle: "reference rules", source: nil,
+                expected: (0..<4).map { ExpectedPush(token: tokens[$0], spec: "poolse.ring.apns", devicePosition: Int32($0)) }
+                    + [ExpectedPush(token: "tok-stranger", spec: "poolse.ring.apns")],
+                cleanup: CleanupState(), deviceName: { $0 }, devices: index)
+            judgement.observe(push(1, token: tokens[1], status: 200, spec: "poolse.ring.apns"))
+            return judgement.finish()
+        }
+        let listed = verdicts.map { $0.expected.map(\.device) }
+        #expect(listed[0] == ["p0/p0-voip", "p1/p1-voip", "p2/p2-voip", "p3/p3-voip", "tok-stranger"])
+        index = nil
+        #expect(weakIndex != nil, "the listings hold the index while the run goes")
+        var names: [Int32: String] = [:]
+        for event in verdicts.indices { verdicts[event].nameDevices(keeping: &names) }
+        #expect(weakIndex == nil, "named, the verdicts hold the index no more")
+        #expect(verdicts.map { $0.expected.map(\.device) } == listed)
+        #expect(verdicts.map { $0.delivered.map(\.device) } == [["p1/p1-voip"], ["p1/p1-voip"]])
+        #expect(names.count == 4, "one name a device, shared by both events")
     }
 }

@@ -238,6 +238,11 @@ public enum ScenarioRunner {
             // (an adapter already gone) adds nothing.
             if report.aborted == nil { report.aborted = "sender shutdown: \(error)" }
         }
+        // Named now, the run done: the verdicts listed each push by its device's position
+        // while the run held its population (`ExpectedListing`); a report outlives the run
+        // (`run` of a folder keeps every scenario's), and must not keep the people alive.
+        var names: [Int32: String] = [:]
+        for event in report.events.indices { report.events[event].nameDevices(keeping: &names) }
         report.timing.judging = judging
         report.timing.total = clock.now - started
         return report

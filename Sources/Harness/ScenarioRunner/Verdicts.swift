@@ -152,6 +152,13 @@ public struct EventVerdict: Sendable {
         self.problems = problems
     }
 
+    /// Names every listed push's device now (`ExpectedListing.named`), a name shared by the
+    /// listings of one device, so the verdict no longer holds the run's device index.
+    mutating func nameDevices(keeping names: inout [Int32: String]) {
+        expected = expected.map { $0.named(keeping: &names) }
+        delivered.setListing(expected)
+    }
+
     /// With `delivered` as a judgement keeps it (mostly positions in `expected`).
     init(index: Int, type: String, oracle: String, source: String?, expected: [ExpectedListing],
          delivered: DeliveredPushes, problems: [Problem]) {
@@ -216,9 +223,10 @@ public struct DeliveredPushes: RandomAccessCollection, Sendable, ExpressibleByAr
 
 /// An expected push as a report lists it: the device and the spec.
 public struct ExpectedListing: Sendable {
-    /// A device of the run's index is kept as its position and named when a report asks: a
-    /// 100,000-person call's report lists ~300,000 pushes, and their 150,000 names made and
-    /// kept as the run went were 9.5 MB of its peak (heaptrack).
+    /// A device of the run's index is kept as its position while the run goes and named once
+    /// it is done (`EventVerdict.nameDevices`): a 100,000-person call lists ~300,000 pushes,
+    /// and their 150,000 names made and kept as the run went were 9.5 MB of its peak
+    /// (heaptrack).
     private enum Naming: Sendable {
         case written(String)
         case indexed(ScenarioDeviceIndex, Int32)
@@ -240,6 +248,21 @@ public struct ExpectedListing: Sendable {
     public init(_ push: ExpectedPush) {
         naming = .written(push.device)
         spec = push.spec
+    }
+
+    /// The listing with its device named now, `names` keeping each position's name once made
+    /// (the index let go: a report that outlives its run holds names, not the run's people).
+    func named(keeping names: inout [Int32: String]) -> ExpectedListing {
+        guard case .indexed(let devices, let position) = naming else { return self }
+        var listing = self
+        if let name = names[position] {
+            listing.naming = .written(name)
+        } else {
+            let name = devices.makeName(at: Int(position))
+            names[position] = name
+            listing.naming = .written(name)
+        }
+        return listing
     }
 
     /// Named by its position in `devices` when the push has one.
