@@ -72,7 +72,7 @@ private func scenario() -> Scenario {
         scenario.people = (0..<2_000).map { person in
             var devices = person % 5 == 0 ? [] : [ScenarioDevice(id: "p\(person)-voip", platform: .ios, voip: true)]
             if person % 3 == 0 { devices.append(ScenarioDevice(id: "p\(person)-a-longer-device-id-\(person)", platform: .android)) }
-            if person == 7 || person == 1_001 { devices.append(ScenarioDevice(id: "shared", platform: .ios, token: "ab\(person)")) }
+            if person == 7 || person == 1_001 { devices.append(ScenarioDevice(id: "two-owners", platform: .ios, token: "ab\(person)")) }
             return Person(id: person == 42 ? "a person whose id is longer than a word or two" : "p\(person)", name: "P",
                           externalID: "x\(person)", devices: devices)
         }
@@ -87,10 +87,10 @@ private func scenario() -> Scenario {
         }
         #expect(index.initialCount == position)
         for (id, token) in tokenOfID { #expect(index.token(ofDevice: id) == token, "\(id)") }
-        #expect(index.token(ofDevice: "shared") == "ab1001")
+        #expect(index.token(ofDevice: "two-owners") == "ab1001")
         for (person, range) in rangeOfPerson { #expect(index.initialPositions(of: person) == range, "\(person)") }
         #expect(index.initialPositions(of: "p10").isEmpty && index.initialPositions(of: "p10").lowerBound > 0)
-        for stray in ["", "p2000", "p1-android", "shared "] {
+        for stray in ["", "p2000", "p1-android", "two-owners "] {
             #expect(index.token(ofDevice: stray) == nil && index.initialPositions(of: stray).isEmpty)
         }
     }
