@@ -3,6 +3,14 @@ import Scenario
 import Testing
 
 @Suite struct DeliveryComparisonTests {
+    @Test("An expectation is 80 bytes: a 100,000-person call's end holds 150,000 of them at once")
+    func anExpectationStaysSmall() {
+        // 96 with the token's offset in the reference an `Int?`; what is not in every
+        // expectation (count, name, pinned fields) lives in one optional box.
+        #expect(MemoryLayout<ExpectedPush>.stride <= 80)
+        #expect(MemoryLayout<ContentReference?>.size <= 32)
+    }
+
     @Test func anAPNsTokenIsComparedWithoutCaseAndAnFCMTokenAsItIs() {
         #expect(DeviceToken("7F3C5D1E") == DeviceToken("7f3c5d1e"))
         #expect(DeviceToken("7F3C5D1E").comparable == "7f3c5d1e")

@@ -370,3 +370,33 @@ struct ConversationReadRulesTests {
         #expect(ios.first?.header("apns-topic") == Seed.bundle)
     }
 }
+
+// MARK: Who a call involves
+
+@Suite("poolse: who a call rang, involved and missed")
+struct CallPeopleTests {
+    /// The lists as the seed words them, made the plain way: a set over everything.
+    static func firstOfEach(_ ids: [String]) -> [String] {
+        var seen = Set<String>()
+        return ids.filter { seen.insert($0).inserted }
+    }
+
+    @Test("Each person is listed once, at their first place, whatever repeats in rung, added and joined")
+    func eachPersonOnce() {
+        var call = Call(id: "c", conversation: Seed.group, caller: Seed.alice, media: .audio,
+                        rung: ["bob", "carol", "bob", Seed.alice.id, "erin", "carol"])
+        #expect(call.rung == ["bob", "carol", Seed.alice.id, "erin"])
+        #expect(call.everyoneRung == call.rung)
+        call.added = ["dave", "bob", "dave", "frank"]
+        call.joined = ["frank", "zoe", Seed.alice.id, "carol"]
+        call.declined = ["erin"]
+        let everyoneRung = Self.firstOfEach(["bob", "carol", Seed.alice.id, "erin", "dave", "bob", "dave", "frank"])
+        #expect(call.everyoneRung == everyoneRung)
+        #expect(call.everyoneInvolved == Self.firstOfEach([Seed.alice.id] + everyoneRung + call.joined.sorted()))
+        #expect(call.everyoneInvolved == [Seed.alice.id, "bob", "carol", "erin", "dave", "frank", "zoe"])
+        #expect(call.missedBy == ["bob", "dave"])
+        #expect(call.stillRinging == ["bob", "dave"])
+        call.rung.append("bob")
+        #expect(call.rung == ["bob", "carol", Seed.alice.id, "erin"], "a repeat assigned later is dropped too")
+    }
+}

@@ -71,6 +71,13 @@ public final class ScenarioDeviceIndex: Sendable {
             return people[person].devices[position - Int(firstPositionOfPerson[person])].id
         }
 
+        /// The token, as written, of the device at `position` (no entry made).
+        func token(at position: Int) -> String {
+            guard position < personOfPosition.count else { return registered[position - personOfPosition.count].device.token }
+            let person = Int(personOfPosition[position])
+            return people[person].devices[position - Int(firstPositionOfPerson[person])].token
+        }
+
         /// How many people the scenario has: `personID(_:)` and `initialPositions(ofPerson:)` take 0 to this.
         var personCount: Int { people.count }
 
@@ -103,7 +110,7 @@ public final class ScenarioDeviceIndex: Sendable {
         let entries = Entries(scenario)
         self.entries = entries
         initialCount = entries.initialCount
-        positionOfToken = TokenPositions(entries.map { DeviceToken($0.device.token) })
+        positionOfToken = TokenPositions(entries)
         positionOfID = PositionTable(count: entries.count, hashAt: { entries.deviceID(at: $0).hashed(seed: $1) },
                                      sameKey: { entries.deviceID(at: $0) == entries.deviceID(at: $1) })
         personOfID = PositionTable(count: entries.personCount, hashAt: { entries.personID($0).hashed(seed: $1) },
@@ -168,18 +175,23 @@ public final class ScenarioDeviceIndex: Sendable {
 /// confirmed against the token itself.
 struct TokenPositions: Sendable {
     private let table: PositionTable
-    /// Each position's token, as compared.
-    private let tokens: [DeviceToken]
+    /// The devices, whose tokens confirm a match: a list of every token as compared was 2.4 MB
+    /// at 150,000 devices, and a token as written is its compared form but for upper-case hex.
+    private let entries: ScenarioDeviceIndex.Entries
 
-    /// `tokens` in position order; a token listed twice is found at its last position.
-    init(_ tokens: [DeviceToken]) {
-        self.tokens = tokens
-        table = PositionTable(count: tokens.count, hashAt: { tokens[$0].comparable.hashed(seed: $1) },
-                              sameKey: { tokens[$0] == tokens[$1] })
+    /// A token two devices have is found at its last position.
+    init(_ entries: ScenarioDeviceIndex.Entries) {
+        self.entries = entries
+        table = PositionTable(count: entries.count, hashAt: { DeviceToken(entries.token(at: $0)).comparable.hashed(seed: $1) },
+                              sameKey: { DeviceToken(entries.token(at: $0)) == DeviceToken(entries.token(at: $1)) })
     }
 
     func position(of token: DeviceToken) -> Int? {
-        table.position(hash: token.comparable.hashed(seed: table.seed)) { tokens[$0] == token }
+        table.position(hash: token.comparable.hashed(seed: table.seed)) { position in
+            // As written first (the common case, and no pass over its bytes to classify them).
+            let written = entries.token(at: position)
+            return written == token.comparable || DeviceToken(written) == token
+        }
     }
 }
 

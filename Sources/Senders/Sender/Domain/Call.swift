@@ -33,8 +33,11 @@ public struct Call: Sendable, Hashable {
     public var conversation: Conversation
     public var caller: User
     public var media: CallMedia
-    /// People rung when the call was placed.
-    public var rung: [String]
+    /// People rung when the call was placed, each once (kept so: the fan-outs at the call's
+    /// end walk it, and a set to drop repeats there was 4 MB of a 100,000-member call's peak).
+    public var rung: [String] {
+        didSet { rung = Self.withoutRepeats(rung) }
+    }
     /// People added later with "Add people" (they were rung too).
     public var added: [String]
     public var joined: Set<String>
@@ -54,7 +57,7 @@ public struct Call: Sendable, Hashable {
         self.conversation = conversation
         self.caller = caller
         self.media = media
-        self.rung = rung
+        self.rung = Self.withoutRepeats(rung)
         self.added = added
         self.joined = joined
         self.declined = declined
@@ -72,10 +75,18 @@ public struct Call: Sendable, Hashable {
 
     /// Everyone ever rung, placed first then added, without repeats.
     public var everyoneRung: [String] {
-        // Sized once: a 100,000-member ring grew its set through every power of two, each
-        // time the rules asked (perf: half of this getter's time was `resize`).
-        var seen = Set<String>(minimumCapacity: rung.count + added.count)
-        return (rung + added).filter { seen.insert($0).inserted }
+        guard !added.isEmpty else { return rung }
+        var seen = Set(rung)
+        return rung + added.filter { seen.insert($0).inserted }
+    }
+
+    /// `ids` in order, each at its first place.
+    private static func withoutRepeats(_ ids: [String]) -> [String] {
+        // Sized once: a 100,000-member ring grew its set through every power of two (perf:
+        // half of the time was `resize`).
+        var seen = Set<String>(minimumCapacity: ids.count)
+        let unique = ids.filter { seen.insert($0).inserted }
+        return unique.count == ids.count ? ids : unique
     }
 
     /// Rung people whose phone is still ringing: not joined, declined or busy.
@@ -86,13 +97,18 @@ public struct Call: Sendable, Hashable {
     /// "the caller, everyone rung, and everyone who joined" (poolse seed, "Call finished").
     /// Joiners not otherwise listed follow in id order so the fan-out is deterministic.
     public var everyoneInvolved: [String] {
-        let candidates = [caller.id] + everyoneRung + joined.sorted()
-        var seen = Set<String>(minimumCapacity: candidates.count)
-        var people: [String] = []
-        people.reserveCapacity(candidates.count)
-        for id in candidates where seen.insert(id).inserted {
+        // Everyone rung is listed once already; only the caller and the joiners can repeat,
+        // so no set of everyone is made (a 100,000-member call's end made one for each slice).
+        let everyoneRung = everyoneRung
+        var joinersNotListed = joined
+        joinersNotListed.remove(caller.id)
+        var people: [String] = [caller.id]
+        people.reserveCapacity(1 + everyoneRung.count + joinersNotListed.count)
+        for id in everyoneRung where id != caller.id {
             people.append(id)
+            if !joinersNotListed.isEmpty { joinersNotListed.remove(id) }
         }
+        people.append(contentsOf: joinersNotListed.sorted())
         return people
     }
 
