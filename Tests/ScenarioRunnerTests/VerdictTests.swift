@@ -335,4 +335,35 @@ private func name(_ token: String) -> String { names[token] ?? token }
         #expect(verdicts.map { $0.delivered.map(\.device) } == [["p1/p1-voip"], ["p1/p1-voip"]])
         #expect(names.count == 4, "one name a device, shared by both events")
     }
+
+    /// The compact listing reads back every push's device and spec in order, whatever mix of
+    /// positions, names and specs (none included) it holds, before and after naming.
+    @Test func aListingReadsBackWhatItWasGiven() {
+        var scenario = Scenario(name: "listing", product: .poolse)
+        scenario.people = (0..<3).map { person in
+            Person(id: "p\(person)", name: "P", externalID: "x\(person)",
+                   devices: [ScenarioDevice(id: "p\(person)-android", platform: .android)])
+        }
+        let index = ScenarioDeviceIndex(scenario)
+        let specs: [String?] = ["poolse.ring.fcm", nil, "poolse.call_finished.fcm", "poolse.ring.fcm", nil]
+        let expected = specs.indices.map { number in
+            number == 3 ? ExpectedPush(device: "someone/else", token: "tok-x", spec: specs[number])
+                : ExpectedPush(token: index.entries[number % 3].device.token, spec: specs[number], devicePosition: Int32(number % 3))
+        }
+        let listing = ExpectedListings(expected, devices: index)
+        let wanted = ["p0/p0-android", "p1/p1-android", "p2/p2-android", "someone/else", "p1/p1-android"]
+        #expect(listing.map(\.device) == wanted)
+        #expect(listing.map(\.spec) == specs)
+        var names: [Int32: String] = [:]
+        let named = listing.named(keeping: &names)
+        #expect(named.map(\.device) == wanted)
+        #expect(named.map(\.spec) == specs)
+        #expect(names.count == 3)
+        // Listings appended one by one, one of them from another run's index: named at once.
+        let other = ScenarioDeviceIndex(scenario)
+        var appended: ExpectedListings = [listing[0], ExpectedListings([expected[1]], devices: other)[0], listing[3]]
+        appended.append(listing[4])
+        #expect(appended.map(\.device) == ["p0/p0-android", "p1/p1-android", "someone/else", "p1/p1-android"])
+        #expect(appended.map(\.spec) == ["poolse.ring.fcm", nil, "poolse.ring.fcm", nil])
+    }
 }

@@ -245,14 +245,7 @@ public struct EventJudgement: Sendable {
     }
 
     /// What had to arrive, as the report lists it.
-    public var expectedListing: [ExpectedListing] {
-        var specIDs = specIDs
-        return expected.map { entry in
-            var listing = ExpectedListing(entry, devices: devices)
-            listing.spec = listing.spec.map { specIDs.shared($0) }
-            return listing
-        }
-    }
+    public var expectedListing: ExpectedListings { ExpectedListings(expected, devices: devices) }
 
     /// The verdict on what was observed: the problems in the order a report lists them
     /// (missing, duplicates, unexpected, spec findings, pinned fields, content, retries, dead

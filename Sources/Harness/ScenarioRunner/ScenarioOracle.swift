@@ -171,7 +171,7 @@ public final class ScenarioOracle: Sendable {
                     reference = ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs)
                 }
                 // Looked up once: the report's name and `run`'s expectation index both start from
-                // it (a report names the device by it when it lists the push, `ExpectedListing`).
+                // it (a report names the device by it when it lists the push, `ExpectedListings`).
                 // A load run's matcher keys by token and needs neither.
                 let position = namingDevices ? devices.position(ofToken: DeviceToken(push.device.token)) : nil
                 return ExpectedPush(token: push.device.token, spec: specID(of: push), reference: reference,

@@ -239,7 +239,7 @@ public enum ScenarioRunner {
             if report.aborted == nil { report.aborted = "sender shutdown: \(error)" }
         }
         // Named now, the run done: the verdicts listed each push by its device's position
-        // while the run held its population (`ExpectedListing`); a report outlives the run
+        // while the run held its population (`ExpectedListings`); a report outlives the run
         // (`run` of a folder keeps every scenario's), and must not keep the people alive.
         var names: [Int32: String] = [:]
         for event in report.events.indices { report.events[event].nameDevices(keeping: &names) }
@@ -312,7 +312,7 @@ final class ArrivingExchanges: Sendable {
         }
     }
 
-    var expectedListing: [ExpectedListing] { state.withLock { $0.judgement.expectedListing } }
+    var expectedListing: ExpectedListings { state.withLock { $0.judgement.expectedListing } }
 
     /// The event's verdict, the cleanup state after it, the time spent judging it, and the wall
     /// time of its reads beside the sender.

@@ -134,14 +134,14 @@ public struct EventVerdict: Sendable {
     public var source: String?
     /// What had to arrive: device and spec, as the report lists it (the expectation's pinned
     /// fields and reference pushes are dropped once judged).
-    public var expected: [ExpectedListing]
+    public var expected: ExpectedListings
     /// Accepted pushes: device (id or token), spec, request sequence.
     public var delivered: DeliveredPushes
     public var problems: [Problem]
     /// Devices whose token this event's answers made dead (gone or bad), for the cleanup timeline.
     public var tokensDied: [(device: String, answer: AnswerClass)] = []
 
-    public init(index: Int, type: String, oracle: String, source: String?, expected: [ExpectedListing],
+    public init(index: Int, type: String, oracle: String, source: String?, expected: ExpectedListings,
                 delivered: [(device: String, spec: String?, sequence: Int)], problems: [Problem]) {
         self.index = index
         self.type = type
@@ -152,15 +152,15 @@ public struct EventVerdict: Sendable {
         self.problems = problems
     }
 
-    /// Names every listed push's device now (`ExpectedListing.named`), a name shared by the
+    /// Names every listed push's device now (`ExpectedListings.named`), a name shared by the
     /// listings of one device, so the verdict no longer holds the run's device index.
     mutating func nameDevices(keeping names: inout [Int32: String]) {
-        expected = expected.map { $0.named(keeping: &names) }
+        expected = expected.named(keeping: &names)
         delivered.setListing(expected)
     }
 
     /// With `delivered` as a judgement keeps it (mostly positions in `expected`).
-    init(index: Int, type: String, oracle: String, source: String?, expected: [ExpectedListing],
+    init(index: Int, type: String, oracle: String, source: String?, expected: ExpectedListings,
          delivered: DeliveredPushes, problems: [Problem]) {
         self.init(index: index, type: type, oracle: oracle, source: source, expected: expected, delivered: [], problems: problems)
         self.delivered = delivered
@@ -176,7 +176,7 @@ public struct EventVerdict: Sendable {
 public struct DeliveredPushes: RandomAccessCollection, Sendable, ExpressibleByArrayLiteral {
     public typealias Element = (device: String, spec: String?, sequence: Int)
     /// The listing the positions are in (shared with the verdict's `expected`).
-    private var listing: [ExpectedListing] = []
+    private var listing: ExpectedListings = []
     /// Per push: position << 32 | sequence, or (for a push kept whole) the top bit and its
     /// index in `whole`.
     private var pushes: [UInt64] = []
@@ -192,7 +192,7 @@ public struct DeliveredPushes: RandomAccessCollection, Sendable, ExpressibleByAr
     init(capacity: Int) { pushes.reserveCapacity(capacity) }
 
     /// The listing the positions `append(position:sequence:)` takes are in.
-    mutating func setListing(_ listing: [ExpectedListing]) { self.listing = listing }
+    mutating func setListing(_ listing: ExpectedListings) { self.listing = listing }
 
     /// Whether a push at this position and sequence can be kept as the two.
     static func fits(position: Int, sequence: Int) -> Bool {
@@ -250,33 +250,120 @@ public struct ExpectedListing: Sendable {
         spec = push.spec
     }
 
-    /// The listing with its device named now, `names` keeping each position's name once made
-    /// (the index let go: a report that outlives its run holds names, not the run's people).
-    func named(keeping names: inout [Int32: String]) -> ExpectedListing {
-        guard case .indexed(let devices, let position) = naming else { return self }
-        var listing = self
-        if let name = names[position] {
-            listing.naming = .written(name)
-        } else {
-            let name = devices.makeName(at: Int(position))
-            names[position] = name
-            listing.naming = .written(name)
-        }
-        return listing
+    /// The device at `position` of `devices`, named when asked.
+    fileprivate init(position: Int32, of devices: ScenarioDeviceIndex, spec: String?) {
+        naming = .indexed(devices, position)
+        self.spec = spec
     }
 
-    /// Named by its position in `devices` when the push has one.
-    init(_ push: ExpectedPush, devices: ScenarioDeviceIndex?) {
-        if let devices, let position = push.devicePosition {
-            naming = .indexed(devices, position)
-        } else {
-            naming = .written(push.device)
-        }
-        spec = push.spec
+    fileprivate init(device: String, spec: String?) {
+        naming = .written(device)
+        self.spec = spec
+    }
+
+    /// The index and position the device is named by, if it is.
+    fileprivate var indexed: (devices: ScenarioDeviceIndex, position: Int32)? {
+        guard case .indexed(let devices, let position) = naming else { return nil }
+        return (devices, position)
     }
 
     /// `spec`, or what a report says of a push of any spec.
     public var specName: String { spec ?? "a push" }
+}
+
+/// An event's expected pushes as a report lists them, 8 bytes each: the device (a position in
+/// the run's device index, or a name) and the spec (one of the event's few). A list of
+/// `ExpectedListing`s, 40 bytes each, held a 100,000-person call's ring listing (5.9 MB)
+/// through the rest of the run, and made as much again while the call's end was judged.
+public struct ExpectedListings: RandomAccessCollection, Sendable, ExpressibleByArrayLiteral {
+    /// Per push: bits 0-31 the device, bits 32-62 the spec's index in `specs`, and bit 63 set
+    /// when the device is a position in `devices`, clear when it is an index into `names`.
+    private var entries: [UInt64] = []
+    private var specs: [String?] = []
+    private var indexOfSpec: [String?: UInt32] = [:]
+    private var names: [String] = []
+    private var devices: ScenarioDeviceIndex?
+    private static let positionBit: UInt64 = 1 << 63
+
+    public init() {}
+
+    public init(_ listings: some Sequence<ExpectedListing>) {
+        for listing in listings { append(listing) }
+    }
+
+    public init(arrayLiteral listings: ExpectedListing...) { self.init(listings) }
+
+    /// `expected` listed: a push with a position in `devices` by that position.
+    init(_ expected: [ExpectedPush], devices: ScenarioDeviceIndex?) {
+        entries.reserveCapacity(expected.count)
+        if let devices { self.devices = devices }
+        // By index: iterating copied each expectation, its strings and arrays retained.
+        for index in expected.indices {
+            let spec = self.spec(expected[index].spec)
+            if devices != nil, let position = expected[index].devicePosition {
+                entries.append(Self.positionBit | spec << 32 | UInt64(UInt32(position)))
+            } else {
+                entries.append(spec << 32 | name(expected[index].device))
+            }
+        }
+    }
+
+    public mutating func append(_ listing: ExpectedListing) {
+        let spec = spec(listing.spec)
+        if let (devices, position) = listing.indexed, self.devices.map({ $0 === devices }) ?? true {
+            self.devices = devices
+            entries.append(Self.positionBit | spec << 32 | UInt64(UInt32(position)))
+        } else {
+            entries.append(spec << 32 | name(listing.device))
+        }
+    }
+
+    private mutating func spec(_ spec: String?) -> UInt64 {
+        if let known = indexOfSpec[spec] { return UInt64(known) }
+        indexOfSpec[spec] = UInt32(specs.count)
+        specs.append(spec)
+        return UInt64(specs.count - 1)
+    }
+
+    private mutating func name(_ name: String) -> UInt64 {
+        names.append(name)
+        return UInt64(names.count - 1)
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { entries.count }
+
+    public subscript(index: Int) -> ExpectedListing {
+        let entry = entries[index]
+        let spec = specs[Int(entry >> 32 & 0x7FFF_FFFF)]
+        let device = Int32(bitPattern: UInt32(truncatingIfNeeded: entry))
+        if entry & Self.positionBit != 0, let devices { return ExpectedListing(position: device, of: devices, spec: spec) }
+        return ExpectedListing(device: names[Int(device)], spec: spec)
+    }
+
+    /// The listing with every device named now, `names` keeping each position's name once
+    /// made, shared by every listing of the device (the index let go: a report that outlives
+    /// its run holds names, not the run's people).
+    func named(keeping names: inout [Int32: String]) -> ExpectedListings {
+        guard let devices else { return self }
+        var named = self
+        named.devices = nil
+        // A device's name once in this listing, however many of its pushes it lists.
+        var nameOfPosition: [Int32: UInt64] = [:]
+        for index in named.entries.indices where named.entries[index] & Self.positionBit != 0 {
+            let entry = named.entries[index]
+            let position = Int32(bitPattern: UInt32(truncatingIfNeeded: entry))
+            let nameIndex = nameOfPosition[position] ?? {
+                let name = names[position] ?? devices.makeName(at: Int(position))
+                names[position] = name
+                let nameIndex = named.name(name)
+                nameOfPosition[position] = nameIndex
+                return nameIndex
+            }()
+            named.entries[index] = entry & ~(Self.positionBit | 0xFFFF_FFFF) | nameIndex
+        }
+        return named
+    }
 }
 
 public enum EventJudge {
