@@ -366,4 +366,38 @@ private func name(_ token: String) -> String { names[token] ?? token }
         #expect(appended.map(\.device) == ["p0/p0-android", "p1/p1-android", "someone/else", "p1/p1-android"])
         #expect(appended.map(\.spec) == ["poolse.ring.fcm", nil, "poolse.ring.fcm", nil])
     }
+
+    /// The oracle's fan-out kept as positions and kinds reads back the pushes it was given,
+    /// field by field and whole, and keeps what a filter keeps, in order.
+    @Test func expectedPushesReadBackWhatTheyWereGiven() {
+        var scenario = Scenario(name: "pushes", product: .poolse)
+        scenario.people = (0..<3).map { person in
+            Person(id: "p\(person)", name: "P", externalID: "x\(person)",
+                   devices: [ScenarioDevice(id: "p\(person)-voip", platform: .ios, voip: true)])
+        }
+        let index = ScenarioDeviceIndex(scenario)
+        let ring = ContentReference(headers: [("apns-push-type", "voip")], body: Array(#"{"event":"ring"}"#.utf8), decidedAtMs: 5)
+        let missed = ContentReference(headers: [("apns-push-type", "alert")], body: Array(#"{"event":"missed"}"#.utf8), decidedAtMs: 5)
+        var pushes = ExpectedPushes(devices: index)
+        pushes.append(position: 0, spec: "poolse.ring.apns", reference: ring)
+        pushes.append(position: 1, spec: "poolse.ring.apns", reference: ring)
+        pushes.append(ExpectedPush(device: "stranger", token: "tok-stranger", spec: nil, count: 2))
+        pushes.append(position: 2, spec: "poolse.missed_call.apns", reference: missed)
+        pushes.append(position: 1, spec: nil, reference: nil)
+        let tokens = index.entries.map(\.device.token)
+        #expect(pushes.map(\.token) == [tokens[0], tokens[1], "tok-stranger", tokens[2], tokens[1]])
+        #expect(pushes.indices.map(pushes.token(at:)) == pushes.map(\.token))
+        #expect(pushes.indices.map(pushes.spec(at:)) == ["poolse.ring.apns", "poolse.ring.apns", nil, "poolse.missed_call.apns", nil])
+        #expect(pushes.indices.map(pushes.devicePosition(at:)) == [0, 1, nil, 2, 1])
+        #expect(pushes.indices.map(pushes.count(at:)) == [1, 1, 2, 1, 1])
+        #expect(pushes.indices.map { pushes.reference(at: $0)?.body } == [ring.body, ring.body, nil, missed.body, nil])
+        #expect(pushes[3].reference?.headers.first?.value == "alert")
+        #expect(pushes.map(\.device) == [tokens[0], tokens[1], "stranger", tokens[2], tokens[1]])
+        let kept = pushes.filter(byIndex: { $0 != 1 && $0 != 3 })
+        #expect(kept.map(\.token) == [tokens[0], "tok-stranger", tokens[1]])
+        #expect(kept.indices.map(kept.spec(at:)) == ["poolse.ring.apns", nil, nil])
+        #expect(ExpectedListings(kept, devices: index).map(\.device) == ["p0/p0-voip", "stranger", "p1/p1-voip"])
+        let whole = [ExpectedPush(token: "a", spec: "s"), ExpectedPush(token: "b", spec: nil)]
+        #expect(ExpectedPushes(whole).whole.map(\.token) == ["a", "b"])
+    }
 }

@@ -25,7 +25,7 @@ public struct EventJudgement: Sendable {
 
     /// The expectation in its order; an entry's pinned fields and headers and its reference
     /// push are dropped once they were checked on its device's first accepted push.
-    private var expected: [ExpectedPush]
+    private var expected: ExpectedPushes
     /// Matching pushes each entry got, and (sparse) the sequences of those beyond its count.
     private var matched: [Int]
     private var extra: [Int: [Int]] = [:]
@@ -62,6 +62,14 @@ public struct EventJudgement: Sendable {
     public init(index: Int, type: String, oracle: String, source: String?, expected: [ExpectedPush], cleanup: CleanupState,
                 deviceName: @escaping @Sendable (String) -> String, specs: SpecSet? = nil, wallClockMs: Int64 = 0,
                 devices: ScenarioDeviceIndex? = nil) {
+        self.init(index: index, type: type, oracle: oracle, source: source, expected: ExpectedPushes(expected, devices: devices),
+                  cleanup: cleanup, deviceName: deviceName, specs: specs, wallClockMs: wallClockMs, devices: devices)
+    }
+
+    /// `expected`'s positions are in `devices`.
+    public init(index: Int, type: String, oracle: String, source: String?, expected: ExpectedPushes, cleanup: CleanupState,
+                deviceName: @escaping @Sendable (String) -> String, specs: SpecSet? = nil, wallClockMs: Int64 = 0,
+                devices: ScenarioDeviceIndex? = nil) {
         self.index = index
         self.type = type
         self.oracle = oracle
@@ -88,8 +96,8 @@ public struct EventJudgement: Sendable {
         delivered = DeliveredPushes(capacity: expected.count)
         // By index: `enumerated()` copied each entry, its six strings and arrays retained.
         for position in expected.indices {
-            if let first = entries.add(position, token: expected[position].token,
-                                       devicePosition: expected[position].devicePosition, spec: expected[position].spec) {
+            if let first = entries.add(position, token: expected.token(at: position),
+                                       devicePosition: expected.devicePosition(at: position), spec: expected.spec(at: position)) {
                 sameDeviceSpec[first, default: []].append(position)
             }
         }
@@ -182,13 +190,13 @@ public struct EventJudgement: Sendable {
 
     private mutating func take(_ entry: Int, _ sequence: Int) {
         matched[entry] += 1
-        if matched[entry] > expected[entry].count { extra[entry, default: []].append(sequence) }
+        if matched[entry] > expected.count(at: entry) { extra[entry, default: []].append(sequence) }
     }
 
     /// Pinned fields and headers, and what the push says against the reference rules' push;
     /// then the entry's copies of them go.
     private mutating func check(_ position: Int, on push: RecordedExchange) {
-        if !expected[position].fields.isEmpty || !expected[position].headers.isEmpty {
+        if expected.pinsFieldsOrHeaders(at: position) {
             let entry = expected[position]
             let device = name(of: entry)
             var problems: [Problem] = []
@@ -212,10 +220,10 @@ public struct EventJudgement: Sendable {
             }
             if !problems.isEmpty { fieldProblems[position] = problems }
         }
-        if specs != nil, let reference = expected[position].reference, let spec = expected[position].spec.flatMap({ spec(id: $0) }) {
+        if specs != nil, let reference = expected.reference(at: position), let spec = expected.spec(at: position).flatMap({ spec(id: $0) }) {
             // The entry is read in place: a copy of it (six strings and arrays) a push was a
             // tenth of judging.
-            let differences = spec.compareContent(headers: push.headers, body: push.body, with: reference, token: expected[position].token,
+            let differences = spec.compareContent(headers: push.headers, body: push.body, with: reference, token: expected.token(at: position),
                                                   wallClockMs: wallClockMs)
             if !differences.isEmpty {
                 let entry = expected[position]
@@ -225,9 +233,7 @@ public struct EventJudgement: Sendable {
                 }
             }
         }
-        expected[position].fields = []
-        expected[position].headers = []
-        expected[position].reference = nil
+        expected.dropContent(at: position)
     }
 
     /// How a report names the entry's device: by its position in the run's devices when it has one.
@@ -254,7 +260,7 @@ public struct EventJudgement: Sendable {
     /// index: a 100,000-person event's ~40 MB), as when it is done.
     public mutating func finish() -> EventVerdict {
         let verdict = verdict()
-        expected = []
+        expected = ExpectedPushes(devices: nil)
         matched = []
         extra = [:]
         entries = ExpectationIndex(capacity: 0)
@@ -265,13 +271,13 @@ public struct EventJudgement: Sendable {
     public func verdict() -> EventVerdict {
         var problems = ProblemList()
         // Entries naming a spec first, so a "(any spec)" entry only takes what they leave.
-        let order = expected.indices.filter { expected[$0].spec != nil } + expected.indices.filter { expected[$0].spec == nil }
+        let order = expected.indices.filter { expected.spec(at: $0) != nil } + expected.indices.filter { expected.spec(at: $0) == nil }
         var missing: [(entry: Int, got: Int)] = []
         var repeated: [Int] = []
         for position in order {
-            if matched[position] < expected[position].count {
+            if matched[position] < expected.count(at: position) {
                 missing.append((position, matched[position]))
-            } else if matched[position] > expected[position].count {
+            } else if matched[position] > expected.count(at: position) {
                 repeated.append(position)
             }
         }
@@ -306,8 +312,8 @@ public struct EventJudgement: Sendable {
         // A push of a missing spec to another token of the same person: the wrong token kind.
         var missingOfOwner: [String: Int] = [:]
         for (position, _) in missing {
-            guard let owner = Self.owner(deviceName(expected[position].token)) else { continue }
-            let key = Self.ownerKey(spec: expected[position].spec, owner: owner)
+            guard let owner = Self.owner(deviceName(expected.token(at: position))) else { continue }
+            let key = Self.ownerKey(spec: expected.spec(at: position), owner: owner)
             if missingOfOwner[key] == nil { missingOfOwner[key] = position }
         }
         let sortedUnexpected = unexpected.sorted { ($0.sequence, $0.token) < ($1.sequence, $1.token) }
@@ -316,7 +322,7 @@ public struct EventJudgement: Sendable {
             let wrongKind = missingOfOwner.isEmpty ? nil : Self.owner(name).flatMap { missingOfOwner[Self.ownerKey(spec: spec, owner: $0)] }
             if let wrongKind {
                 problems.append(Problem(.wrongToken, "wrong token: \(spec ?? "a push") went to \(name) (request #\(sequence)) "
-                                        + "instead of \(deviceName(expected[wrongKind].token))"))
+                                        + "instead of \(deviceName(expected.token(at: wrongKind)))"))
             } else {
                 problems.append(Problem(.unexpected, "unexpected: \(spec ?? "an unmatched push") to \(name) (request #\(sequence))"))
             }

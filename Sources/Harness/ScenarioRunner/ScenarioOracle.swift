@@ -135,13 +135,21 @@ public final class ScenarioOracle: Sendable {
 
     /// The event's pushes. Call once per event, in order: the reference world moves on.
     public func expected(for event: ScenarioEvent, index: Int) -> [ExpectedPush] {
+        listed(for: event, index: index).whole
+    }
+
+    /// The event's pushes, each the reference rules decided for a device of the index as its
+    /// position and kind (8 bytes, where an `ExpectedPush` is 80) when the oracle names
+    /// devices (`namingDevices`). Call once per event, in order: the reference world moves on.
+    public func listed(for event: ScenarioEvent, index: Int) -> ExpectedPushes {
         world.withLock { world in
-            guard let decision = try? world.plan(event) else { return expectations?[index] ?? [] }
-            if let expectations {
+            let fromFile = { ExpectedPushes(self.expectations?[index] ?? [], devices: self.devices) }
+            guard let decision = try? world.plan(event) else { return fromFile() }
+            if expectations != nil {
                 // Made all the same, as it always was: whatever a decision changes in the
                 // world, the next event finds changed.
                 _ = try? decision()
-                return expectations[index] ?? []
+                return fromFile()
             }
             // An FCM message's body is the same for every device but for its token: cut out,
             // one body serves the fan-out (150,000 references of ~450 bytes each otherwise).
@@ -157,7 +165,7 @@ public final class ScenarioOracle: Sendable {
                 specIDs.append((push.kind, push.transport, id))
                 return id
             }
-            func expectation(of push: PushRequest) -> ExpectedPush {
+            func reference(of push: PushRequest) -> ContentReference {
                 var reference: ContentReference
                 if push.transport == .fcm, var cut = ContentReference.cut(of: push, decidedAtMs: world.nowMs) {
                     if let shared = recent.first(where: { $0 == cut.body }) {
@@ -170,21 +178,26 @@ public final class ScenarioOracle: Sendable {
                 } else {
                     reference = ContentReference(headers: push.headers, body: push.body, decidedAtMs: world.nowMs)
                 }
+                return reference
+            }
+            func add(_ push: PushRequest, to expected: inout ExpectedPushes) {
                 // Looked up once: the report's name and `run`'s expectation index both start from
                 // it (a report names the device by it when it lists the push, `ExpectedListings`).
                 // A load run's matcher keys by token and needs neither.
-                let position = namingDevices ? devices.position(ofToken: DeviceToken(push.device.token)) : nil
-                return ExpectedPush(token: push.device.token, spec: specID(of: push), reference: reference,
-                                    devicePosition: position.map(Int32.init))
+                if namingDevices, let position = devices.position(ofToken: DeviceToken(push.device.token)) {
+                    expected.append(position: Int32(position), spec: specID(of: push), reference: reference(of: push))
+                } else {
+                    expected.append(ExpectedPush(token: push.device.token, spec: specID(of: push), reference: reference(of: push)))
+                }
             }
             // Decided a slice of the population at a time, as the reference sender decides
             // them, each slice's pushes made expectations before the next is decided: the
             // whole fan-out's requests at once (their headers and bodies, every path) were the
             // largest part of a 100,000-person call's peak (23 MB of 145, heaptrack).
-            var expected: [ExpectedPush] = []
+            var expected = ExpectedPushes(devices: devices)
             let slices = world.store.slices(ofSize: sliceDevices)
             for (number, slice) in slices.enumerated() {
-                guard let pushes = try? world.store.narrowed(to: slice, decision) else { return [] }
+                guard let pushes = try? world.store.narrowed(to: slice, decision) else { return ExpectedPushes(devices: nil) }
                 if number == 0, slices.count > 1 {
                     // Room for the whole fan-out, estimated from the first slice's pushes a
                     // device with an eighth to spare, so the list is not regrown (and copied)
@@ -193,7 +206,7 @@ public final class ScenarioOracle: Sendable {
                     let estimate = pushes.count * devices.initialCount / max(sliceDevices, 1)
                     expected.reserveCapacity(estimate + estimate / 8)
                 }
-                for push in pushes { expected.append(expectation(of: push)) }
+                for push in pushes { add(push, to: &expected) }
             }
             return expected
         }

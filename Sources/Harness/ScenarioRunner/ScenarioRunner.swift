@@ -145,7 +145,7 @@ public enum ScenarioRunner {
             // pushes to tokens the gateway answers as dead (those reach nobody).
             judging += clock.now - mark
             mark = clock.now
-            var expected = oracle.expected(for: event, index: index)
+            var expected = oracle.listed(for: event, index: index)
             report.timing.oracle += clock.now - mark
             mark = clock.now
             let source = scenario.expectations?.first { $0.event == index }?.source
@@ -155,9 +155,10 @@ public enum ScenarioRunner {
                     // By position: the oracle found each push's; the few not-valid tokens are looked up here.
                     var notValidPositions = DevicePositions(count: devices.count)
                     for token in notValid.keys { if let position = devices.position(ofToken: token) { notValidPositions.insert(position) } }
-                    expected.removeAll { push in
-                        push.devicePosition.map { notValidPositions.contains(Int($0)) } ?? (notValid[DeviceToken(push.token)] != nil)
-                    }
+                    expected = expected.filter(byIndex: { [expected] push in
+                        !(expected.devicePosition(at: push).map { notValidPositions.contains(Int($0)) }
+                            ?? (notValid[DeviceToken(expected.token(at: push))] != nil))
+                    })
                 }
             }
             let start: GatewayMark

@@ -294,19 +294,21 @@ public struct ExpectedListings: RandomAccessCollection, Sendable, ExpressibleByA
     public init(arrayLiteral listings: ExpectedListing...) { self.init(listings) }
 
     /// `expected` listed: a push with a position in `devices` by that position.
-    init(_ expected: [ExpectedPush], devices: ScenarioDeviceIndex?) {
+    init(_ expected: ExpectedPushes, devices: ScenarioDeviceIndex?) {
         entries.reserveCapacity(expected.count)
         if let devices { self.devices = devices }
-        // By index: iterating copied each expectation, its strings and arrays retained.
         for index in expected.indices {
-            let spec = self.spec(expected[index].spec)
-            if devices != nil, let position = expected[index].devicePosition {
-                entries.append(Self.positionBit | spec << 32 | UInt64(UInt32(position)))
+            let (position, spec) = expected.positionAndSpec(at: index)
+            let specIndex = self.spec(spec)
+            if devices != nil, let position {
+                entries.append(Self.positionBit | specIndex << 32 | UInt64(UInt32(position)))
             } else {
-                entries.append(spec << 32 | name(expected[index].device))
+                entries.append(specIndex << 32 | name(expected[index].device))
             }
         }
     }
+
+    init(_ expected: [ExpectedPush], devices: ScenarioDeviceIndex?) { self.init(ExpectedPushes(expected, devices: devices), devices: devices) }
 
     public mutating func append(_ listing: ExpectedListing) {
         let spec = spec(listing.spec)
