@@ -305,7 +305,7 @@ private func name(_ token: String) -> String { names[token] ?? token }
     }
 
     /// A verdict lists an indexed device by its position while the run goes and names it when
-    /// the run is done: the same names either way, one string a device, and no index kept.
+    /// the run is done (by `DeviceNames`): the same names either way, and no index kept.
     @Test func aVerdictNamesItsDevicesOnceTheRunIsDone() {
         var scenario = Scenario(name: "names", product: .poolse)
         scenario.people = (0..<4).map { person in
@@ -328,12 +328,11 @@ private func name(_ token: String) -> String { names[token] ?? token }
         #expect(listed[0] == ["p0/p0-voip", "p1/p1-voip", "p2/p2-voip", "p3/p3-voip", "tok-stranger"])
         index = nil
         #expect(weakIndex != nil, "the listings hold the index while the run goes")
-        var names: [Int32: String] = [:]
-        for event in verdicts.indices { verdicts[event].nameDevices(keeping: &names) }
+        let names = weakIndex!.reportNames()
+        for event in verdicts.indices { verdicts[event].nameDevices(by: names) }
         #expect(weakIndex == nil, "named, the verdicts hold the index no more")
         #expect(verdicts.map { $0.expected.map(\.device) } == listed)
         #expect(verdicts.map { $0.delivered.map(\.device) } == [["p1/p1-voip"], ["p1/p1-voip"]])
-        #expect(names.count == 4, "one name a device, shared by both events")
     }
 
     /// The compact listing reads back every push's device and spec in order, whatever mix of
@@ -354,11 +353,9 @@ private func name(_ token: String) -> String { names[token] ?? token }
         let wanted = ["p0/p0-android", "p1/p1-android", "p2/p2-android", "someone/else", "p1/p1-android"]
         #expect(listing.map(\.device) == wanted)
         #expect(listing.map(\.spec) == specs)
-        var names: [Int32: String] = [:]
-        let named = listing.named(keeping: &names)
+        let named = listing.named(by: index.reportNames())
         #expect(named.map(\.device) == wanted)
         #expect(named.map(\.spec) == specs)
-        #expect(names.count == 3)
         // Listings appended one by one, one of them from another run's index: named at once.
         let other = ScenarioDeviceIndex(scenario)
         var appended: ExpectedListings = [listing[0], ExpectedListings([expected[1]], devices: other)[0], listing[3]]
@@ -368,7 +365,7 @@ private func name(_ token: String) -> String { names[token] ?? token }
     }
 
     /// The oracle's fan-out kept as positions and kinds reads back the pushes it was given,
-    /// field by field and whole, and keeps what a filter keeps, in order.
+    /// field by field and whole, and keeps what a removal leaves, in order.
     @Test func expectedPushesReadBackWhatTheyWereGiven() {
         var scenario = Scenario(name: "pushes", product: .poolse)
         scenario.people = (0..<3).map { person in
@@ -393,10 +390,12 @@ private func name(_ token: String) -> String { names[token] ?? token }
         #expect(pushes.indices.map { pushes.reference(at: $0)?.body } == [ring.body, ring.body, nil, missed.body, nil])
         #expect(pushes[3].reference?.headers.first?.value == "alert")
         #expect(pushes.map(\.device) == [tokens[0], tokens[1], "stranger", tokens[2], tokens[1]])
-        let kept = pushes.filter(byIndex: { $0 != 1 && $0 != 3 })
-        #expect(kept.map(\.token) == [tokens[0], "tok-stranger", tokens[1]])
-        #expect(kept.indices.map(kept.spec(at:)) == ["poolse.ring.apns", nil, nil])
-        #expect(ExpectedListings(kept, devices: index).map(\.device) == ["p0/p0-voip", "stranger", "p1/p1-voip"])
+        var kept = pushes
+        kept.removeAll { position, token in position == 2 || token() == "tok-stranger" }
+        #expect(kept.map(\.token) == [tokens[0], tokens[1], tokens[1]])
+        #expect(kept.indices.map(kept.spec(at:)) == ["poolse.ring.apns", "poolse.ring.apns", nil])
+        #expect(ExpectedListings(kept, devices: index).map(\.device) == ["p0/p0-voip", "p1/p1-voip", "p1/p1-voip"])
+        #expect(pushes.count == 5, "a copy keeps its pushes")
         let whole = [ExpectedPush(token: "a", spec: "s"), ExpectedPush(token: "b", spec: nil)]
         #expect(ExpectedPushes(whole).whole.map(\.token) == ["a", "b"])
     }

@@ -27,7 +27,8 @@ public struct EventJudgement: Sendable {
     /// push are dropped once they were checked on its device's first accepted push.
     private var expected: ExpectedPushes
     /// Matching pushes each entry got, and (sparse) the sequences of those beyond its count.
-    private var matched: [Int]
+    /// How many accepted pushes counted for each expectation (4 bytes each: 150,000 an event).
+    private var matched: [Int32]
     private var extra: [Int: [Int]] = [:]
     /// The entry a push of a device and spec counts for: the first naming that spec, else the
     /// device's first entry of any spec (an entry naming a spec takes its pushes first, and
@@ -189,7 +190,7 @@ public struct EventJudgement: Sendable {
     }
 
     private mutating func take(_ entry: Int, _ sequence: Int) {
-        matched[entry] += 1
+        matched[entry] &+= 1
         if matched[entry] > expected.count(at: entry) { extra[entry, default: []].append(sequence) }
     }
 
@@ -276,7 +277,7 @@ public struct EventJudgement: Sendable {
         var repeated: [Int] = []
         for position in order {
             if matched[position] < expected.count(at: position) {
-                missing.append((position, matched[position]))
+                missing.append((position, Int(matched[position])))
             } else if matched[position] > expected.count(at: position) {
                 repeated.append(position)
             }

@@ -134,11 +134,19 @@ public struct ExpectedPushes: RandomAccessCollection, Sendable {
         kinds.isEmpty && entries.count == stored.count ? stored : Array(self)
     }
 
-    /// The pushes `isKept` says yes to (given each one's index here), in order.
-    public func filter(byIndex isKept: (Int) -> Bool) -> ExpectedPushes {
-        var kept = self
-        kept.entries = entries.indices.filter(isKept).map { entries[$0] }
-        return kept
+    /// Removes the pushes `isRemoved` says yes to, given each one's device position (nil: not
+    /// in the index) and token, keeping the rest in order: in place, so the fan-out's list is
+    /// not held twice.
+    public mutating func removeAll(where isRemoved: (_ devicePosition: Int32?, _ token: () -> String) -> Bool) {
+        let stored = stored
+        let devices = devices
+        entries.removeAll { entry in
+            if entry & Self.indexedBit != 0, let devices {
+                let position = Int32(bitPattern: UInt32(truncatingIfNeeded: entry))
+                return isRemoved(position) { devices.entries.token(at: Int(position)) }
+            }
+            return isRemoved(stored[Int(entry)].devicePosition) { stored[Int(entry)].token }
+        }
     }
 
     /// The device's position in `devices` when the push has one (else `self[index].device`

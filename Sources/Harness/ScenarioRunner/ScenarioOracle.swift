@@ -131,7 +131,7 @@ public final class ScenarioOracle: Sendable {
     /// rules over every member again (only the slice's have devices), so the sender's 32,768
     /// took the oracle of a 100,000-person call from ~0.85 to ~1.2 s; at 131,072 it is ~0.85 s
     /// again, and the peak 1 MB higher (Benchmarks/run-scenario.sh, 6 December 2026).
-    static let sliceDevices = 4 * ReferenceSender.sliceDevices
+    static let sliceDevices = 1 * ReferenceSender.sliceDevices
 
     /// The event's pushes. Call once per event, in order: the reference world moves on.
     public func expected(for event: ScenarioEvent, index: Int) -> [ExpectedPush] {

@@ -155,10 +155,9 @@ public enum ScenarioRunner {
                     // By position: the oracle found each push's; the few not-valid tokens are looked up here.
                     var notValidPositions = DevicePositions(count: devices.count)
                     for token in notValid.keys { if let position = devices.position(ofToken: token) { notValidPositions.insert(position) } }
-                    expected = expected.filter(byIndex: { [expected] push in
-                        !(expected.devicePosition(at: push).map { notValidPositions.contains(Int($0)) }
-                            ?? (notValid[DeviceToken(expected.token(at: push))] != nil))
-                    })
+                    expected.removeAll { position, token in
+                        position.map { notValidPositions.contains(Int($0)) } ?? (notValid[DeviceToken(token())] != nil)
+                    }
                 }
             }
             let start: GatewayMark
@@ -242,8 +241,10 @@ public enum ScenarioRunner {
         // Named now, the run done: the verdicts listed each push by its device's position
         // while the run held its population (`ExpectedListings`); a report outlives the run
         // (`run` of a folder keeps every scenario's), and must not keep the people alive.
-        var names: [Int32: String] = [:]
-        for event in report.events.indices { report.events[event].nameDevices(keeping: &names) }
+        if !report.events.isEmpty {
+            let names = devices.reportNames()
+            for event in report.events.indices { report.events[event].nameDevices(by: names) }
+        }
         report.timing.judging = judging
         report.timing.total = clock.now - started
         return report

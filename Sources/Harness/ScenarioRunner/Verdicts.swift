@@ -152,10 +152,10 @@ public struct EventVerdict: Sendable {
         self.problems = problems
     }
 
-    /// Names every listed push's device now (`ExpectedListings.named`), a name shared by the
-    /// listings of one device, so the verdict no longer holds the run's device index.
-    mutating func nameDevices(keeping names: inout [Int32: String]) {
-        expected = expected.named(keeping: &names)
+    /// Names every listed push's device by `names` from now on, so the verdict no longer
+    /// holds the run's device index (and through it the people).
+    mutating func nameDevices(by names: DeviceNames) {
+        expected = expected.named(by: names)
         delivered.setListing(expected)
     }
 
@@ -229,7 +229,7 @@ public struct ExpectedListing: Sendable {
     /// (heaptrack).
     private enum Naming: Sendable {
         case written(String)
-        case indexed(ScenarioDeviceIndex, Int32)
+        case indexed(any DeviceNaming, Int32)
     }
     private var naming: Naming
     public var spec: String?
@@ -251,7 +251,7 @@ public struct ExpectedListing: Sendable {
     }
 
     /// The device at `position` of `devices`, named when asked.
-    fileprivate init(position: Int32, of devices: ScenarioDeviceIndex, spec: String?) {
+    fileprivate init(position: Int32, of devices: any DeviceNaming, spec: String?) {
         naming = .indexed(devices, position)
         self.spec = spec
     }
@@ -262,7 +262,7 @@ public struct ExpectedListing: Sendable {
     }
 
     /// The index and position the device is named by, if it is.
-    fileprivate var indexed: (devices: ScenarioDeviceIndex, position: Int32)? {
+    fileprivate var indexed: (devices: any DeviceNaming, position: Int32)? {
         guard case .indexed(let devices, let position) = naming else { return nil }
         return (devices, position)
     }
@@ -282,7 +282,8 @@ public struct ExpectedListings: RandomAccessCollection, Sendable, ExpressibleByA
     private var specs: [String?] = []
     private var indexOfSpec: [String?: UInt32] = [:]
     private var names: [String] = []
-    private var devices: ScenarioDeviceIndex?
+    /// What names the devices kept as positions: the run's index, then `DeviceNames`.
+    private var devices: (any DeviceNaming)?
     private static let positionBit: UInt64 = 1 << 63
 
     public init() {}
@@ -343,27 +344,11 @@ public struct ExpectedListings: RandomAccessCollection, Sendable, ExpressibleByA
         return ExpectedListing(device: names[Int(device)], spec: spec)
     }
 
-    /// The listing with every device named now, `names` keeping each position's name once
-    /// made, shared by every listing of the device (the index let go: a report that outlives
-    /// its run holds names, not the run's people).
-    func named(keeping names: inout [Int32: String]) -> ExpectedListings {
-        guard let devices else { return self }
+    /// The listing with its devices named by `names` (the same positions) from now on.
+    func named(by names: DeviceNames) -> ExpectedListings {
+        guard devices != nil else { return self }
         var named = self
-        named.devices = nil
-        // A device's name once in this listing, however many of its pushes it lists.
-        var nameOfPosition: [Int32: UInt64] = [:]
-        for index in named.entries.indices where named.entries[index] & Self.positionBit != 0 {
-            let entry = named.entries[index]
-            let position = Int32(bitPattern: UInt32(truncatingIfNeeded: entry))
-            let nameIndex = nameOfPosition[position] ?? {
-                let name = names[position] ?? devices.makeName(at: Int(position))
-                names[position] = name
-                let nameIndex = named.name(name)
-                nameOfPosition[position] = nameIndex
-                return nameIndex
-            }()
-            named.entries[index] = entry & ~(Self.positionBit | 0xFFFF_FFFF) | nameIndex
-        }
+        named.devices = names
         return named
     }
 }

@@ -28,24 +28,26 @@ public struct PoolseRules: Sendable {
     /// A call was placed: ring "everyone else in the conversation when a call is placed"
     /// (`call.rung`). "Rooms never ring."
     public func callPlaced(_ call: Call) throws -> [PushRequest] {
+        // Each person once already (`Call.rung`): a set over them a slice was the largest
+        // moment of a 100,000-member ring (7.4 MB, heaptrack).
         try ring(call, people: call.rung)
     }
 
     /// "the people added with "Add people"" are rung too. People already in the call, and the
     /// caller, are not.
     public func peopleAdded(_ people: [String], to call: Call) throws -> [PushRequest] {
-        try ring(call, people: people.filter { $0 != call.caller.id && !call.joined.contains($0) })
+        try ring(call, people: unique(people.filter { $0 != call.caller.id && !call.joined.contains($0) }))
     }
 
     /// "Sent to every registered device of each person rung." iOS: the PushKit token only,
     /// `apns-push-type: voip`, priority 10, `apns-expiration: 0`, topic `<bundle id>.voip`.
-    /// Android: FCM with ttl 60s.
+    /// Android: FCM with ttl 60s. `people` lists each person once.
     private func ring(_ call: Call, people: [String]) throws -> [PushRequest] {
         guard call.kind == .call else { return [] }
         let now = clock.nowMilliseconds
         let headers = APNSHeaders.make(pushType: .voip, topic: app.voipTopic, priority: .immediate, expiration: 0)
         var fanout = Fanout()
-        for userID in unique(people) {
+        for userID in people {
             let userDevices = try devices.devices(of: userID)
             guard !userDevices.isEmpty else { continue }
             let grant = grants.callGrant(callID: call.id, userID: userID)
