@@ -127,11 +127,12 @@ public final class ScenarioOracle: Sendable {
         }
     }
 
-    /// Devices a slice the oracle decides at a time: four of the sender's. Each slice runs the
-    /// rules over every member again (only the slice's have devices), so the sender's 32,768
-    /// took the oracle of a 100,000-person call from ~0.85 to ~1.2 s; at 131,072 it is ~0.85 s
-    /// again, and the peak 1 MB higher (Benchmarks/run-scenario.sh, 6 December 2026).
-    static let sliceDevices = 1 * ReferenceSender.sliceDevices
+    /// Devices a slice the oracle decides at a time: the sender's. Each slice runs the rules
+    /// over every member again (only the slice's have devices): at 131,072 the oracle of a
+    /// 100,000-person call took ~0.75 s against ~0.95 s, but a slice's requests (17 MB at the
+    /// call's end) were then the run's largest moment, 5 MB of its peak RSS (run-scenario.sh
+    /// and heaptrack, session 15).
+    static let sliceDevices = ReferenceSender.sliceDevices
 
     /// The event's pushes. Call once per event, in order: the reference world moves on.
     public func expected(for event: ScenarioEvent, index: Int) -> [ExpectedPush] {

@@ -90,8 +90,12 @@ public struct Call: Sendable, Hashable {
     }
 
     /// Rung people whose phone is still ringing: not joined, declined or busy.
-    public var stillRinging: [String] {
-        everyoneRung.filter { !joined.contains($0) && !declined.contains($0) && !busy.contains($0) }
+    public var stillRinging: [String] { everyoneRung.filter(isStillRinging) }
+
+    /// Whether a rung person's phone is still ringing (`stillRinging` without the list: a
+    /// fan-out walks `everyoneRung` with it, a 100,000-member list not made per slice).
+    public func isStillRinging(_ userID: String) -> Bool {
+        !joined.contains(userID) && !declined.contains(userID) && !busy.contains(userID)
     }
 
     /// "the caller, everyone rung, and everyone who joined" (poolse seed, "Call finished").
@@ -114,7 +118,10 @@ public struct Call: Sendable, Hashable {
 
     /// "each person rung who never joined ..., except people who declined. People whose phone
     /// refused the ring because they were on another call (busy) do get it."
-    public var missedBy: [String] {
-        everyoneRung.filter { !joined.contains($0) && !declined.contains($0) && $0 != caller.id }
+    public var missedBy: [String] { everyoneRung.filter(missed) }
+
+    /// Whether a rung person missed the call (`missedBy` without the list).
+    public func missed(_ userID: String) -> Bool {
+        !joined.contains(userID) && !declined.contains(userID) && userID != caller.id
     }
 }

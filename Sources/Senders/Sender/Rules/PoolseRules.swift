@@ -79,6 +79,7 @@ public struct PoolseRules: Sendable {
         let reason = stop.reason
         let people: [String]
         let skipToken: String?
+        var onlyStillRinging = false
         switch stop {
         case .answeredElsewhere(let userID, let deviceToken):
             people = [userID]
@@ -87,10 +88,13 @@ public struct PoolseRules: Sendable {
             people = [userID]
             skipToken = deviceToken
         case .callEnded:
-            people = call.stillRinging
+            // Everyone rung, those still ringing picked as they come: no list of them is made
+            // (2 MB a slice of a 100,000-member call's end).
+            people = call.everyoneRung
             skipToken = nil
+            onlyStillRinging = true
         }
-        for userID in people {
+        for userID in people where !onlyStillRinging || call.isStillRinging(userID) {
             fanout.android(try devices.devices(of: userID), kind: PushKind.ringEnded, ttl: .oneMinute, skipToken: skipToken) {
                 PoolsePayloads.ringEnded(call: call, reason: reason, sentAt: now)
             }
@@ -140,7 +144,7 @@ public struct PoolseRules: Sendable {
             expiration: APNSHeaders.oneDayFrom(nowMilliseconds: now), collapseID: "missed-" + call.id)
         var apnsBody: [UInt8]?
         var fcmData: [UInt8]?
-        for userID in call.missedBy {
+        for userID in call.everyoneRung where call.missed(userID) {
             let userDevices = try devices.devices(of: userID)
             fanout.apple(userDevices, tokenKind: .alert, kind: PushKind.missedCall, headers: headers) {
                 if let apnsBody { return apnsBody }
