@@ -281,6 +281,7 @@ public struct ExpectedListings: RandomAccessCollection, Sendable, ExpressibleByA
     private var entries: [UInt64] = []
     private var specs: [String?] = []
     private var indexOfSpec: [String?: UInt32] = [:]
+    private var lastSpec = 0
     private var names: [String] = []
     /// What names the devices kept as positions: the run's index, then `DeviceNames`.
     private var devices: (any DeviceNaming)?
@@ -322,10 +323,16 @@ public struct ExpectedListings: RandomAccessCollection, Sendable, ExpressibleByA
     }
 
     private mutating func spec(_ spec: String?) -> UInt64 {
-        if let known = indexOfSpec[spec] { return UInt64(known) }
-        indexOfSpec[spec] = UInt32(specs.count)
-        specs.append(spec)
-        return UInt64(specs.count - 1)
+        // A fan-out lists a spec many times in a row: the last one asked is compared first.
+        if lastSpec < specs.count, specs[lastSpec] == spec { return UInt64(lastSpec) }
+        if let known = indexOfSpec[spec] {
+            lastSpec = Int(known)
+        } else {
+            lastSpec = specs.count
+            indexOfSpec[spec] = UInt32(specs.count)
+            specs.append(spec)
+        }
+        return UInt64(lastSpec)
     }
 
     private mutating func name(_ name: String) -> UInt64 {
