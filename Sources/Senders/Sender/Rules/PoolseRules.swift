@@ -114,7 +114,7 @@ public struct PoolseRules: Sendable {
     private func callFinished(_ call: Call, reason: CallEndReason, into fanout: inout Fanout) throws {
         let now = clock.nowMilliseconds
         var data: [UInt8]?
-        for userID in call.everyoneInvolved {
+        try call.forEachInvolved { userID in
             fanout.android(try devices.devices(of: userID), kind: PushKind.callFinished, ttl: .oneMinute) {
                 if let data { return data }
                 let built = PoolsePayloads.finished(call: call, reason: reason, sentAt: now)
