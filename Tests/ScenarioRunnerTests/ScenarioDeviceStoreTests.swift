@@ -9,11 +9,11 @@ import Testing
 /// event registers for the first time.
 private func scenario() -> Scenario {
     var scenario = Scenario(name: "devices", product: .poolse)
-    scenario.people = (0..<4).map { person in
+    scenario.people = ScenarioPeople((0..<4).map { person in
         Person(id: "p\(person)", name: "P\(person)", externalID: "x\(person)",
                devices: person == 3 ? [] : [ScenarioDevice(id: "p\(person)-voip", platform: .ios, voip: true),
                                             ScenarioDevice(id: "p\(person)-android", platform: .android)])
-    }
+    })
     scenario.events = [ScenarioEvent(kind: .deviceRegistered(person: "p3", device: ScenarioDevice(id: "p3-ios", platform: .ios), isNew: true),
                                      type: "device.registered")]
     return scenario
@@ -41,14 +41,14 @@ private func scenario() -> Scenario {
     /// position, and nothing for a token it does not hold.
     @Test func theTokenTableFindsWhatADictionaryFinds() {
         var scenario = Scenario(name: "tokens", product: .poolse)
-        scenario.people = (0..<3_000).map { person in
+        scenario.people = ScenarioPeople((0..<3_000).map { person in
             var devices = [ScenarioDevice(id: "p\(person)-voip", platform: .ios, voip: true),
                            ScenarioDevice(id: "p\(person)-android", platform: .android)]
             // Lengths around the hash's eight-byte words, and one token two people share.
             if person % 7 == 0 { devices.append(ScenarioDevice(id: "p\(person)-short", platform: .android, token: String(repeating: "x", count: person % 17))) }
             if person == 5 || person == 2_000 { devices.append(ScenarioDevice(id: "p\(person)-shared", platform: .ios, token: "ABCDEF0123")) }
             return Person(id: "p\(person)", name: "P", externalID: "x\(person)", devices: devices)
-        }
+        })
         let index = ScenarioDeviceIndex(scenario)
         var reference: [DeviceToken: Int] = [:]
         for (position, entry) in index.entries.enumerated() { reference[DeviceToken(entry.device.token)] = position }
@@ -69,13 +69,13 @@ private func scenario() -> Scenario {
     /// (its last device), and nothing for an id or a person the scenario does not have.
     @Test func theIdAndPersonTablesFindWhatDictionariesFind() {
         var scenario = Scenario(name: "ids", product: .poolse)
-        scenario.people = (0..<2_000).map { person in
+        scenario.people = ScenarioPeople((0..<2_000).map { person in
             var devices = person % 5 == 0 ? [] : [ScenarioDevice(id: "p\(person)-voip", platform: .ios, voip: true)]
             if person % 3 == 0 { devices.append(ScenarioDevice(id: "p\(person)-a-longer-device-id-\(person)", platform: .android)) }
             if person == 7 || person == 1_001 { devices.append(ScenarioDevice(id: "two-owners", platform: .ios, token: "ab\(person)")) }
             return Person(id: person == 42 ? "a person whose id is longer than a word or two" : "p\(person)", name: "P",
                           externalID: "x\(person)", devices: devices)
-        }
+        })
         let index = ScenarioDeviceIndex(scenario)
         var tokenOfID: [String: String] = [:]
         var rangeOfPerson: [String: Range<Int>] = [:]

@@ -66,7 +66,7 @@ import Testing
 
     @Test func aSmallPopulationIsOneSliceAndItsOrderIsTheRules() throws {
         var scenario = Self.scenario
-        scenario.people = Array(scenario.people.prefix(50))
+        scenario.people = ScenarioPeople(scenario.people.prefix(50))
         let index = ScenarioDeviceIndex(scenario)
         let store = ScenarioDeviceStore(index)
         #expect(store.slices(ofSize: ReferenceSender.sliceDevices) == [nil])

@@ -258,11 +258,11 @@ private func name(_ token: String) -> String { names[token] ?? token }
 @Suite struct ExpectationByPositionTests {
     @Test func positionsAndTokensGiveTheSameVerdict() {
         var scenario = Scenario(name: "positions", product: .poolse)
-        scenario.people = (0..<20).map { person in
+        scenario.people = ScenarioPeople((0..<20).map { person in
             Person(id: "p\(person)", name: "P\(person)", externalID: "x\(person)",
                    devices: [ScenarioDevice(id: "p\(person)-voip", platform: .ios, voip: true),
                              ScenarioDevice(id: "p\(person)-android", platform: .android)])
-        }
+        })
         let index = ScenarioDeviceIndex(scenario)
         let tokens = index.entries.map(\.device.token)
         #expect(tokens[2] != tokens[2].uppercased(), "an APNs token, compared without case")
@@ -308,10 +308,10 @@ private func name(_ token: String) -> String { names[token] ?? token }
     /// the run is done (by `DeviceNames`): the same names either way, and no index kept.
     @Test func aVerdictNamesItsDevicesOnceTheRunIsDone() {
         var scenario = Scenario(name: "names", product: .poolse)
-        scenario.people = (0..<4).map { person in
+        scenario.people = ScenarioPeople((0..<4).map { person in
             Person(id: "p\(person)", name: "P", externalID: "x\(person)",
                    devices: [ScenarioDevice(id: "p\(person)-voip", platform: .ios, voip: true)])
-        }
+        })
         var index: ScenarioDeviceIndex? = ScenarioDeviceIndex(scenario)
         weak let weakIndex = index
         let tokens = index!.entries.map(\.device.token)
@@ -339,10 +339,10 @@ private func name(_ token: String) -> String { names[token] ?? token }
     /// positions, names and specs (none included) it holds, before and after naming.
     @Test func aListingReadsBackWhatItWasGiven() {
         var scenario = Scenario(name: "listing", product: .poolse)
-        scenario.people = (0..<3).map { person in
+        scenario.people = ScenarioPeople((0..<3).map { person in
             Person(id: "p\(person)", name: "P", externalID: "x\(person)",
                    devices: [ScenarioDevice(id: "p\(person)-android", platform: .android)])
-        }
+        })
         let index = ScenarioDeviceIndex(scenario)
         let specs: [String?] = ["poolse.ring.fcm", nil, "poolse.call_finished.fcm", "poolse.ring.fcm", nil]
         let expected = specs.indices.map { number in
@@ -368,10 +368,10 @@ private func name(_ token: String) -> String { names[token] ?? token }
     /// field by field and whole, and keeps what a removal leaves, in order.
     @Test func expectedPushesReadBackWhatTheyWereGiven() {
         var scenario = Scenario(name: "pushes", product: .poolse)
-        scenario.people = (0..<3).map { person in
+        scenario.people = ScenarioPeople((0..<3).map { person in
             Person(id: "p\(person)", name: "P", externalID: "x\(person)",
                    devices: [ScenarioDevice(id: "p\(person)-voip", platform: .ios, voip: true)])
-        }
+        })
         let index = ScenarioDeviceIndex(scenario)
         let ring = ContentReference(headers: [("apns-push-type", "voip")], body: Array(#"{"event":"ring"}"#.utf8), decidedAtMs: 5)
         let missed = ContentReference(headers: [("apns-push-type", "alert")], body: Array(#"{"event":"missed"}"#.utf8), decidedAtMs: 5)

@@ -16,7 +16,7 @@ public struct ScenarioSegment: Sendable {
 
     public init(_ segment: ExecutionSegment, scenario: Scenario) {
         self.segment = segment
-        let devices = scenario.devices.map(\.device)
+        let devices = scenario.devices
         let owned = Set(segment.devices(of: devices.map(\.id)))
         ownedTokens = Set(devices.filter { owned.contains($0.id) }.map { DeviceToken($0.token) })
         ownedDevices = owned.count

@@ -40,7 +40,7 @@ final class ReferenceWorld {
         self.fcmProject = fcmProject
         self.store = store ?? ScenarioDeviceStore(devices)
         nowMs = scenario.startMs
-        dnd = Set(scenario.people.filter(\.doNotDisturb).map(\.id))
+        dnd = Set(scenario.people.indices.filter(scenario.people.isDoNotDisturb(at:)).map(scenario.people.id(at:)))
         for room in scenario.rooms { mutes[room.id] = Set(room.mutedBy) }
     }
 

@@ -23,32 +23,26 @@ public final class ScenarioDeviceIndex: Sendable {
         }
     }
 
-    /// Every device by position: people's person by person (the first `initialCount`), then
-    /// events' new ones. Read from the scenario's own `people`, not copied: a copy of each
-    /// device with its person was 8.4 MB at 150,000 devices, a position's person 4 bytes.
+    /// Every device by position: people's person by person (the first `initialCount`: the
+    /// scenario's own list of its people's devices, read from there, not copied), then events'
+    /// new ones. A copy of each device with its person was 8.4 MB at 150,000 devices, a
+    /// position's person 4 bytes.
     public struct Entries: RandomAccessCollection, Sendable {
-        private let people: [Person]
+        private let people: ScenarioPeople
         /// Each initial position's person, as an index into `people`.
         private let personOfPosition: [Int32]
-        /// Each person's first position; then `initialCount`.
-        private let firstPositionOfPerson: [Int32]
         /// The devices events register, after the people's.
         private let registered: [Entry]
 
         init(_ scenario: Scenario) {
             people = scenario.people
             var personOfPosition: [Int32] = []
-            var firstPositionOfPerson: [Int32] = []
             // Exactly: doubling as they grow would leave up to half again unused.
-            personOfPosition.reserveCapacity(people.reduce(0) { $0 + $1.devices.count })
-            firstPositionOfPerson.reserveCapacity(people.count + 1)
-            for (index, person) in people.enumerated() {
-                firstPositionOfPerson.append(Int32(personOfPosition.count))
-                personOfPosition.append(contentsOf: repeatElement(Int32(index), count: person.devices.count))
+            personOfPosition.reserveCapacity(people.devices.count)
+            for index in people.indices {
+                personOfPosition.append(contentsOf: repeatElement(Int32(index), count: people.deviceRange(at: index).count))
             }
-            firstPositionOfPerson.append(Int32(personOfPosition.count))
             self.personOfPosition = personOfPosition
-            self.firstPositionOfPerson = firstPositionOfPerson
             registered = scenario.events.compactMap { event in
                 guard case .deviceRegistered(let person, let device, isNew: true) = event.kind else { return nil }
                 return Entry(person: person, device: device)
@@ -60,33 +54,28 @@ public final class ScenarioDeviceIndex: Sendable {
 
         public subscript(position: Int) -> Entry {
             guard position < personOfPosition.count else { return registered[position - personOfPosition.count] }
-            let person = Int(personOfPosition[position])
-            return Entry(person: people[person].id, device: people[person].devices[position - Int(firstPositionOfPerson[person])])
+            return Entry(person: people.id(at: Int(personOfPosition[position])), device: people.devices[position])
         }
 
         /// The id of the device at `position` (no entry made: its token is not retained).
         func deviceID(at position: Int) -> String {
             guard position < personOfPosition.count else { return registered[position - personOfPosition.count].device.id }
-            let person = Int(personOfPosition[position])
-            return people[person].devices[position - Int(firstPositionOfPerson[person])].id
+            return people.devices[position].id
         }
 
         /// The token, as written, of the device at `position` (no entry made).
         func token(at position: Int) -> String {
             guard position < personOfPosition.count else { return registered[position - personOfPosition.count].device.token }
-            let person = Int(personOfPosition[position])
-            return people[person].devices[position - Int(firstPositionOfPerson[person])].token
+            return people.devices[position].token
         }
 
         /// How many people the scenario has: `personID(_:)` and `initialPositions(ofPerson:)` take 0 to this.
         var personCount: Int { people.count }
 
-        func personID(_ index: Int) -> String { people[index].id }
+        func personID(_ index: Int) -> String { people.id(at: index) }
 
         /// The positions of the person's devices at the start.
-        func initialPositions(ofPerson index: Int) -> Range<Int> {
-            Int(firstPositionOfPerson[index])..<Int(firstPositionOfPerson[index + 1])
-        }
+        func initialPositions(ofPerson index: Int) -> Range<Int> { people.deviceRange(at: index) }
 
         /// How many of the positions the people have at the start.
         var initialCount: Int { personOfPosition.count }
@@ -224,54 +213,75 @@ struct TokenPositions: Sendable {
 }
 
 /// Positions 0..<count by a key the table does not hold: a slot is a tag of the key's hash and
-/// the position in one word, and a tag that matches is confirmed by the caller against the
-/// key at that position (8 bytes a slot, where a dictionary held the key and the value). Built
-/// once and never changed: a key not in the table only walks the slots the table's own keys
-/// filled, and the seed is random, so no input can make a look-up long.
+/// the position in one 32-bit word, and a tag that matches is confirmed by the caller against
+/// the key at that position (4 bytes a slot, where a dictionary held the key and the value).
+/// The position takes the bits `count` needs and the tag the rest: 15 bits of tag at 100,000
+/// people, so one probe in 32,768 that reaches another key confirms it in vain. Slots of a
+/// 32-bit tag and a 32-bit position were 5.2 MB of a 100,000-person call's heap (heaptrack),
+/// these 2.6. Built once and never changed: a key not in the table only walks the slots the
+/// table's own keys filled, and the seed is random, so no input can make a look-up long.
 struct PositionTable: Sendable {
-    /// The hash's top 32 bits, then the position + 1; 0 is an empty slot.
-    private let slots: [UInt64]
+    /// The hash's top `tagBits` bits, then the position + 1 in the low bits; 0 is an empty slot.
+    private let slots: [UInt32]
     private let mask: Int
+    /// How many low bits of a slot hold the position + 1.
+    private let positionBits: UInt32
     /// What a key's hash is seeded with (`String.hashed(seed:)`).
     let seed: UInt64
 
     /// `hashAt(position, seed)`: the hash of the key at `position`. `sameKey`: two positions
-    /// have one key (the later is found).
+    /// have one key (the later is found). `count` below 2^31 (a scenario's devices, read into
+    /// memory, are far fewer).
     init(count: Int, hashAt: (Int, UInt64) -> UInt64, sameKey: (Int, Int) -> Bool) {
+        precondition(count < 1 << 31, "a position table holds fewer than 2^31 positions")
         seed = UInt64.random(in: .min ... .max)
-        // At most 4/5 full: a few probes a look-up, most in the same cache line (eight slots
+        positionBits = UInt32(max(1, Int.bitWidth - (count + 1).leadingZeroBitCount))
+        // At most 4/5 full: a few probes a look-up, most in the same cache line (sixteen slots
         // a line). At 2/3 the 100,000 people of a generated call took 262,144 slots, not half.
         var capacity = 8
         while capacity < count + count / 4 { capacity *= 2 }
         mask = capacity - 1
-        var slots = [UInt64](repeating: 0, count: capacity)
+        let positionMask = Self.positionMask(positionBits)
+        var slots = [UInt32](repeating: 0, count: capacity)
         for position in 0..<count {
             let hash = hashAt(position, seed)
+            let tag = Self.tag(of: hash, positionMask: positionMask)
             var slot = Int(truncatingIfNeeded: hash) & mask
-            while slots[slot] != 0, !(slots[slot] >> 32 == hash >> 32 && sameKey(Int(slots[slot] & 0xFFFF_FFFF) - 1, position)) {
+            while slots[slot] != 0, !(slots[slot] & ~positionMask == tag && sameKey(Int(slots[slot] & positionMask) - 1, position)) {
                 slot = (slot + 1) & mask
             }
-            slots[slot] = hash & 0xFFFF_FFFF_0000_0000 | UInt64(position + 1)
+            slots[slot] = tag | UInt32(position + 1)
         }
         self.slots = slots
     }
 
+    private static func positionMask(_ positionBits: UInt32) -> UInt32 { UInt32.max >> (32 - positionBits) }
+
+    /// The hash's top bits, where a slot keeps them (none when the position takes all 32).
+    private static func tag(of hash: UInt64, positionMask: UInt32) -> UInt32 {
+        UInt32(truncatingIfNeeded: hash >> 32) & ~positionMask
+    }
+
     /// The position whose key hashes to `hash` (seeded with `seed`) and that `matching` confirms.
     func position(hash: UInt64, matching: (Int) -> Bool) -> Int? {
-        let tag = hash >> 32
+        let positionMask = Self.positionMask(positionBits)
+        let tag = Self.tag(of: hash, positionMask: positionMask)
         return slots.withUnsafeBufferPointer { slots -> Int? in
             var slot = Int(truncatingIfNeeded: hash) & mask
             while true {
                 let entry = slots[slot]
                 if entry == 0 { return nil }
-                if entry >> 32 == tag {
-                    let position = Int(entry & 0xFFFF_FFFF) - 1
+                if entry & ~positionMask == tag {
+                    let position = Int(entry & positionMask) - 1
                     if matching(position) { return position }
                 }
                 slot = (slot + 1) & mask
             }
         }
     }
+
+    /// The slots' bytes (what the table costs beyond its keys).
+    var slotBytes: Int { slots.count * MemoryLayout<UInt32>.stride }
 }
 
 extension String {

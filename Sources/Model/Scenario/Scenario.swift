@@ -22,7 +22,7 @@ public struct Scenario: Sendable {
     public var workspace: PoolseWorkspace
     public var tenant: String
     public var conciergeApp: ConciergeAppSettings
-    public var people: [Person]
+    public var people: ScenarioPeople
     public var conversations: [ScenarioConversation]
     public var rooms: [Room]
     /// Token states at the start, by device id.
@@ -56,18 +56,16 @@ public struct Scenario: Sendable {
         expectations = nil
     }
 
-    /// Every device of every person, in file order.
-    public var devices: [(person: Person, device: ScenarioDevice)] {
-        people.flatMap { person in person.devices.map { (person, $0) } }
-            + events.compactMap { event -> (Person, ScenarioDevice)? in
-                guard case .deviceRegistered(let personID, let device, isNew: true) = event.kind,
-                      let person = people.first(where: { $0.id == personID }) else { return nil }
-                return (person, device)
-            }
+    /// Every device of every person, in file order, then the new ones events register.
+    public var devices: [ScenarioDevice] {
+        people.devices + events.compactMap { event -> ScenarioDevice? in
+            guard case .deviceRegistered(_, let device, isNew: true) = event.kind else { return nil }
+            return device
+        }
     }
 
-    public func device(_ id: String) -> ScenarioDevice? { devices.first { $0.device.id == id }?.device }
-    public func person(_ id: String) -> Person? { people.first { $0.id == id } }
+    public func device(_ id: String) -> ScenarioDevice? { devices.first { $0.id == id } }
+    public func person(_ id: String) -> Person? { people.index(ofID: id).map { people[$0] } }
 }
 
 /// poolse dashboard settings (poolse seed, "Push payloads").

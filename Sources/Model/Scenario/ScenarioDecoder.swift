@@ -61,8 +61,9 @@ extension Scenario {
             rooms = generated.rooms
             tokenStates = generated.tokenStates
         } else {
-            people = try root.objects("people", allowed: ["id", "name", "external_id", "status", "devices"])
-                .map { fields throws(JSONFieldError) in try reader.person(fields) }
+            for fields in try root.objects("people", allowed: ["id", "name", "external_id", "status", "devices"]) {
+                people.append(try reader.person(fields))
+            }
             conversations = try root.objects("conversations", allowed: ["id", "kind", "name", "members", "muted_by", "customer"])
                 .map { fields throws(JSONFieldError) in try reader.conversation(fields) }
             rooms = try root.objects("rooms", allowed: ["id", "name", "members", "muted_by"])
@@ -156,13 +157,14 @@ struct ScenarioReader {
 
     init(product: Product) { self.product = product }
 
-    mutating func know(people: [Person], conversations: [ScenarioConversation], rooms: [Room]) {
+    mutating func know(people: ScenarioPeople, conversations: [ScenarioConversation], rooms: [Room]) {
         // Sized once: grown by doubling, each table passed through twice its size.
         personIDs.reserveCapacity(personIDs.count + people.count)
-        knownDevices.reserveCapacity(knownDevices.count + people.reduce(0) { $0 + $1.devices.count })
-        for person in people {
-            personIDs.insert(person.id)
-            for device in person.devices { knownDevices[device.id] = (person.id, device) }
+        knownDevices.reserveCapacity(knownDevices.count + people.devices.count)
+        for index in people.indices {
+            let id = people.id(at: index)
+            personIDs.insert(id)
+            for device in people.devices(at: index) { knownDevices[device.id] = (id, device) }
         }
         for conversation in conversations { conversationIDs[conversation.id] = conversation }
         roomIDs = Set(rooms.map(\.id))
@@ -489,7 +491,7 @@ extension ScenarioReader {
     /// `gateway.answer_rules`: serve's `answer_rules` array, checked by the gateway when it
     /// starts (as `gateway.faults` is); here only a rule's `match.device`, which names a device
     /// of the population, is made that device's `token`.
-    func answerRules(_ gateway: JSONFields, people: [Person]) throws(JSONFieldError) -> JSONValue {
+    func answerRules(_ gateway: JSONFields, people: ScenarioPeople) throws(JSONFieldError) -> JSONValue {
         let rules = try gateway.requiredArray("answer_rules")
         var rewritten: [JSONValue] = []
         for (index, rule) in rules.enumerated() {
@@ -499,7 +501,7 @@ extension ScenarioReader {
             }
             let at = gateway.path("answer_rules", index) + ".match.device"
             guard let id = device.stringValue else { throw JSONFieldError(keyPath: at, problem: "expected a device id") }
-            guard let found = people.lazy.flatMap(\.devices).first(where: { $0.id == id }) else {
+            guard let found = people.devices.first(where: { $0.id == id }) else {
                 throw JSONFieldError(keyPath: at, problem: "unknown device \"\(id)\"")
             }
             guard match["token"] == nil, match["token_prefix"] == nil else {
