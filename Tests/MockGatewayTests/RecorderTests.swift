@@ -187,6 +187,27 @@ import Testing
         #expect(sequences == Array(1...(writers * perWriter)), "lines are in sequence order with no gaps")
     }
 
+    /// A buffer that reaches `flushBytes` is written without waiting for the interval (an hour
+    /// here); one that has not stays in memory until then, or until `flush()` or `close()`.
+    @Test func aBufferThatReachesFlushBytesIsWrittenBeforeTheInterval() throws {
+        let path = Self.temporaryPath("size-trigger.jsonl")
+        defer { unlink(path) }
+        let file = try RecordFile(path: path, flushBytes: 4096, flushIntervalMillis: 3_600_000)
+        let line = Array(#","fill":"\#(String(repeating: "x", count: 90))"}"#.utf8) + [0x0A]
+        func fileSize() -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1 }
+        for _ in 0..<10 { file.appendLine(prefix: Array(#"{"seq":"#.utf8), suffix: line) }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(fileSize() == 0, "1 KB of lines waits for the interval")
+        for _ in 0..<40 { file.appendLine(prefix: Array(#"{"seq":"#.utf8), suffix: line) }
+        // Woken, the flusher writes at once; 10 s only bounds a stalled machine.
+        let deadline = Date().addingTimeInterval(10)
+        while fileSize() < 4096, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(fileSize() >= 4096, "the buffer passed flushBytes and was written")
+        file.close()
+        let lines = try Self.lines(of: path)
+        #expect(lines.compactMap { $0["seq"]?.intValue } == Array(1...50))
+    }
+
     @Test func openingAnUnwritablePathIsAClearError() {
         #expect {
             _ = try RecordFile(path: "/nonexistent-dir/record.jsonl")

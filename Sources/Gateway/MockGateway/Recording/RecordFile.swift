@@ -3,13 +3,14 @@ import JSON
 import Descriptors
 import Glibc
 #endif
+import Dispatch
 import Synchronization
 import Foundation
 
 /// An append-only file that many event-loop threads write whole lines to.
 ///
 /// Producers append to a shared buffer under a short lock; a flusher thread writes it out
-/// every `flushInterval`. Memory stays bounded: when the buffer passes `highWater`, the
+/// once it holds `flushBytes`, and every `flushInterval` whatever it holds. Memory stays bounded: when the buffer passes `highWater`, the
 /// producer that crossed it writes the buffer out itself (back-pressure on the loop instead
 /// of unbounded growth when the disk is slower than the traffic). `close()` writes whatever
 /// is left and fsyncs, so every line handed to `append` before it is on disk.
@@ -34,12 +35,17 @@ public final class RecordFile: Sendable {
         var spare: [UInt8] = []
         var sequence: UInt64 = 0
         var closed = false
+        /// The flusher has been woken for the buffer's size and has not yet taken it.
+        var flusherWoken = false
     }
 
     public let path: String
     private let descriptor: Int32
     private let highWater: Int
+    private let flushBytes: Int
     private let pending = Mutex(Pending())
+    /// Wakes the flusher before its interval is up when the buffer reaches `flushBytes`.
+    private let flusherWake = DispatchSemaphore(value: 0)
     /// Serialises "take the buffer, write it" so buffers reach the file in the order taken;
     /// holds the file's size up to its last whole line.
     private let writeOrder: Mutex<Int>
@@ -51,19 +57,26 @@ public final class RecordFile: Sendable {
 
     /// - Parameters:
     ///   - append: keep an existing file's lines (default: start the file afresh).
-    ///   - flushIntervalMillis: 10 ms keeps the buffer near 1 MB at 100k lines/s: with 100 ms
-    ///     the event loop crossed `highWater` and wrote 8 MB itself (perf: ~6% of its time in
-    ///     the kernel copy, and the flusher spinning on the lock meanwhile).
+    ///   - flushBytes: the buffer is written out once it holds this much. Two buffers of it (the
+    ///     one filling, the one being written) stay in a core's cache: with only the 10 ms
+    ///     interval the buffer was ~1.7 MB at 150,000 lines/s, and the event loop's appends
+    ///     and the kernel's copy into the page cache both missed the cache (a recorded request
+    ///     cost ~15% more CPU; Benchmarks/README.md, "The record's buffer in the cache").
+    ///   - flushIntervalMillis: the most a line waits in the buffer when traffic is light. With
+    ///     100 ms (and no size trigger) the event loop crossed `highWater` and wrote 8 MB itself.
     public convenience init(path: String, append: Bool = false, highWater: Int = 8 << 20,
-                            flushIntervalMillis: Int = 10) throws(OpenError) {
-        try self.init(path: path, append: append, highWater: highWater, flushIntervalMillis: flushIntervalMillis,
-                      write: { Glibc.write($0, $1, $2) })
+                            flushBytes: Int = RecordFile.defaultFlushBytes, flushIntervalMillis: Int = 10) throws(OpenError) {
+        try self.init(path: path, append: append, highWater: highWater, flushBytes: flushBytes,
+                      flushIntervalMillis: flushIntervalMillis, write: { Glibc.write($0, $1, $2) })
     }
 
-    init(path: String, append: Bool = false, highWater: Int = 8 << 20, flushIntervalMillis: Int = 10,
-         write: @escaping WriteFunction) throws(OpenError) {
+    public static let defaultFlushBytes = 128 << 10
+
+    init(path: String, append: Bool = false, highWater: Int = 8 << 20, flushBytes: Int = RecordFile.defaultFlushBytes,
+         flushIntervalMillis: Int = 10, write: @escaping WriteFunction) throws(OpenError) {
         self.path = path
         self.highWater = highWater
+        self.flushBytes = min(flushBytes, highWater)
         self.writeBytes = write
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
         let fd = open(path, flags, 0o644)
@@ -82,6 +95,7 @@ public final class RecordFile: Sendable {
     @discardableResult
     public func appendLine(prefix: [UInt8], suffix: [UInt8]) -> UInt64 {
         var overflow = false
+        var wakeFlusher = false
         let sequence = pending.withLock { state -> UInt64 in
             state.sequence += 1
             guard !state.closed else { return state.sequence }
@@ -91,9 +105,17 @@ public final class RecordFile: Sendable {
             appendDecimal(state.sequence, to: &state.buffer)
             suffix.withUnsafeBufferPointer { state.buffer.append(contentsOf: $0) }
             overflow = state.buffer.count >= highWater
+            if state.buffer.count >= flushBytes, !state.flusherWoken {
+                state.flusherWoken = true
+                wakeFlusher = true
+            }
             return state.sequence
         }
-        if overflow { flush() }
+        if overflow {
+            flush()
+        } else if wakeFlusher {
+            flusherWake.signal()
+        }
         return sequence
     }
 
@@ -104,6 +126,7 @@ public final class RecordFile: Sendable {
                 var taken: [UInt8] = []
                 swap(&taken, &state.spare)
                 swap(&taken, &state.buffer)
+                state.flusherWoken = false
                 return taken
             }
             writeWholeLines(chunk, fileEnd: &wholeLinesEnd)
@@ -130,6 +153,7 @@ public final class RecordFile: Sendable {
     /// Writes the rest, fsyncs and closes. Lines appended afterwards are counted but dropped.
     public func close() {
         flusherStop.store(true, ordering: .releasing)
+        flusherWake.signal()
         while !flusherDone.load(ordering: .acquiring) { usleep(1000) }
         flush()
         pending.withLock { $0.closed = true }
@@ -140,7 +164,7 @@ public final class RecordFile: Sendable {
 
     private func runFlusher(intervalMillis: Int) {
         while !flusherStop.load(ordering: .acquiring) {
-            usleep(UInt32(intervalMillis * 1000))
+            _ = flusherWake.wait(timeout: .now() + .milliseconds(intervalMillis))
             flush()
         }
         flusherDone.store(true, ordering: .releasing)
