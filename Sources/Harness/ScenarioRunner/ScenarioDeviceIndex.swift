@@ -221,7 +221,8 @@ struct TokenPositions: Sendable {
 /// these 2.6. Built once and never changed: a key not in the table only walks the slots the
 /// table's own keys filled, and the seed is random, so no input can make a look-up long.
 struct PositionTable: Sendable {
-    /// The hash's top `tagBits` bits, then the position + 1 in the low bits; 0 is an empty slot.
+    /// A tag (the hash's top bits) in the high bits, the position + 1 in the low `positionBits`;
+    /// 0 is an empty slot.
     private let slots: [UInt32]
     private let mask: Int
     /// How many low bits of a slot hold the position + 1.
