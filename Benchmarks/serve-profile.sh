@@ -18,15 +18,18 @@ perf record --call-graph dwarf,16384 -F 2000 -o "$WORK/perf.data" -p "$SERVE_PID
 PERF_PID=$!
 h2load -n "$REQUESTS" -c 4 -m 100 -t 1 -d "$WORK/ring.json" "${SERVE_HEADERS[@]}" "$SERVE_URL" | grep -E "^requests:"
 wait "$PERF_PID" || true
+# The server's frames are found by its binary's path, whatever the file is called (a copy in
+# /tmp/pp-new once put every sample under libnghttp2).
 perf script -i "$WORK/perf.data" -F ip,sym,dso 2>/dev/null | python3 -c '
 import collections, sys
+server = "(" + sys.argv[1] + ")"
 parts = collections.Counter(); total = 0
 for stack in sys.stdin.read().split("\n\n"):
     frames = [f.strip() for f in stack.strip().split("\n") if f.strip()]
     if not frames: continue
     total += 1
     chain = " ".join(frames)
-    owner = next((f for f in frames if "libnghttp2" in f or "pushproof" in f), "")
+    owner = next((f for f in frames if "libnghttp2" in f or f.endswith(server)), "")
     if "runFlusher" in chain: part = "record file flush thread (its write(2))"
     elif "kernel" in frames[0]: part = "kernel (sockets, epoll)"
     elif "libnghttp2" in owner: part = "libnghttp2 (with the libc it calls)"
@@ -39,4 +42,4 @@ for stack in sys.stdin.read().split("\n\n"):
     parts[part] += 1
 print(f"{total} samples")
 for part, count in parts.most_common(): print(f"{100 * count / total:5.1f}%  {part}")
-'
+' "$(readlink -f "$PUSHPROOF")"
