@@ -10,9 +10,10 @@ import Foundation
 /// An append-only file that many event-loop threads write whole lines to.
 ///
 /// Producers append to a shared buffer under a short lock; a flusher thread writes it out
-/// once it holds `flushBytes`, and every `flushInterval` whatever it holds. Memory stays bounded: when the buffer passes `highWater`, the
-/// producer that crossed it writes the buffer out itself (back-pressure on the loop instead
-/// of unbounded growth when the disk is slower than the traffic). `close()` writes whatever
+/// once it holds `flushBytes`, and every `flushInterval` whatever it holds. Memory stays
+/// bounded: when the buffer passes `highWater`, the producer that crossed it writes the buffer
+/// out itself (back-pressure on the loop instead of unbounded growth when the disk is slower
+/// than the traffic). `close()` writes whatever
 /// is left and fsyncs, so every line handed to `append` before it is on disk.
 ///
 /// A write that fails part way (the disk full, then space back) leaves no half line: the file
