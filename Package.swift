@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Clocks", "HTTP2Server", "HTTPCore", "CCurl", "PushproofTestSupport"]),
         .testTarget(name: "SpecValidatorTests", dependencies: ["SpecValidator", "JSON", "HTTPCore", "PushModel", "PushproofTestSupport"]),
-        .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "MockGateway", "HTTPCore", "JSON", "Crypto", "Encoding", "Hashing", "PushModel", "SpecValidator", "RecordLine", "PushproofTestSupport"]),
+        .testTarget(name: "MockGatewayTests", dependencies: ["Clocks", "Descriptors", "MockGateway", "HTTPCore", "JSON", "Crypto", "Encoding", "Hashing", "PushModel", "SpecValidator", "RecordLine", "PushproofTestSupport"]),
         .testTarget(name: "RecordLineTests", dependencies: ["RecordLine", "HTTPCore", "JSON", "PushModel"]),
         .testTarget(name: "SenderTests", dependencies: ["Clocks", "Metrics", "Sender", "JSON", "Crypto", "Encoding", "PushModel", "PushproofTestSupport"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports"]),

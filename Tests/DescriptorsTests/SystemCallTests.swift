@@ -19,6 +19,26 @@ import Testing
         #expect(SystemCallError(call: "read", code: EBADF).description.contains("errno 9"))
     }
 
+    /// Reserved space is allocated and the size unchanged; a descriptor that is not a file's
+    /// is an error naming the call.
+    @Test func preallocatingReservesSpaceWithoutChangingTheSize() throws {
+        let path = "/tmp/pushproof-preallocate-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        #expect(fd >= 0)
+        defer { close(fd); unlink(path) }
+        var byte: UInt8 = 7
+        #expect(write(fd, &byte, 1) == 1)
+        let outcome = Result { () throws(SystemCallError) in try preallocate(fd, offset: 1, length: 1 << 20) }
+        // A file system without fallocate: nothing to check here.
+        if case .failure(let error) = outcome, error.code == EOPNOTSUPP { return }
+        try outcome.get()
+        var status = stat()
+        #expect(fstat(fd, &status) == 0)
+        #expect(status.st_size == 1)
+        #expect(Int(status.st_blocks) * 512 >= 1 << 20)
+        #expect(throws: SystemCallError(call: "fallocate", code: EBADF)) { try preallocate(-1, offset: 0, length: 4096) }
+    }
+
     @Test func aSignalDuringACallIsRetriedNotReported() throws {
         var calls = 0
         let result = try blockingSystemCall("fake") { () -> Int in

@@ -1,4 +1,5 @@
 import Foundation
+import Descriptors
 import HTTPCore
 import JSON
 import PushModel
@@ -208,6 +209,37 @@ import Testing
         #expect(lines.compactMap { $0["seq"]?.intValue } == Array(1...50))
     }
 
+    /// The file's space is reserved a step ahead of its lines while it is open (where the file
+    /// system can), and what the lines did not use is given back at `close()`: the size is the
+    /// lines' all along, and a closed file holds no more blocks than its bytes need.
+    @Test func spaceIsReservedAheadOfTheLinesAndGivenBackAtClose() throws {
+        let path = Self.temporaryPath("reserved.jsonl")
+        defer { unlink(path) }
+        func allocatedAndSize() -> (allocated: Int, size: Int) {
+            var status = stat()
+            guard stat(path, &status) == 0 else { return (-1, -1) }
+            return (Int(status.st_blocks) * 512, Int(status.st_size))
+        }
+        let file = try RecordFile(path: path, flushIntervalMillis: 3_600_000)
+        let line = Array(#","fill":"\#(String(repeating: "x", count: 90))"}"#.utf8) + [0x0A]
+        for _ in 0..<100 { file.appendLine(prefix: Array(#"{"seq":"#.utf8), suffix: line) }
+        file.flush()
+        let open = allocatedAndSize()
+        #expect(open.size > 10_000 && open.size < 12_000, "the size is the lines', not the reservation's")
+        // A file system without fallocate (or a full one) gets the writes without a reservation.
+        let probe = Self.temporaryPath("probe")
+        let probeDescriptor = Glibc.open(probe, O_WRONLY | O_CREAT, 0o644)
+        defer { Glibc.close(probeDescriptor); unlink(probe) }
+        if (try? preallocate(probeDescriptor, offset: 0, length: 4096)) != nil {
+            #expect(open.allocated >= RecordFile.reservationBytes, "reserved a step ahead: \(open.allocated) bytes")
+        }
+        file.close()
+        let closed = allocatedAndSize()
+        #expect(closed.size == open.size)
+        #expect(closed.allocated < closed.size + 65_536, "the reservation was given back: \(closed.allocated) bytes allocated")
+        #expect(try Self.lines(of: path).count == 100)
+    }
+
     @Test func openingAnUnwritablePathIsAClearError() {
         #expect {
             _ = try RecordFile(path: "/nonexistent-dir/record.jsonl")
@@ -241,6 +273,29 @@ import Testing
         #expect(text.contains(#"pushproof_request_duration_seconds_bucket{le="0.0005"} 0"#))
         #expect(text.contains(#"pushproof_request_duration_seconds_bucket{le="0.001"} 3"#))
         #expect(text.contains("pushproof_open_connections 2.0"))
+        metrics.reset()
+        #expect(metrics.requestCount == 0)
+    }
+
+    /// Plain 200s (no reason) are counted apart from the rest and rendered as one series a
+    /// route, with the other statuses of the route beside them.
+    @Test func plainSuccessesAreCountedByRouteWithTheRest() {
+        let metrics = GatewayMetrics()
+        var success = RecorderTests.exchange()
+        success.response.status = 200
+        success.reason = nil
+        for _ in 0..<3 { metrics.observe(success) }
+        var oauth = success
+        oauth.route = .oauth
+        metrics.observe(oauth)
+        metrics.observe(RecorderTests.exchange())
+        let text = metrics.render()
+        #expect(text.contains(#"pushproof_requests_total{route="apns",status="200",reason=""} 3"#))
+        #expect(text.contains(#"pushproof_requests_total{route="oauth",status="200",reason=""} 1"#))
+        #expect(text.contains(#"pushproof_requests_total{route="apns",status="400",reason="DuplicateHeaders"} 1"#))
+        #expect(!text.contains(#"route="fcm""#), "no series for a route never answered")
+        #expect(metrics.count(route: .apns) == [200: 3, 400: 1])
+        #expect(metrics.requestCount == 5)
         metrics.reset()
         #expect(metrics.requestCount == 0)
     }
