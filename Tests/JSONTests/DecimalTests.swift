@@ -9,6 +9,23 @@ import Testing
         #expect(String(decoding: out, as: UTF8.self) == "x" + String(value))
     }
 
+    /// Every power of ten and its neighbours (each digit count's edges): the count returned and
+    /// the digits written, nothing past them.
+    @Test func writesEveryDigitCountAndReturnsIt() {
+        var values: [UInt64] = [0, UInt64.max]
+        var power: UInt64 = 1
+        for _ in 0..<19 {
+            values += [power - 1, power, power + 1]
+            power *= 10
+        }
+        for value in values {
+            var buffer = [UInt8](repeating: UInt8(ascii: "#"), count: maxDecimalDigits + 1)
+            let count = buffer.withUnsafeMutableBufferPointer { writeDecimal(value, to: $0.baseAddress!) }
+            #expect(String(decoding: buffer[..<count], as: UTF8.self) == String(value))
+            #expect(buffer[count...].allSatisfy { $0 == UInt8(ascii: "#") })
+        }
+    }
+
     @Test func theWriterSignsNegativeIntegersAndTakesTheWholeUnsignedRange() {
         var writer = JSONWriter()
         writer.beginArray()

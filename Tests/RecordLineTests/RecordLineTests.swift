@@ -210,6 +210,31 @@ import Testing
             == #","response":{"status":200,"reason":null,"headers":[],"body":"","delay_ns":7,"actions":["close"]},"rule":"r"}"# + "\n")
     }
 
+    /// The line's first members after `seq` are built in one buffer (`writeTimesAndStream`);
+    /// the bytes are those of the member-by-member writes, at the edges of every number.
+    @Test func theTimesAndStreamReadTheSameFromOneBufferAndMemberByMember() {
+        let cases: [(arrival: UInt64, answered: UInt64, connection: UInt64, stream: Int32)] = [
+            (0, 0, 0, 0), (5, 6, 1, 1), (9, 10, 99, 100), (1_793_952_000_123_456_789, UInt64.max, UInt64.max, Int32.max),
+            (1_709_251_199_999_999_000, 1_000_000_000_000_000_000, 10, -1), (951_782_400_000_000_000, 1, 12_345, Int32.min),
+        ]
+        for c in cases {
+            let request = HTTPRequest(method: "POST", path: "/", connectionID: c.connection, streamID: c.stream, arrivalNanos: c.arrival)
+            var expected = JSONWriter(capacity: 256)
+            expected.continueAfterValue()
+            expected.key(plain: RecordLine.Field.time); expected.string(Timestamp.iso8601(nanos: c.arrival))
+            expected.key(plain: RecordLine.Field.arrivalNanos); expected.uint(c.arrival)
+            expected.key(plain: RecordLine.Field.answeredNanos); expected.uint(c.answered)
+            expected.key(plain: RecordLine.Field.connection); expected.uint(c.connection)
+            expected.key(plain: RecordLine.Field.stream); expected.int(Int(c.stream))
+            expected.key(plain: RecordLine.Field.path)
+            var built = JSONWriter(capacity: 256)
+            built.continueAfterValue()
+            RecordLine.writeTimesAndStream(of: request, answeredNanos: c.answered, to: &built)
+            built.key(plain: RecordLine.Field.path)
+            #expect(String(decoding: built.bytes, as: UTF8.self) == String(decoding: expected.bytes, as: UTF8.self))
+        }
+    }
+
     /// A version-1 line reads as before, whatever it holds; a version-2 one holds one body.
     @Test func versionOneLinesReadAsBeforeAndVersionTwoHoldsOneBody() throws {
         let v1 = try RecordedExchange(decoding: Array(#"{"v":1,"route":"apns","method":"POST","path":"/","body":"{\"a\":1}","json":{"b":2}}"#.utf8))

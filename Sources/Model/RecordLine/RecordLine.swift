@@ -127,12 +127,7 @@ public enum RecordLine {
                                   into w: inout JSONWriter) {
         w.removeAll(keepingCapacity: true)
         w.continueAfterValue()  // the line so far is `{"v":2,"seq":N`
-        w.key(plain: Field.time)
-        Timestamp.withISO8601Bytes(nanos: request.arrivalNanos) { w.string(utf8: $0) }
-        w.key(plain: Field.arrivalNanos); w.uint(request.arrivalNanos)
-        w.key(plain: Field.answeredNanos); w.uint(answeredNanos)
-        w.key(plain: Field.connection); w.uint(request.connectionID)
-        w.key(plain: Field.stream); w.int(Int(request.streamID))
+        writeTimesAndStream(of: request, answeredNanos: answeredNanos, to: &w)
         if let requestHead {
             w.raw(requestHead)
         } else {
@@ -179,6 +174,35 @@ public enum RecordLine {
         // Closed inside the writer: taking `w.bytes` and appending to it copied the whole line.
         w.endObject()
         w.newline()
+    }
+
+    /// `,"time":"…","arrival_ns":…,"answered_ns":…,"connection":…,"stream":…`, as the
+    /// member-by-member writes give it, built in one stack buffer and appended once: nine
+    /// appends (four keys, a timestamp scanned for escapes, four numbers) were ~3% of a
+    /// recorded request (perf).
+    static func writeTimesAndStream(of request: HTTPRequest, answeredNanos: UInt64, to w: inout JSONWriter) {
+        let capacity = 64 + Timestamp.iso8601Length + 4 * (maxDecimalDigits + 1)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+            let out = buffer.baseAddress!
+            var end = 0
+            func put(_ text: StaticString) {
+                (out + end).update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+                end += text.utf8CodeUnitCount
+            }
+            put(#","time":""#)
+            Timestamp.writeISO8601(nanos: request.arrivalNanos, to: out + end)
+            end += Timestamp.iso8601Length
+            put(#"","arrival_ns":"#)
+            end += writeDecimal(request.arrivalNanos, to: out + end)
+            put(#","answered_ns":"#)
+            end += writeDecimal(answeredNanos, to: out + end)
+            put(#","connection":"#)
+            end += writeDecimal(request.connectionID, to: out + end)
+            put(#","stream":"#)
+            if request.streamID < 0 { put("-") }
+            end += writeDecimal(UInt64(request.streamID.magnitude), to: out + end)
+            w.append(piece: UnsafeBufferPointer(start: out, count: end), endsWithKey: false)
+        }
     }
 
     /// `,"response":{"status":200,"reason":null,"headers":`, as the member-by-member writes
