@@ -491,11 +491,13 @@ public let maxDecimalDigits = 20
 /// then two digits a step from the end. Returns the count written.
 @inline(__always)
 public func writeDecimal(_ value: UInt64, to out: UnsafeMutablePointer<UInt8>) -> Int {
+    // Counted against powers of ten, not by dividing: a division a digit was ~1% of a
+    // recorded request (perf: two 19-digit times a line).
     var count = 1
-    var rest = value
-    while rest >= 10 {
-        rest /= 10
+    var bound: UInt64 = 10
+    while count < maxDecimalDigits, value >= bound {
         count += 1
+        bound &*= 10
     }
     var end = count
     var v = value
