@@ -24,7 +24,7 @@ import Foundation
 /// The file's space is reserved ahead of the writes, `reservationBytes` at a time
 /// (`fallocate(2)`, the size unchanged), as journald does for its journals: a write into
 /// reserved space skips ext4's per-block delayed allocation, and the kernel's side of the
-/// write cost about a third less (Benchmarks/README.md, "The record's space reserved ahead").
+/// write costs about a quarter less (Benchmarks/README.md, "Round 5").
 /// `close()` gives back what was not used; a gateway killed outright leaves it allocated past
 /// the file's end (`du` counts it; truncating the file to its own size frees it).
 public final class RecordFile: Sendable {
@@ -91,9 +91,10 @@ public final class RecordFile: Sendable {
 
     public static let defaultFlushBytes = 128 << 10
 
-    /// Space reserved a step at a time. 4 MB steps cost the kernel's write ~15% more than
-    /// 16 MB ones, 64 MB no less (a C loop of 128 KB writes on ext4); on tmpfs a reservation
-    /// is memory, so no larger than it pays.
+    /// Space reserved a step at a time. Steps of 4, 16 and 64 MB cost the kernel's writes
+    /// alike (0.75-0.80x of none, `Benchmarks/record-reservation.sh` on ext4); 16 MB is a
+    /// fallocate every ~0.1 s of a busy gateway's record, and no more unused space than that
+    /// (on tmpfs a reservation is memory).
     static let reservationBytes = 16 << 20
 
     init(path: String, append: Bool = false, highWater: Int = 8 << 20, flushBytes: Int = RecordFile.defaultFlushBytes,
