@@ -181,6 +181,7 @@ public enum RecordLine {
     /// appends (four keys, a timestamp scanned for escapes, four numbers) were ~3% of a
     /// recorded request (perf).
     static func writeTimesAndStream(of request: HTTPRequest, answeredNanos: UInt64, to w: inout JSONWriter) {
+        // The five keys with their quotes and commas and a sign: 64 bytes; four numbers.
         let capacity = 64 + Timestamp.iso8601Length + 4 * (maxDecimalDigits + 1)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
             let out = buffer.baseAddress!
