@@ -189,18 +189,22 @@ public struct HTTPFields: Sendable, Equatable {
         /// The first field named `name` (lowercase) after `index` (from the start when nil).
         public func firstIndex(of name: String, after index: Int? = nil) -> Int? {
             var name = name
-            return name.withUTF8 { wanted in
-                var i = (index ?? -1) + 1
-                while i < ends.count {
-                    let candidate = self.name(at: i)
-                    if candidate.count == wanted.count,
-                       candidate.isEmpty || bytesEqual(candidate.baseAddress!, wanted.baseAddress!, count: wanted.count) {
-                        return i
-                    }
-                    i += 1
+            return name.withUTF8 { firstIndex(ofName: $0, after: index) }
+        }
+
+        /// `firstIndex(of:after:)` of a name's bytes (lowercase), for a caller that keeps them:
+        /// no String to copy or reach into each time.
+        public func firstIndex(ofName wanted: UnsafeBufferPointer<UInt8>, after index: Int? = nil) -> Int? {
+            var i = (index ?? -1) + 1
+            while i < ends.count {
+                let candidate = self.name(at: i)
+                if candidate.count == wanted.count,
+                   candidate.isEmpty || bytesEqual(candidate.baseAddress!, wanted.baseAddress!, count: wanted.count) {
+                    return i
                 }
-                return nil
+                i += 1
             }
+            return nil
         }
 
         /// Whether `self` and `other` hold the same fields, byte for byte.

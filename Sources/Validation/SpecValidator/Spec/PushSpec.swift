@@ -151,6 +151,12 @@ final class HeaderRule: Sendable {
     /// poolse specs' `apns-topic`): the texts it allows, as bytes, worked out once at load.
     /// Nil when it reads the request or allows too many to list.
     let constantConcatTexts: [[UInt8]]?
+    /// `name`'s bytes, and an `equals` rule's value's, kept for the judge's passing path
+    /// (`passes(onBytes:_:)`): reaching into the Strings for them at every request copied each
+    /// (a retain and a release). A ring's judging, p50 of five alternated `pushproof check
+    /// --timing` runs over 30,000 recorded rings: 2.12 → 2.08 µs.
+    let nameBytes: [UInt8]
+    let equalsBytes: [UInt8]
 
     init(id: String, name: String, kind: Kind, optional: Bool, source: SpecSource) {
         self.id = id
@@ -158,6 +164,8 @@ final class HeaderRule: Sendable {
         self.kind = kind
         self.optional = optional
         self.source = source
+        nameBytes = Array(name.utf8)
+        if case .equals(let wanted) = kind { equalsBytes = Array(wanted.utf8) } else { equalsBytes = [] }
         if case .derived(let expression, _) = kind, case .concat = expression, !expression.readsRequest,
            let values = expression.candidates(RequestView(path: "", headers: HTTPFields(), body: nil)),
            values.count < SpecExpression.maxCandidates {
@@ -335,11 +343,11 @@ extension HeaderRule {
     /// path, `SpecSet.passingVerdict`): false, as for any rule the bytes do not settle, when a
     /// derived `concat` reads the request.
     func passes(onBytes fields: HTTPFields.UnsafeFields, _ request: RequestView?) -> Bool {
-        let index = fields.firstIndex(of: name)
+        let index = nameBytes.withUnsafeBufferPointer { fields.firstIndex(ofName: $0) }
         switch kind {
         case .required: return index != nil
         case .forbidden: return index == nil
-        case .equals(let wanted): return index.map { Self.bytes(fields.value(at: $0), equal: wanted) } ?? false
+        case .equals: return index.map { value in equalsBytes.withUnsafeBufferPointer { bytesEqual(fields.value(at: value), $0) } } ?? false
         case .oneOf(let allowed):
             guard let index else { return false }
             let value = fields.value(at: index)
