@@ -240,6 +240,18 @@ import Testing
         #expect(try Self.lines(of: path).count == 100)
     }
 
+    /// A file the space cannot be reserved in (a device: fallocate says ENODEV) takes every
+    /// line all the same: the refusal is no failed write and loses nothing.
+    @Test func aFileWithoutReservableSpaceTakesEveryLine() throws {
+        let file = try RecordFile(path: "/dev/null", flushBytes: 1024, flushIntervalMillis: 3_600_000)
+        let line = Array(#","fill":"\#(String(repeating: "x", count: 90))"}"#.utf8) + [0x0A]
+        for _ in 0..<100 { file.appendLine(prefix: Array(#"{"seq":"#.utf8), suffix: line) }
+        file.close()
+        #expect(file.failedWrites == 0)
+        #expect(file.lostLines == 0)
+        #expect(file.writtenLines == 100)
+    }
+
     @Test func openingAnUnwritablePathIsAClearError() {
         #expect {
             _ = try RecordFile(path: "/nonexistent-dir/record.jsonl")

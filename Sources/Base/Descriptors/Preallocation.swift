@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CLinux
+import Glibc
 
 /// Reserves the file's space for `[offset, offset + length)` without changing its size
 /// (`fallocate(2)` with `FALLOC_FL_KEEP_SIZE`): writes into reserved space skip the file
