@@ -35,6 +35,10 @@ h2load_rate() {
   echo "$out" | sed -n 's/^finished in .*, \([0-9.]*\) req\/s.*/\1/p'
 }
 
+# A process's CPU time so far (user + system, all its threads), in clock ticks of TICK_US µs.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 

@@ -50,8 +50,6 @@ echo "h2load ${LOAD[*]//$WORK/…}"
 # Besides req/s, each server's CPU time per request (user+system, from /proc, all its threads):
 # on a machine shared with other work the req/s ratio swings with whatever else runs, while
 # CPU per request does not; its inverse ratio is the throughput ratio when both are CPU-bound.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-TICK_US=$((1000000 / $(getconf CLK_TCK)))
 cpu_us_per_request() { awk -v t="$1" -v us="$TICK_US" -v n="$REQUESTS" 'BEGIN { printf "%.2f", t * us / n }'; }
 echo "round  nghttpd_req_s  pushproof_req_s  ratio  nghttpd_cpu_us/req  pushproof_cpu_us/req  cpu_ratio"
 ratios=(); cpu_ratios=()
