@@ -32,18 +32,17 @@ JSON
   --specs "$ROOT/Specs" --spec-config "$WORK/spec-config.json" --cert-out "$WORK/cert.pem" --quiet \
   > "$WORK/serve.log" 2>&1 & SERVE_PID=$!; PIDS+=($SERVE_PID)
 wait_for_port "$PORT"
-serve_cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVE_PID/stat"; }
 TICK=$(getconf CLK_TCK)
 
 send_round() {
   local before after
-  before=$(serve_cpu_ticks)
+  before=$(cpu_ticks "$SERVE_PID")
   /usr/bin/time -f '%U %S' -o "$WORK/send.time" "$PUSHPROOF" send ring --members "$MEMBERS" \
     --gateway "https://127.0.0.1:$PORT" --ca "$WORK/cert.pem" --bundle-id com.poolse.app \
     --apns-key "$WORK/cred/apns-key.p8" --key-id ABC123DEFG --team-id TEAM123456 \
     --service-account "$WORK/cred/service-account.json" --json "$WORK/send.json" > "$WORK/send.log" 2>&1 \
     || { cat "$WORK/send.log" >&2; return 1; }
-  after=$(serve_cpu_ticks)
+  after=$(cpu_ticks "$SERVE_PID")
   python3 - "$WORK/send.json" "$WORK/send.time" "$PUSHES" $((after - before)) "$TICK" <<'PY'
 import json, sys
 report, (user, system) = json.load(open(sys.argv[1])), open(sys.argv[2]).read().split()[-2:]
