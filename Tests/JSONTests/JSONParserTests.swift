@@ -1,5 +1,8 @@
 import Testing
 import JSON
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct JSONParserTests {
     @Test func parsesTheRingPayloadWithNumbersAndBooleansDistinct() throws {
@@ -48,6 +51,35 @@ import JSON
             _ = try JSONParser.parse(input)
         } throws: { error in
             (error as? JSONError)?.message.contains(expected) == true
+        }
+    }
+
+    /// Integers of up to 16 characters are read digit by digit; every other number goes
+    /// through strtod. Both must give strtod's value, at every length, around the 16-character
+    /// line, beside what can follow a number, and on the tape as in the tree.
+    @Test func integersReadInTheScanAreStrtodsValues() throws {
+        var texts = ["0", "-0", "7", "-7", "10", "1793952045000", "9007199254740993", "-900719925474099",
+                     "9999999999999999", "-999999999999999", "99999999999999999", "12345678901234567890",
+                     "1.5", "-1.5e3", "1E2", "2e-2", "10.0"]
+        for length in 1...18 {
+            texts.append(String(repeating: "9", count: length))
+            texts.append("-" + String(repeating: "8", count: length))
+            texts.append("1" + String(repeating: "0", count: length - 1))
+        }
+        for text in texts {
+            let expected = strtod(text, nil)
+            for document in [text, "[\(text)]", "[\(text),1]", "{\"n\":\(text)}", " \(text) ", "[\(text)\n]"] {
+                let value = try JSONParser.parse(document)
+                let number = value.arrayValue?.first ?? value["n"] ?? value
+                #expect(number == .number(expected), "\(document)")
+                let tape = try #require(JSONParser.tape(Array(document.utf8)), "\(document)")
+                #expect(tape.value(at: 0) == value, "\(document)")
+            }
+        }
+        for (text, message) in [("-", "invalid number"), ("-a", "invalid number"), ("01", "leading zero"), ("-01", "leading zero"),
+                                 ("1.", "invalid fraction"), ("12e", "invalid exponent"), ("123x", "unexpected data after")] {
+            #expect { _ = try JSONParser.parse(text) } throws: { error in (error as? JSONError)?.message.contains(message) == true }
+            #expect(JSONParser.tape(Array(text.utf8)) == nil, "\(text)")
         }
     }
 
