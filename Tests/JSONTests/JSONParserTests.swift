@@ -57,7 +57,7 @@ import Glibc
     /// Integers of up to 16 characters are read digit by digit; every other number goes
     /// through strtod. Both must give strtod's value, at every length, around the 16-character
     /// line, beside what can follow a number, and on the tape as in the tree.
-    @Test func integersReadInTheScanAreStrtodsValues() throws {
+    @Test func integersAgreeWithStrtodAtEveryLength() throws {
         var texts = ["0", "-0", "7", "-7", "10", "1793952045000", "9007199254740993", "-900719925474099",
                      "9999999999999999", "-999999999999999", "99999999999999999", "12345678901234567890",
                      "1.5", "-1.5e3", "1E2", "2e-2", "10.0"]
