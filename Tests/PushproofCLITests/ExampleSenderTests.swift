@@ -73,11 +73,13 @@ private func scenario(_ name: String) -> String {
         #expect(result.output.contains("sender my sender 0.0.1, oracle: reference rules"), "\(result.output)")
         #expect(result.output.contains("missing: concierge.reply.apns to ana/ana-iphone"))
         #expect(result.output.contains("missing: concierge.reply.fcm to ana/ana-android"))
+        #expect(result.output.contains("1 scenario, 1 event: 1 scenario failed, 1 event failed"), "\(result.output)")
         #expect(result.error.contains("[sender] adapter: setup: 1 people of com.acme.shop"), "\(result.error)")
         let problems = problems(try readJSON(json))
         #expect(problems.count == 2, "\(problems)")
         let reference = try pushproof(["run", skeleton + "/my-app.json", "--specs", specsDirectory], directory: directory.path)
         #expect(reference.status == 0, "\(reference.output)\(reference.error)")
+        #expect(reference.output.contains("1 scenario, 1 event: all passed"), "\(reference.output)")
     }
 
     @Test func itsPythonUnitTestsPass() throws {
