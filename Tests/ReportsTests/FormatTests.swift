@@ -23,6 +23,8 @@ import Testing
     @Test func thousandsAreGrouped() {
         #expect(Format.grouped(0) == "0" && Format.grouped(999) == "999" && Format.grouped(1000) == "1,000")
         #expect(Format.grouped(257_600) == "257,600" && Format.grouped(-1_234_567) == "-1,234,567")
+        #expect(Format.counted(1, "event") == "1 event" && Format.counted(0, "event") == "0 events")
+        #expect(Format.counted(3, "unreadable line") == "3 unreadable lines")
     }
 
     @Test func millisecondsFromNanoseconds() {

@@ -16,7 +16,7 @@ public struct CapacityPlan: Sendable {
         public var described: String? = nil
         public var totalConnections: Int { senders * connections }
         public var label: String {
-            described ?? "\(senders) thread\(senders == 1 ? "" : "s") x \(connections) connection\(connections == 1 ? "" : "s")"
+            described ?? "\(Format.counted(senders, "thread")) x \(Format.counted(connections, "connection"))"
         }
 
         public init(senders: Int, connections: Int, described: String? = nil) {

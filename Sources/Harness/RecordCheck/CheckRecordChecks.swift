@@ -5,6 +5,7 @@ import JSON
 import Metrics
 import PushModel
 import RecordLine
+import Reports
 import SpecValidator
 
 /// The record's `seq` numbers in file order: 1, 2, 3… with no gaps. A jump means the gateway
@@ -22,7 +23,7 @@ public struct SequenceCheck {
         /// Forward, the lines between are missing; backward (not to 1), the file is out of order.
         public var description: String {
             (replica.map { "\($0): " } ?? "") + (to > from
-                ? "seq jumps from \(from) to \(to): \(missing) line\(missing == 1 ? "" : "s") missing (the gateway lost them, e.g. on a full disk)"
+                ? "seq jumps from \(from) to \(to): \(Format.counted(missing, "line")) missing (the gateway lost them, e.g. on a full disk)"
                 : "seq goes back from \(from) to \(to): lines out of order or repeated")
         }
     }
@@ -86,7 +87,7 @@ public struct StoredVerdictDifferences {
     public var summaryLine: String? {
         guard count > 0 else { return nil }
         let seqs = firstPlaces.map(\.description).joined(separator: ", ") + (count > firstPlaces.count ? ", …" : "")
-        return "stored verdicts differ on \(count) request\(count == 1 ? "" : "s") (\(seqs)): the specs changed since the recording; "
+        return "stored verdicts differ on \(Format.counted(count, "request")) (\(seqs)): the specs changed since the recording; "
             + "the results above are today's"
     }
 

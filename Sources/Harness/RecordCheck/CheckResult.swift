@@ -65,7 +65,7 @@ public struct CheckResult {
             problems.append("… and \(sequenceGaps.count - sequenceGaps.first.count) more seq gaps")
         }
         if recordedCount < minRequests {
-            problems.append("only \(recordedCount) request\(recordedCount == 1 ? "" : "s") recorded, --min-requests \(minRequests)")
+            problems.append("only \(Format.counted(recordedCount, "request")) recorded, --min-requests \(minRequests)")
         }
         return problems
     }
@@ -155,14 +155,14 @@ public struct CheckResult {
         if notCoveredCount > 0 {
             line += ", \(notCoveredCount) not covered by any spec" + (requireSpec ? " (--require-spec: failed)" : "")
         }
-        if !unreadable.isEmpty { line += ", \(unreadable.count) unreadable lines" }
+        if !unreadable.isEmpty { line += ", " + Format.counted(unreadable.count, "unreadable line") }
         if !sequenceGaps.isEmpty {
-            line += ", \(sequenceGaps.count) seq gap\(sequenceGaps.count == 1 ? "" : "s") (\(missingLines) lines missing)"
+            line += ", \(Format.counted(sequenceGaps.count, "seq gap")) (\(missingLines) lines missing)"
         }
         if recordedCount < minRequests { line += ", only \(recordedCount) recorded (--min-requests \(minRequests))" }
         let gone = goneTokenPushes.findings.count, updates = providerTokenUpdates.findings.count
         if gone > 0 { line += ", \(gone) " + (gone == 1 ? "push to a gone token" : "pushes to gone tokens") }
-        if updates > 0 { line += ", \(updates) provider-token update\(updates == 1 ? "" : "s") too soon" }
+        if updates > 0 { line += ", \(Format.counted(updates, "provider-token update")) too soon" }
         if !replicas.isEmpty { line += " (\(replicas.count) recordings)" }
         return line
     }
@@ -193,7 +193,7 @@ public struct CheckResult {
         if !informational.isEmpty {
             out += "\ngateway notes (informational: what the RFCs allow; never a failure)\n"
             for (note, seen) in informationalSorted {
-                out += "  \(seen.count) request\(seen.count == 1 ? "" : "s") (first \(seen.first)): \(note)\n"
+                out += "  \(Format.counted(seen.count, "request")) (first \(seen.first)): \(note)\n"
             }
         }
         out += Self.findingsText(GoneTokenPushes.name, goneTokenPushes.findings, counted: "push to a gone token", "pushes to gone tokens")
@@ -203,7 +203,7 @@ public struct CheckResult {
         for problem in recordingProblems { out += "recording incomplete: \(problem)\n" }
         for line in unreadable.first { out += "\(Self.lineLabel(line)): \(line.problem)\n" }
         if unreadable.count > unreadable.first.count {
-            out += "… and \(unreadable.count - unreadable.first.count) more unreadable lines\n"
+            out += "… and " + Format.counted(unreadable.count - unreadable.first.count, "more unreadable line") + "\n"
         }
         return out
     }
@@ -237,7 +237,7 @@ public struct CheckResult {
         if !unreadable.isEmpty {
             let text = unreadable.first.map { "\(Self.lineLabel($0)): \($0.problem)" }.joined(separator: "\n")
             cases.append(JUnit.TestCase(classname: "pushproof", name: "recording is readable",
-                                        result: .failed(type: "UnreadableRecording", message: "\(unreadable.count) unreadable lines", text: text)))
+                                        result: .failed(type: "UnreadableRecording", message: Format.counted(unreadable.count, "unreadable line"), text: text)))
         }
         if !recordingProblems.isEmpty {
             cases.append(JUnit.TestCase(classname: "pushproof", name: "recording is complete",

@@ -50,6 +50,12 @@ public enum Format {
         return value < 0 ? "-" + text : text
     }
 
+    /// A count and its noun, the noun plural unless the count is 1: "1 event", "0 events",
+    /// "3 unreadable lines" (the noun's plural is its singular with an s).
+    public static func counted(_ count: Int, _ noun: String) -> String {
+        "\(count) \(noun)\(count == 1 ? "" : "s")"
+    }
+
     /// A ratio as a percentage: 0.0123 -> "1.23%".
     public static func percent(_ ratio: Double) -> String { significant(ratio * 100) + "%" }
 }

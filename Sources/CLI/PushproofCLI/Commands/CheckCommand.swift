@@ -102,7 +102,7 @@ struct CheckCommand: Subcommand {
         if let names = arguments.value("replica-names") {
             replicaNames = names.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             guard replicaNames.count == recordingPaths.count else {
-                throw UsageError(message: "--replica-names names \(replicaNames.count) recording\(replicaNames.count == 1 ? "" : "s"); "
+                throw UsageError(message: "--replica-names names \(Format.counted(replicaNames.count, "recording")); "
                                  + "\(recordingPaths.count) given")
             }
             guard !replicaNames.contains(where: \.isEmpty), Set(replicaNames).count == replicaNames.count else {

@@ -1,6 +1,7 @@
 import Fleet
 import Crypto
 import Foundation
+import Reports
 import Sender
 
 /// `pushproof k8s render`: one load run as plain Kubernetes objects (Fleet's FleetManifests),
@@ -124,8 +125,8 @@ struct K8sRenderCommand: Subcommand {
             }
             let names = FleetNames(runID: plan.runID, namespace: plan.namespace)
             printError("""
-            pushproof k8s render: run \(plan.runID), \(plan.segments) segment\(plan.segments == 1 ? "" : "s") starting at \(plan.startAt), \
-            \(plan.gateways) gateway\(plan.gateways == 1 ? "" : "s") in namespace \(plan.namespace)
+            pushproof k8s render: run \(plan.runID), \(Format.counted(plan.segments, "segment")) starting at \(plan.startAt), \
+            \(Format.counted(plan.gateways, "gateway")) in namespace \(plan.namespace)
             next: kubectl apply -f \(outDirectory ?? "-"); kubectl wait --namespace \(plan.namespace) --for=condition=Complete job/\(names.job); \
             pushproof k8s collect \(plan.runID) --namespace \(plan.namespace)
             """)
@@ -246,7 +247,7 @@ struct K8sCollectCommand: Subcommand {
                 records.append(path)
             }
             print("""
-            collected \(segments) segment result\(segments == 1 ? "" : "s") and \(records.count) gateway record\(records.count == 1 ? "" : "s") in \(outDirectory)
+            collected \(Format.counted(segments, "segment result")) and \(Format.counted(records.count, "gateway record")) in \(outDirectory)
             next: pushproof merge \(outDirectory)/segment-*.json; \(records.map { "pushproof check \($0)" }.joined(separator: "; "))
             then: kubectl \(calls.deleteRun.joined(separator: " "))
             """)

@@ -169,8 +169,8 @@ extension PlanCommand {
                 return ExitCode.failure
             }
             let line = "pushproof " + render.map(FleetManifests.shellQuoted).joined(separator: " ")
-            printNow("plan: \(sizing.segments) segment\(sizing.segments == 1 ? "" : "s") (\(Format.grouped(sizing.pushesPerSegment)) pushes each) "
-                     + "and \(sizing.gateways) gateway\(sizing.gateways == 1 ? "" : "s") ring all \(Format.grouped(pushes)) phones within \(within) ms")
+            printNow("plan: \(Format.counted(sizing.segments, "segment")) (\(Format.grouped(sizing.pushesPerSegment)) pushes each) "
+                     + "and \(Format.counted(sizing.gateways, "gateway")) ring all \(Format.grouped(pushes)) phones within \(within) ms")
             printNow("run it (docs/scale-out.md, \"Sizing a fleet\"): \(line)"
                      + (segmentCPU == nil ? "  (add --segment-cpu: a given --sender-rate says nothing of a segment's CPU)" : ""))
             fleetJSON["render_command"] = .array((["pushproof"] + render).map { .string($0) })
@@ -250,7 +250,7 @@ extension PlanCommand {
                 var facts = ["\(Format.significant(cpu / answered * 1e6)) µs CPU a push answered, \(Format.grouped(Int(answered))) answered",
                              after.specs ? "specs on (\(violations) violations)" : "NO --specs (a fleet's gateways judge every push: this rate is too high)",
                              after.recording ? "record on" : "NO --record (a fleet's gateways record: this rate is too high)"]
-                if let threads = after.threads { facts.append("\(threads) thread\(threads == 1 ? "" : "s")") }
+                if let threads = after.threads { facts.append(Format.counted(threads, "thread")) }
                 found.gatewayBasis = "measured at \(admin.baseURL): " + facts.joined(separator: ", ")
                     + (sharesMachine ? "; it shared this machine's \(ProcessInfo.processInfo.activeProcessorCount) cores with the sender, "
                         + "so a core of its own does more" : "")

@@ -199,9 +199,9 @@ struct RunCommand: Subcommand {
         let failed = reports.filter { !$0.passed }
         let events = reports.reduce(0) { $0 + $1.events.count }
         let failedEvents = reports.reduce(0) { $0 + $1.events.filter { !$0.passed }.count }
-        func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
-        print("\n\(counted(reports.count, "scenario")), \(counted(events, "event")): "
-              + (failed.isEmpty ? "all passed" : "\(counted(failed.count, "scenario")) failed, \(counted(failedEvents, "event")) failed"))
+        print("\n\(Format.counted(reports.count, "scenario")), \(Format.counted(events, "event")): "
+              + (failed.isEmpty ? "all passed"
+                                : "\(Format.counted(failed.count, "scenario")) failed, \(Format.counted(failedEvents, "event")) failed"))
         var files = ReportFiles(command: "run")
         if let jsonPath {
             files.write(jsonPath) {

@@ -6,6 +6,7 @@ import HTTP2Server
 import HTTPCore
 import JSON
 import MockGateway
+import Reports
 import Synchronization
 
 /// `pushproof serve`: the mock APNs + FCM gateway.
@@ -255,7 +256,7 @@ struct ServeCommand: Subcommand {
             }
             printError("pushproof serve: APNs token auth \(gateway.apnsTokenAuthEnabled ? "on" : "off (any bearer token)"), "
                        + "FCM auth \(gateway.fcmAuthEnabled ? "on" : "off (any access token)"), "
-                       + "\(threads) thread\(threads == 1 ? "" : "s"); SIGINT or SIGTERM to stop")
+                       + "\(Format.counted(threads, "thread")); SIGINT or SIGTERM to stop")
         }
 
         let signal = await signals.next()

@@ -67,12 +67,12 @@ struct ShowCommand: Subcommand {
                 if !judgement.covered {
                     verdict = "not covered by any spec"
                 } else {
-                    verdict = (judgement.spec ?? "unmatched") + (count == 0 ? " ok" : " \(count) violation\(count == 1 ? "" : "s")")
+                    verdict = (judgement.spec ?? "unmatched") + (count == 0 ? " ok" : " \(Format.counted(count, "violation"))")
                 }
             }
             let warnings = record.gatewayWarnings
             if !warnings.isEmpty {
-                verdict += (verdict.isEmpty ? "" : ", ") + "\(warnings.count) gateway warning\(warnings.count == 1 ? "" : "s")"
+                verdict += (verdict.isEmpty ? "" : ", ") + "\(Format.counted(warnings.count, "gateway warning"))"
             }
             let path = record.path
             let shortPath = path.count > 44 ? String(path.prefix(30)) + "…" + String(path.suffix(8)) : path
@@ -94,7 +94,7 @@ struct ShowCommand: Subcommand {
             print("(no spec verdicts: the gateway ran without --specs; 'pushproof check \(path)' judges this recording)")
         }
         for (line, problem) in unreadable.first { printError("pushproof show: line \(line): \(problem)") }
-        if !unreadable.isEmpty { printError("pushproof show: \(unreadable.count) unreadable lines skipped") }
+        if !unreadable.isEmpty { printError("pushproof show: " + Format.counted(unreadable.count, "unreadable line") + " skipped") }
         return unreadable.isEmpty ? ExitCode.success : ExitCode.ioError
     }
 }

@@ -1,4 +1,5 @@
 import JSON
+import Reports
 import SpecValidator
 
 /// `pushproof specs lint [DIR]`: checks the spec files themselves.
@@ -42,7 +43,7 @@ struct SpecsLintCommand: Subcommand {
             print(JSONValue.array(findings.map { $0.json() }).serialized())
         } else {
             for finding in findings { print(finding.description) }
-            print(findings.isEmpty ? "\(directory): no findings" : "\(directory): \(findings.count) finding\(findings.count == 1 ? "" : "s")")
+            print(findings.isEmpty ? "\(directory): no findings" : "\(directory): \(Format.counted(findings.count, "finding"))")
         }
         return findings.isEmpty ? ExitCode.success : ExitCode.failure
     }
