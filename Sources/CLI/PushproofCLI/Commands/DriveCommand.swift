@@ -218,7 +218,7 @@ struct DriveCommand: Subcommand {
             printNow("pushproof drive \(scenario.rawValue): \(plan.modelDescription), group of \(members), "
                      + "\(options.transportDescription) to \(options.apnsURL)"
                      + (options.fcmURL == options.apnsURL ? "" : " and \(options.fcmURL)")
-                     + ", \(options.senders) delivery thread(s) x \(options.connections) connection(s) per origin, "
+                     + ", \(Format.counted(options.senders, "delivery thread")) x \(Format.counted(options.connections, "connection")) per origin, "
                      + "\(options.streams) streams each")
             if let note = scaleOut.note(workspace: workspace) { printNow(note) }
             if let plannedStart = scaleOut.plannedStart { printNow("starting at \(plannedStart)") }

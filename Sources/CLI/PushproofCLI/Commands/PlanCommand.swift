@@ -201,7 +201,7 @@ struct PlanCommand: Subcommand {
             plan = plan.limitedToOneConnection()
         }
         printNow("pushproof plan: a call to a group of \(members), \(options.transportDescription), "
-                 + "target: every phone rung within \(withinMilliseconds) ms; \(calls) measured call(s) per set-up")
+                 + "target: every phone rung within \(withinMilliseconds) ms; \(Format.counted(calls, "measured call")) per set-up")
         let counters = ProgressCounters(total: plan.setups.count * (calls + 1), plannedSeconds: nil)
         let progress = TerminalProgress.start(counters, unit: "calls", quiet: quiet)
         let measurements: [CapacityPlan.Measurement]

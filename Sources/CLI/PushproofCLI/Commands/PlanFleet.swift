@@ -223,7 +223,7 @@ extension PlanCommand {
                 found.senderRate = fastest.rate
                 found.setup = fastest.setup
                 found.senderBasis = "measured: the fastest set-up, \(fastest.setup.label), \(fastest.pushesPerCall) pushes a call, "
-                    + "slowest of \(calls) call(s); \(Format.significant(fastest.cores)) cores busy, "
+                    + "slowest of \(Format.counted(calls, "call")); \(Format.significant(fastest.cores)) cores busy, "
                     + "\(Format.significant(fastest.cpuNanosecondsPerPush / 1e3)) µs CPU a push "
                     + "(the driver's part \(Format.significant(fastest.driverCPUNanosecondsPerPush / 1e3)) µs)\(shared)"
                 found.segmentCPU = Self.quantity(cores: fastest.cores)

@@ -1,6 +1,7 @@
 import Driver
 import MockGateway
 import RemoteGateway
+import Reports
 import Scenario
 import ScenarioLoad
 import ScenarioRunner
@@ -12,9 +13,9 @@ extension PlanCommand {
     /// target when every expected push was accepted within it.
     func runScenario(path: String, specs: ScenarioSpecs, eventsInFlight: Int, gateway: ScenarioLoadGateway) async -> Int32 {
         guard let (scenario, judge) = ScenarioDrive.load(path, specs: specs, command: "plan") else { return ExitCode.ioError }
-        printNow("pushproof plan --scenario \(scenario.name): \(scenario.events.count) events, \(scenario.people.count) people, "
-                 + "through \(senderChoice.description) against \(gateway.description), at most \(eventsInFlight) event(s) in flight; "
-                 + "target: every phone rung within \(withinMilliseconds) ms; \(calls) play(s)")
+        printNow("pushproof plan --scenario \(scenario.name): \(Format.counted(scenario.events.count, "event")), \(scenario.people.count) people, "
+                 + "through \(senderChoice.description) against \(gateway.description), at most \(Format.counted(eventsInFlight, "event")) in flight; "
+                 + "target: every phone rung within \(withinMilliseconds) ms; \(Format.counted(calls, "play"))")
         let plan = CapacityPlan(members: scenario.people.count, withinMilliseconds: withinMilliseconds, calls: calls,
                                 setups: [CapacityPlan.Setup(senders: 1, connections: 1)])
         var measurement = CapacityPlan.Measurement(setup: plan.setups[0], pushesPerCall: 0)

@@ -111,7 +111,7 @@ struct SendCommand: Subcommand {
         let dryRun = credentials.apns == nil && credentials.fcm == nil
         var run = SendRun(pool: pool, dryRun: dryRun)
         printNow("pushproof send \(scenario.rawValue): APNs \(options.apnsURL), FCM \(options.fcmURL) (project \(projectID)), "
-                 + "\(options.transportDescription), \(options.senders) delivery thread(s)"
+                 + "\(options.transportDescription), \(Format.counted(options.senders, "delivery thread"))"
                  + (dryRun ? "; no credentials: every push is logged, nothing is sent" : ""))
         if credentials.apns == nil, !dryRun { printNow("no --apns-key: APNs pushes are logged, not sent") }
         if credentials.fcm == nil, !dryRun { printNow("no --service-account: FCM pushes are logged, not sent") }

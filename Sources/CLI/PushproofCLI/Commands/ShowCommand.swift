@@ -72,7 +72,7 @@ struct ShowCommand: Subcommand {
             }
             let warnings = record.gatewayWarnings
             if !warnings.isEmpty {
-                verdict += (verdict.isEmpty ? "" : ", ") + "\(Format.counted(warnings.count, "gateway warning"))"
+                verdict += (verdict.isEmpty ? "" : ", ") + Format.counted(warnings.count, "gateway warning")
             }
             let path = record.path
             let shortPath = path.count > 44 ? String(path.prefix(30)) + "…" + String(path.suffix(8)) : path

@@ -6,7 +6,7 @@ import Reports
 public enum RunReportHTML {
     public static func html(_ reports: [ScenarioReport]) -> String {
         let passed = reports.filter(\.passed).count
-        var body = "<p>\(reports.count) scenario\(reports.count == 1 ? "" : "s"), \(passed) passed</p>\n"
+        var body = "<p>\(Format.counted(reports.count, "scenario")), \(passed) passed</p>\n"
         for report in reports { body += section(report) }
         return HTMLPage.page(title: "pushproof run", body: body)
     }
@@ -29,7 +29,7 @@ public enum RunReportHTML {
                 return XML.escape(problem.message) + (repeats ? "" : problem.source.map { "<br/><i>\u{201C}\(XML.escape($0))\u{201D}</i>" } ?? "")
             }
             out += "<tr><td>\(event.index) \(XML.escape(event.type))</td><td>\(event.expected.count)</td><td>\(event.delivered.count)</td>"
-            out += HTMLPage.verdictCell(event.passed, event.passed ? "every expected delivery, nothing else" : "\(event.problems.count) problem(s)")
+            out += HTMLPage.verdictCell(event.passed, event.passed ? "every expected delivery, nothing else" : Format.counted(event.problems.count, "problem"))
             out += "<td style=\"text-align: left\">\(problems.joined(separator: "<br/>"))</td></tr>\n"
         }
         out += "</table>\n"
@@ -49,7 +49,7 @@ public enum RunReportHTML {
         out += "</table>\n<table>\n<tr><th>cleanup rule</th><th>verdict</th><th>problems</th></tr>\n"
         for rule in report.cleanupRules {
             out += "<tr><td>\(XML.escape(rule.rule))</td>"
-            out += HTMLPage.verdictCell(rule.problems.isEmpty, rule.problems.isEmpty ? "holds" : "\(rule.problems.count) problem(s)")
+            out += HTMLPage.verdictCell(rule.problems.isEmpty, rule.problems.isEmpty ? "holds" : Format.counted(rule.problems.count, "problem"))
             out += "<td>\(rule.problems.count)</td></tr>\n"
         }
         out += "</table>\n</section>\n"

@@ -136,7 +136,7 @@ public enum RunReportText {
                 var testCase = JUnit.TestCase(classname: report.name, name: "event \(event.index) \(event.type)")
                 if !event.passed {
                     let text = event.problems.map { $0.message + ($0.source.map { " (\"\($0)\")" } ?? "") }.joined(separator: "\n")
-                    testCase.result = .failed(type: "DeliveryMismatch", message: "\(event.problems.count) problem(s)", text: text)
+                    testCase.result = .failed(type: "DeliveryMismatch", message: Format.counted(event.problems.count, "problem"), text: text)
                 }
                 cases.append(testCase)
             }
@@ -144,7 +144,7 @@ public enum RunReportText {
                 var testCase = JUnit.TestCase(classname: report.name, name: "cleanup: \(rule.rule)")
                 if !rule.problems.isEmpty {
                     let text = rule.problems.map { "event \($0.event): \($0.problem.message)" }.joined(separator: "\n")
-                    testCase.result = .failed(type: "TokenCleanup", message: "\(rule.problems.count) problem(s)", text: text)
+                    testCase.result = .failed(type: "TokenCleanup", message: Format.counted(rule.problems.count, "problem"), text: text)
                 }
                 cases.append(testCase)
             }
