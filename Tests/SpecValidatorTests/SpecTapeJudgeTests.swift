@@ -1,10 +1,12 @@
+import HTTPCore
 import JSON
 import SpecValidator
 import Testing
 
 /// The judge reads a body through its tape when it parses the body itself, and through the
 /// tree when the caller hands it one: both must give the same verdict, violations included, for
-/// every example of every spec and for variants that break, drop or retype each of its values.
+/// every example of every spec and for variants that break, drop or retype each of its values;
+/// and `judgement`, the gateway's form, must say the same (a pass as the spec's index).
 @Suite struct SpecTapeJudgeTests {
     /// Every place in `value`, as pointer tokens.
     static func places(in value: JSONValue, at prefix: [String] = []) -> [[String]] {
@@ -58,6 +60,14 @@ import Testing
                     let onTree = set.judge(route: example.route, method: example.method, path: example.path,
                                            headers: example.headers, body: bytes, parsedBody: tree)
                     #expect(onTape == onTree, "\(spec.id): \(body.serialized())")
+                    // The gateway's form: a pass as the spec's index, anything else the verdict itself.
+                    switch set.judgement(route: example.route, method: example.method, path: example.path,
+                                         fields: HTTPFields(lowercasingNames: example.headers), body: bytes) {
+                    case .passed(let index):
+                        #expect(onTape.passed && onTape.specID == set.specs[index].id, "\(spec.id): \(body.serialized())")
+                    case .verdict(let verdict):
+                        #expect(verdict == onTape, "\(spec.id): \(body.serialized())")
+                    }
                     judged += 1
                     if !onTape.passed { failing += 1 }
                 }

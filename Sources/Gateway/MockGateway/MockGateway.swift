@@ -125,11 +125,11 @@ public final class MockGateway: HTTPHandler {
         answer.response.delayNanos += fault.delayNanos
         raiseStreamLimit(after: &answer, route: route, request: request, state: state)
         answer.response.actions.append(contentsOf: fault.actions)
-        let specVerdict = judge(request, route: route, answer: &answer)
+        let judgement = judge(request, route: route, answer: &answer)
 
         exchangeCount.add(1, ordering: .relaxed)
         if !observers.isEmpty {
-            observe(request, answer: answer, route: route, fault: fault.label, rule: rule, specVerdict: specVerdict,
+            observe(request, answer: answer, route: route, fault: fault.label, rule: rule, judgement: judgement,
                     clientCertificateSubject: clientCertificate?.subject, state: state)
         }
         return answer.response
@@ -238,31 +238,38 @@ public final class MockGateway: HTTPHandler {
     /// The spec judge (`serve --specs`), on the payload tape the service built when it read
     /// the body (else the judge reads the body itself); a body over the route's limit is judged
     /// from its size alone. With `--reject-violations` a would-be 200 becomes the rejection.
-    private func judge(_ request: HTTPRequest, route: GatewayRoute, answer: inout ServiceOutcome) -> SpecVerdict? {
+    private func judge(_ request: HTTPRequest, route: GatewayRoute, answer: inout ServiceOutcome) -> SpecJudge.Judgement? {
         guard judges, route != .unknown, let judge else { return nil }
         let bodyOverLimit = route.maxBodyBytes.map { request.body.count > $0 } ?? false
-        let verdict = bodyOverLimit ? judge.oversizedBodyVerdict(request, route: route)
-                                    : judge.judge(request, route: route, tape: answer.payloadTape)
+        let judgement = bodyOverLimit ? .verdict(judge.oversizedBodyVerdict(request, route: route))
+                                      : judge.judge(request, route: route, tape: answer.payloadTape)
         // Only a would-be success is replaced: the gateway's own errors say more.
-        if judge.rejectViolations, !verdict.passed, answer.response.status == 200 {
+        if judge.rejectViolations, case .verdict(let verdict) = judgement, !verdict.passed, answer.response.status == 200 {
             let rejection = judge.rejection(for: verdict, route: route, apnsID: answer.response.headers.first { $0.name == "apns-id" }?.value)
             answer.response.status = rejection.response.status
             answer.response.headers = rejection.response.headers
             answer.response.body = rejection.response.body
             answer.reason = rejection.reason
         }
-        return verdict
+        return judgement
     }
 
     /// Hands the exchange to every observer: the verdict as recorded (the spec's, when in
     /// scope, plus the gateway's own warnings), detail, auth failure, certificate subject.
     private func observe(_ request: HTTPRequest, answer: ServiceOutcome, route: GatewayRoute, fault: String?, rule: String?,
-                         specVerdict: SpecVerdict?, clientCertificateSubject: String?, state: GatewayConnectionState) {
+                         judgement: SpecJudge.Judgement?, clientCertificateSubject: String?, state: GatewayConnectionState) {
         var verdict: RecordedVerdict?
         var verdictEncoding: [UInt8]?
-        if judges, let specVerdict, !specVerdict.outOfScope, let recorded = judge?.recordedForm(of: specVerdict) {
-            verdictEncoding = recorded.encoded
-            verdict = RecordedVerdict(judgement: recorded.judgement)
+        switch judgement {
+        case .passed(let kept):
+            verdictEncoding = kept.encoded
+            verdict = kept.recorded
+        case .verdict(let specVerdict) where !specVerdict.outOfScope:
+            if let recorded = judge?.recordedForm(of: specVerdict) {
+                verdictEncoding = recorded.encoded
+                verdict = RecordedVerdict(judgement: recorded.judgement)
+            }
+        default: break
         }
         if !answer.warnings.isEmpty {
             verdictEncoding = nil

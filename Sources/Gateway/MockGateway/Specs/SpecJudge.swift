@@ -17,19 +17,29 @@ public final class SpecJudge: Sendable {
     /// Google's) instead of the real gateway's answer.
     public let rejectViolations: Bool
 
-    /// A passing verdict of each spec as it is recorded, value and bytes: the same for every push
-    /// that passes (most of them), so it is built once at load instead of a request and
-    /// encoded again into its line (perf: ~4% of a request with `--specs`). Indexed as
-    /// `specs.specs` (`SpecVerdict.specIndex`).
-    private let passingVerdicts: [(id: String, judgement: RecordedVerdict.Judgement, encoded: [UInt8])]
+    /// A spec's passing verdict as it is recorded, value and bytes: the same for every push that
+    /// passes (most of them), so it is built once at load instead of a request and encoded again
+    /// into its line (perf: ~4% of a request with `--specs`). A class: a judged push carries
+    /// it to the observers with one retain.
+    final class PassingVerdict: Sendable {
+        let id: String
+        let recorded: RecordedVerdict
+        let encoded: [UInt8]
+
+        init(id: String) {
+            self.id = id
+            recorded = RecordedVerdict(judgement: RecordedVerdict.Judgement(SpecVerdict(specID: id, violations: [])))
+            encoded = RecordLine.encode(recorded)
+        }
+    }
+
+    /// Each spec's passing verdict, indexed as `specs.specs` (`SpecVerdict.specIndex`).
+    private let passingVerdicts: [PassingVerdict]
 
     public init(specs: SpecSet, rejectViolations: Bool = false) {
         self.specs = specs
         self.rejectViolations = rejectViolations
-        passingVerdicts = specs.specs.map { spec in
-            let judgement = RecordedVerdict.Judgement(SpecVerdict(specID: spec.id, violations: []))
-            return (spec.id, judgement, RecordLine.encode(RecordedVerdict(judgement: judgement)))
-        }
+        passingVerdicts = specs.specs.map { PassingVerdict(id: $0.id) }
     }
 
     /// `verdict` as the record and the metrics take it, with the bytes of the record line's
@@ -37,9 +47,15 @@ public final class SpecJudge: Sendable {
     func recordedForm(of verdict: SpecVerdict) -> (judgement: RecordedVerdict.Judgement, encoded: [UInt8]?) {
         if verdict.passed, !verdict.outOfScope, verdict.uncovered == nil, let index = verdict.specIndex,
            index < passingVerdicts.count, passingVerdicts[index].id == verdict.specID {
-            return (passingVerdicts[index].judgement, passingVerdicts[index].encoded)
+            return (passingVerdicts[index].recorded.judgement!, passingVerdicts[index].encoded)
         }
         return (RecordedVerdict.Judgement(verdict), nil)
+    }
+
+    /// What the judge found on one request: a pass as the spec's kept verdict, or the verdict.
+    enum Judgement {
+        case passed(PassingVerdict)
+        case verdict(SpecVerdict)
     }
 
     /// This judge with `product` claiming the app `bundleID` and `fcmProject` too (a
@@ -58,9 +74,12 @@ public final class SpecJudge: Sendable {
     /// Judges one request on a tape of its body (cheaper than a tree, perf `serve --specs`):
     /// `tape` when the service built one already (`ServiceOutcome.payloadTape`, a
     /// `JSONParser.tape(request.body)` at the payload check's depth limit), else its own.
-    func judge(_ request: HTTPRequest, route: GatewayRoute, tape: JSONTape? = nil) -> SpecVerdict {
-        specs.judge(route: route, method: request.method, path: request.path, fields: request.headers,
-                    body: request.body, tape: tape)
+    func judge(_ request: HTTPRequest, route: GatewayRoute, tape: JSONTape? = nil) -> Judgement {
+        switch specs.judgement(route: route, method: request.method, path: request.path, fields: request.headers,
+                               body: request.body, tape: tape) {
+        case .passed(let index): .passed(passingVerdicts[index])
+        case .verdict(let verdict): .verdict(verdict)
+        }
     }
 
     /// The verdict on a body over the route's `maxBodyBytes`, read from its size alone: no
