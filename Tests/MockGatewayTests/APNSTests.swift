@@ -157,13 +157,13 @@ import SpecValidator
             let verdict = judge.specs.judge(example)
             #expect(verdict.specID == spec.id && verdict.passed, "\(spec.id): \(verdict)")
             let recorded = judge.recordedForm(of: verdict)
-            #expect(recorded.judgement == RecordedVerdict.Judgement(verdict))
+            #expect(recorded.verdict == RecordedVerdict(judgement: RecordedVerdict.Judgement(verdict)))
             #expect(recorded.encoded == verdict.json().bytes(), "\(spec.id)")
         }
         let failing = SpecVerdict(specID: judge.specs.specs[0].id, violations: [
             SpecViolation(pointer: .root, rule: "r", source: nil, expected: "x", found: nil, message: "m")])
         #expect(judge.recordedForm(of: failing).encoded == nil)
-        #expect(judge.recordedForm(of: failing).judgement == RecordedVerdict.Judgement(failing))
+        #expect(judge.recordedForm(of: failing).verdict.judgement == RecordedVerdict.Judgement(failing))
         #expect(judge.recordedForm(of: SpecVerdict(specID: "no.such.spec", violations: [])).encoded == nil)
         #expect(judge.recordedForm(of: SpecVerdict(specID: nil, violations: [], outOfScope: true)).encoded == nil)
     }

@@ -267,7 +267,7 @@ public final class MockGateway: HTTPHandler {
         case .verdict(let specVerdict) where !specVerdict.outOfScope:
             if let recorded = judge?.recordedForm(of: specVerdict) {
                 verdictEncoding = recorded.encoded
-                verdict = RecordedVerdict(judgement: recorded.judgement)
+                verdict = recorded.verdict
             }
         default: break
         }

@@ -44,12 +44,12 @@ public final class SpecJudge: Sendable {
 
     /// `verdict` as the record and the metrics take it, with the bytes of the record line's
     /// `verdict` when it is a spec's passing verdict (kept from load).
-    func recordedForm(of verdict: SpecVerdict) -> (judgement: RecordedVerdict.Judgement, encoded: [UInt8]?) {
+    func recordedForm(of verdict: SpecVerdict) -> (verdict: RecordedVerdict, encoded: [UInt8]?) {
         if verdict.passed, !verdict.outOfScope, verdict.uncovered == nil, let index = verdict.specIndex,
            index < passingVerdicts.count, passingVerdicts[index].id == verdict.specID {
-            return (passingVerdicts[index].recorded.judgement!, passingVerdicts[index].encoded)
+            return (passingVerdicts[index].recorded, passingVerdicts[index].encoded)
         }
-        return (RecordedVerdict.Judgement(verdict), nil)
+        return (RecordedVerdict(judgement: RecordedVerdict.Judgement(verdict)), nil)
     }
 
     /// What the judge found on one request: a pass as the spec's kept verdict, or the verdict.

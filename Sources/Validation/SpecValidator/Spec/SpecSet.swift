@@ -128,20 +128,15 @@ public struct SpecSet: Sendable {
 
     private func judge(route: GatewayRoute, method: String, path: String, fields headers: HTTPFields, body: [UInt8],
                        parsedBody: JSONValue?, tape givenTape: JSONTape?) -> SpecVerdict {
-        if isOutOfScope(route: route, path: path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
-        var givenTape = givenTape
-        // Whether the body has been read for a tape (given one, or tried by `passingVerdict`).
-        var bodyRead = givenTape != nil
-        if parsedBody == nil {
-            switch passingVerdict(route: route, method: method, path: path, fields: headers, body: body, tape: givenTape) {
+        guard let parsedBody else {
+            switch judgement(route: route, method: method, path: path, fields: headers, body: body, tape: givenTape) {
             case .passed(let index): return SpecVerdict(specID: specs[index].id, specIndex: index, violations: [])
-            case .undecided(let tape, let read):
-                givenTape = tape
-                bodyRead = read
+            case .verdict(let verdict): return verdict
             }
         }
+        if isOutOfScope(route: route, path: path) { return SpecVerdict(specID: nil, violations: [], outOfScope: true) }
         return fullVerdict(route: route, method: method, path: path, fields: headers, body: body, parsedBody: parsedBody,
-                           tape: givenTape, bodyRead: bodyRead)
+                           tape: givenTape, bodyRead: givenTape != nil)
     }
 
     /// The judge's every step, for a request `passingVerdict` did not show to pass (or a
